@@ -1,0 +1,57 @@
+"""CycleState: per-scheduling-cycle plugin data, as framework/cycle_state.go."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Protocol
+
+
+class StateData(Protocol):
+    def clone(self) -> StateData: ...
+
+
+class NotFoundError(KeyError):
+    pass
+
+
+class CycleState:
+    """Plugins write data in PreFilter/PreScore and read it later in the same cycle.
+
+    Preemption clones the state to simulate removing victims without touching the real cycle.
+    """
+
+    __slots__ = ("_storage", "_lock", "skip_filter_plugins", "skip_score_plugins", "skip_pre_bind_plugins")
+
+    def __init__(self) -> None:
+        self._storage: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        self.skip_filter_plugins: set[str] = set()
+        self.skip_score_plugins: set[str] = set()
+        self.skip_pre_bind_plugins: set[str] = set()
+
+    def read(self, key: str) -> Any:
+        try:
+            return self._storage[key]
+        except KeyError:
+            raise NotFoundError(key) from None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._storage.get(key, default)
+
+    def write(self, key: str, value: Any) -> None:
+        with self._lock:
+            self._storage[key] = value
+
+    def delete(self, key: str) -> None:
+        with self._lock:
+            self._storage.pop(key, None)
+
+    def clone(self) -> CycleState:
+        c = CycleState()
+        for k, v in self._storage.items():
+            clone = getattr(v, "clone", None)
+            c._storage[k] = clone() if callable(clone) else v
+        c.skip_filter_plugins = set(self.skip_filter_plugins)
+        c.skip_score_plugins = set(self.skip_score_plugins)
+        c.skip_pre_bind_plugins = set(self.skip_pre_bind_plugins)
+        return c

@@ -1,0 +1,105 @@
+"""Snapshot: the cluster view one scheduling cycle works on (internal/cache/snapshot.go)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from wasmsched.framework.types import ImageStateSummary, NodeInfo
+
+
+class Snapshot:
+    """NodeInfos in a stable order plus the lists plugins iterate often.
+
+    The cache refreshes it incrementally at the start of every cycle; plugins must not mutate it.
+    """
+
+    __slots__ = (
+        "node_info_map", "node_info_list", "have_pods_with_affinity_node_info_list",
+        "have_pods_with_required_anti_affinity_node_info_list", "used_pvc_set", "generation",
+    )
+
+    def __init__(self, node_infos: Iterable[NodeInfo] = ()) -> None:
+        self.node_info_map: dict[str, NodeInfo] = {}
+        self.node_info_list: list[NodeInfo] = []
+        self.have_pods_with_affinity_node_info_list: list[NodeInfo] = []
+        self.have_pods_with_required_anti_affinity_node_info_list: list[NodeInfo] = []
+        self.used_pvc_set: set[str] = set()
+        self.generation = 0
+        infos = list(node_infos)
+        if infos:
+            self.node_info_map = {ni.name: ni for ni in infos}
+            self.rebuild_lists([ni for ni in infos if ni.node is not None])
+
+    def rebuild_lists(self, ordered: list[NodeInfo]) -> None:
+        self.node_info_list = ordered
+        self.have_pods_with_affinity_node_info_list = [ni for ni in ordered if ni.pods_with_affinity]
+        self.have_pods_with_required_anti_affinity_node_info_list = [
+            ni for ni in ordered if ni.pods_with_required_anti_affinity
+        ]
+        self.used_pvc_set = {k for ni in ordered for k in ni.pvc_ref_counts}
+
+    # NodeInfoLister
+    def list(self) -> list[NodeInfo]:
+        return self.node_info_list
+
+    def get(self, node_name: str) -> NodeInfo | None:
+        return self.node_info_map.get(node_name)
+
+    def have_pods_with_affinity_list(self) -> list[NodeInfo]:
+        return self.have_pods_with_affinity_node_info_list
+
+    def have_pods_with_required_anti_affinity_list(self) -> list[NodeInfo]:
+        return self.have_pods_with_required_anti_affinity_node_info_list
+
+    def num_nodes(self) -> int:
+        return len(self.node_info_list)
+
+    def is_pvc_used_by_pods(self, key: str) -> bool:
+        return key in self.used_pvc_set
+
+
+def image_states_for(ni: NodeInfo, summaries: dict[str, ImageStateSummary]) -> dict[str, ImageStateSummary]:
+    return {name: summaries[name] for name in _image_names(ni) if name in summaries}
+
+
+def _image_names(ni: NodeInfo) -> list[str]:
+    if ni.node is None:
+        return []
+    return [n for img in ni.node.status.images for n in img.names]
+
+
+def new_snapshot(pods: Iterable[object], nodes: Iterable[object]) -> Snapshot:
+    """A snapshot from plain objects (cache.NewSnapshot): pods are placed by spec.nodeName."""
+    from wasmsched.framework.types import PodInfo
+
+    infos: dict[str, NodeInfo] = {}
+    order: list[NodeInfo] = []
+    for node in nodes:
+        ni = NodeInfo(node)  # type: ignore[arg-type]
+        infos[ni.name] = ni
+        order.append(ni)
+    for pod in pods:
+        name = pod.spec.nodeName  # type: ignore[attr-defined]
+        if name in infos:
+            infos[name].add_pod_info(PodInfo(pod))  # type: ignore[arg-type]
+    summaries = image_state_summaries(order)
+    for ni in order:
+        ni.image_states = image_states_for(ni, summaries)
+    snap = Snapshot()
+    snap.node_info_map = infos
+    snap.rebuild_lists(order)
+    return snap
+
+
+def image_state_summaries(node_infos: Iterable[NodeInfo]) -> dict[str, ImageStateSummary]:
+    """Image name -> (size, number of nodes that have it), as the cache's imageStates."""
+    sizes: dict[str, int] = {}
+    counts: dict[str, int] = {}
+    for ni in node_infos:
+        if ni.node is None:
+            continue
+        for img in ni.node.status.images:
+            for n in img.names:
+                sizes[n] = img.sizeBytes
+                counts[n] = counts.get(n, 0) + 1
+    return {n: ImageStateSummary(sizes[n], counts[n]) for n in sizes}

@@ -1,0 +1,385 @@
+"""PodInfo, NodeInfo, Resource and friends, as framework/types.go.
+
+They precompute what plugins need from the protobuf objects (requests as integers, parsed affinity
+terms, host ports, image states) once per object version, so plugins never re-parse per cycle.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from wasmsched.api import resources as res
+from wasmsched.api.labels import Selector, compile_label_selector
+from wasmsched.api.types import Node, Pod
+
+RESOURCE_CPU = "cpu"
+RESOURCE_MEMORY = "memory"
+RESOURCE_EPHEMERAL_STORAGE = "ephemeral-storage"
+RESOURCE_PODS = "pods"
+
+_generation = itertools.count(1)
+
+
+def next_generation() -> int:
+    return next(_generation)
+
+
+@dataclass(slots=True)
+class Resource:
+    """Compute resources in integers: cpu in milli-CPU, everything else in units."""
+
+    milli_cpu: int = 0
+    memory: int = 0
+    ephemeral_storage: int = 0
+    allowed_pod_number: int = 0
+    scalar_resources: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def from_list(cls, rl: Mapping[str, int]) -> Resource:
+        r = cls()
+        r.add_list(rl)
+        return r
+
+    def add_list(self, rl: Mapping[str, int]) -> None:
+        for name, v in rl.items():
+            if name == RESOURCE_CPU:
+                self.milli_cpu += v
+            elif name == RESOURCE_MEMORY:
+                self.memory += v
+            elif name == RESOURCE_EPHEMERAL_STORAGE:
+                self.ephemeral_storage += v
+            elif name == RESOURCE_PODS:
+                self.allowed_pod_number += v
+            elif res.is_scalar_resource_name(name):
+                self.scalar_resources[name] = self.scalar_resources.get(name, 0) + v
+
+    def add(self, other: Resource) -> None:
+        self.milli_cpu += other.milli_cpu
+        self.memory += other.memory
+        self.ephemeral_storage += other.ephemeral_storage
+        self.allowed_pod_number += other.allowed_pod_number
+        for k, v in other.scalar_resources.items():
+            self.scalar_resources[k] = self.scalar_resources.get(k, 0) + v
+
+    def sub(self, other: Resource) -> None:
+        self.milli_cpu -= other.milli_cpu
+        self.memory -= other.memory
+        self.ephemeral_storage -= other.ephemeral_storage
+        self.allowed_pod_number -= other.allowed_pod_number
+        for k, v in other.scalar_resources.items():
+            self.scalar_resources[k] = self.scalar_resources.get(k, 0) - v
+
+    def get(self, name: str) -> int:
+        if name == RESOURCE_CPU:
+            return self.milli_cpu
+        if name == RESOURCE_MEMORY:
+            return self.memory
+        if name == RESOURCE_EPHEMERAL_STORAGE:
+            return self.ephemeral_storage
+        if name == RESOURCE_PODS:
+            return self.allowed_pod_number
+        return self.scalar_resources.get(name, 0)
+
+    def clone(self) -> Resource:
+        return Resource(
+            self.milli_cpu, self.memory, self.ephemeral_storage, self.allowed_pod_number,
+            dict(self.scalar_resources),
+        )
+
+
+@dataclass(slots=True)
+class AffinityTerm:
+    """A PodAffinityTerm with its selectors compiled (framework.AffinityTerm)."""
+
+    namespaces: frozenset[str]
+    selector: Selector
+    topology_key: str
+    namespace_selector: Selector
+
+    def matches(self, pod: Pod, ns_labels: Mapping[str, str] | None) -> bool:
+        if pod.metadata.namespace in self.namespaces or (
+            ns_labels is not None and self.namespace_selector.matches(ns_labels)
+        ):
+            return self.selector.matches(pod.metadata.labels)
+        return False
+
+
+@dataclass(slots=True)
+class WeightedAffinityTerm:
+    term: AffinityTerm
+    weight: int
+
+
+def _affinity_term(pod: Pod, term: Any) -> AffinityTerm:
+    if len(term.namespaces) == 0 and not term.HasField("namespaceSelector"):
+        namespaces = frozenset([pod.metadata.namespace])
+    else:
+        namespaces = frozenset(term.namespaces)
+    selector = compile_label_selector(term.labelSelector if term.HasField("labelSelector") else None)
+    ns_selector = compile_label_selector(term.namespaceSelector if term.HasField("namespaceSelector") else None)
+    return AffinityTerm(namespaces, selector, term.topologyKey, ns_selector)
+
+
+def _host_ports(pod: Pod) -> list[tuple[str, str, int]]:
+    ports: list[tuple[str, str, int]] = []
+    containers = list(pod.spec.containers) + [
+        c for c in pod.spec.initContainers if c.restartPolicy == "Always"
+    ]
+    for c in containers:
+        for p in c.ports:
+            if p.hostPort > 0:
+                ports.append((p.hostIP or "0.0.0.0", p.protocol or "TCP", p.hostPort))
+    return ports
+
+
+class PodInfo:
+    """A pod with what plugins need precomputed (framework.PodInfo)."""
+
+    __slots__ = (
+        "pod", "key", "requests", "non_zero_requests", "required_affinity_terms",
+        "required_anti_affinity_terms", "preferred_affinity_terms", "preferred_anti_affinity_terms",
+        "host_ports", "priority", "_cache",
+    )
+
+    def __init__(self, pod: Pod) -> None:
+        self.pod = pod
+        self.key = f"{pod.metadata.namespace}/{pod.metadata.name}"
+        self.requests = Resource.from_list(res.pod_requests(pod))
+        self.non_zero_requests = Resource.from_list(res.pod_requests(pod, non_zero=True))
+        self.priority = pod.spec.priority if pod.spec.HasField("priority") else 0
+        self.host_ports = _host_ports(pod)
+        # A per-object-version memo for plugins and the wasm host (e.g. serialized bytes).
+        self._cache: dict[str, Any] = {}
+        aff = pod.spec.affinity
+        self.required_affinity_terms: list[AffinityTerm] = []
+        self.required_anti_affinity_terms: list[AffinityTerm] = []
+        self.preferred_affinity_terms: list[WeightedAffinityTerm] = []
+        self.preferred_anti_affinity_terms: list[WeightedAffinityTerm] = []
+        if pod.spec.HasField("affinity"):
+            if aff.HasField("podAffinity"):
+                pa = aff.podAffinity
+                self.required_affinity_terms = [
+                    _affinity_term(pod, t) for t in pa.requiredDuringSchedulingIgnoredDuringExecution
+                ]
+                self.preferred_affinity_terms = [
+                    WeightedAffinityTerm(_affinity_term(pod, w.podAffinityTerm), w.weight)
+                    for w in pa.preferredDuringSchedulingIgnoredDuringExecution
+                ]
+            if aff.HasField("podAntiAffinity"):
+                pa = aff.podAntiAffinity
+                self.required_anti_affinity_terms = [
+                    _affinity_term(pod, t) for t in pa.requiredDuringSchedulingIgnoredDuringExecution
+                ]
+                self.preferred_anti_affinity_terms = [
+                    WeightedAffinityTerm(_affinity_term(pod, w.podAffinityTerm), w.weight)
+                    for w in pa.preferredDuringSchedulingIgnoredDuringExecution
+                ]
+
+    @property
+    def name(self) -> str:
+        return self.pod.metadata.name
+
+    @property
+    def namespace(self) -> str:
+        return self.pod.metadata.namespace
+
+    @property
+    def uid(self) -> str:
+        return self.pod.metadata.uid or self.key
+
+    def has_affinity(self) -> bool:
+        a = self.pod.spec.affinity
+        return self.pod.spec.HasField("affinity") and (a.HasField("podAffinity") or a.HasField("podAntiAffinity"))
+
+    def memo(self) -> dict[str, Any]:
+        return self._cache
+
+    def __repr__(self) -> str:
+        return f"PodInfo({self.key})"
+
+
+def get_pod_key(pod: Pod) -> str:
+    return pod.metadata.uid or f"{pod.metadata.namespace}/{pod.metadata.name}"
+
+
+@dataclass(slots=True)
+class QueuedPodInfo:
+    """A pod in the scheduling queue with its attempt bookkeeping (framework.QueuedPodInfo)."""
+
+    pod_info: PodInfo
+    timestamp: float = field(default_factory=time.monotonic)
+    attempts: int = 0
+    initial_attempt_timestamp: float | None = None
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    gating_plugin: str = ""
+    consecutive_errors_count: int = 0
+
+    @property
+    def pod(self) -> Pod:
+        return self.pod_info.pod
+
+    def gated(self) -> bool:
+        return bool(self.gating_plugin)
+
+
+@dataclass(frozen=True, slots=True)
+class ImageStateSummary:
+    size: int
+    num_nodes: int
+
+
+class HostPortInfo:
+    """Used host ports per IP, with 0.0.0.0 conflicting with every IP (framework.HostPortInfo)."""
+
+    __slots__ = ("_ports",)
+
+    def __init__(self) -> None:
+        self._ports: dict[str, dict[tuple[str, int], int]] = {}
+
+    def add(self, ip: str, protocol: str, port: int) -> None:
+        d = self._ports.setdefault(ip, {})
+        d[(protocol, port)] = d.get((protocol, port), 0) + 1
+
+    def remove(self, ip: str, protocol: str, port: int) -> None:
+        d = self._ports.get(ip)
+        if not d:
+            return
+        n = d.get((protocol, port), 0) - 1
+        if n <= 0:
+            d.pop((protocol, port), None)
+            if not d:
+                del self._ports[ip]
+        else:
+            d[(protocol, port)] = n
+
+    def check_conflict(self, ip: str, protocol: str, port: int) -> bool:
+        key = (protocol, port)
+        if ip == "0.0.0.0":
+            return any(key in d for d in self._ports.values())
+        return key in self._ports.get(ip, {}) or key in self._ports.get("0.0.0.0", {})
+
+    def __len__(self) -> int:
+        return sum(len(d) for d in self._ports.values())
+
+    def clone(self) -> HostPortInfo:
+        c = HostPortInfo()
+        c._ports = {ip: dict(d) for ip, d in self._ports.items()}
+        return c
+
+
+class NodeInfo:
+    """A node with the pods on it and their aggregate requests (framework.NodeInfo)."""
+
+    __slots__ = (
+        "node", "pods", "pods_with_affinity", "pods_with_required_anti_affinity", "used_ports",
+        "requested", "non_zero_requested", "allocatable", "image_states", "pvc_ref_counts",
+        "generation", "_cache",
+    )
+
+    def __init__(self, node: Node | None = None, pods: Iterable[PodInfo] = ()) -> None:
+        self.node: Node | None = None
+        self.pods: list[PodInfo] = []
+        self.pods_with_affinity: list[PodInfo] = []
+        self.pods_with_required_anti_affinity: list[PodInfo] = []
+        self.used_ports = HostPortInfo()
+        self.requested = Resource()
+        self.non_zero_requested = Resource()
+        self.allocatable = Resource()
+        self.image_states: dict[str, ImageStateSummary] = {}
+        self.pvc_ref_counts: dict[str, int] = {}
+        self.generation = next_generation()
+        self._cache: dict[str, Any] = {}
+        if node is not None:
+            self.set_node(node)
+        for p in pods:
+            self.add_pod_info(p)
+
+    @property
+    def name(self) -> str:
+        return self.node.metadata.name if self.node is not None else ""
+
+    def set_node(self, node: Node) -> None:
+        self.node = node
+        self.allocatable = Resource.from_list(res.node_allocatable(node))
+        self._cache = {}
+        self.generation = next_generation()
+
+    def remove_node(self) -> None:
+        self.node = None
+        self._cache = {}
+        self.generation = next_generation()
+
+    def add_pod(self, pod: Pod) -> PodInfo:
+        pi = PodInfo(pod)
+        self.add_pod_info(pi)
+        return pi
+
+    def add_pod_info(self, pi: PodInfo) -> None:
+        self.pods.append(pi)
+        if pi.has_affinity():
+            self.pods_with_affinity.append(pi)
+        if pi.required_anti_affinity_terms:
+            self.pods_with_required_anti_affinity.append(pi)
+        self._update(pi, 1)
+
+    def remove_pod(self, pod: Pod) -> bool:
+        key = get_pod_key(pod)
+        for i, pi in enumerate(self.pods):
+            if get_pod_key(pi.pod) == key:
+                del self.pods[i]
+                self.pods_with_affinity = [p for p in self.pods_with_affinity if p is not pi]
+                self.pods_with_required_anti_affinity = [
+                    p for p in self.pods_with_required_anti_affinity if p is not pi
+                ]
+                self._update(pi, -1)
+                return True
+        return False
+
+    def _update(self, pi: PodInfo, sign: int) -> None:
+        if sign > 0:
+            self.requested.add(pi.requests)
+            self.non_zero_requested.add(pi.non_zero_requests)
+            for ip, proto, port in pi.host_ports:
+                self.used_ports.add(ip, proto, port)
+        else:
+            self.requested.sub(pi.requests)
+            self.non_zero_requested.sub(pi.non_zero_requests)
+            for ip, proto, port in pi.host_ports:
+                self.used_ports.remove(ip, proto, port)
+        for v in pi.pod.spec.volumes:
+            if v.HasField("persistentVolumeClaim"):
+                k = f"{pi.namespace}/{v.persistentVolumeClaim.claimName}"
+                n = self.pvc_ref_counts.get(k, 0) + sign
+                if n <= 0:
+                    self.pvc_ref_counts.pop(k, None)
+                else:
+                    self.pvc_ref_counts[k] = n
+        self.generation = next_generation()
+
+    def clone(self) -> NodeInfo:
+        c = NodeInfo.__new__(NodeInfo)
+        c.node = self.node
+        c.pods = list(self.pods)
+        c.pods_with_affinity = list(self.pods_with_affinity)
+        c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
+        c.used_ports = self.used_ports.clone()
+        c.requested = self.requested.clone()
+        c.non_zero_requested = self.non_zero_requested.clone()
+        c.allocatable = self.allocatable.clone()
+        c.image_states = dict(self.image_states)
+        c.pvc_ref_counts = dict(self.pvc_ref_counts)
+        c.generation = self.generation
+        c._cache = self._cache
+        return c
+
+    def memo(self) -> dict[str, Any]:
+        """Per-node-version memo (cleared when the node object changes)."""
+        return self._cache
+
+    def __repr__(self) -> str:
+        return f"NodeInfo({self.name}, pods={len(self.pods)})"

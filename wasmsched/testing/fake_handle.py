@@ -1,0 +1,101 @@
+"""A Handle for plugin unit tests: a fixed snapshot, a recording client, no queue."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from wasmsched.api.types import Pod
+from wasmsched.framework.cycle_state import CycleState
+from wasmsched.framework.interface import WaitingPod
+from wasmsched.framework.snapshot import Snapshot, new_snapshot
+from wasmsched.framework.status import Status
+from wasmsched.framework.types import NodeInfo, PodInfo
+
+
+class RecordingClient:
+    def __init__(self, pdbs: list[Any] | None = None, namespaces: Mapping[str, Mapping[str, str]] | None = None):
+        self.bindings: list[tuple[str, str]] = []
+        self.deleted: list[str] = []
+        self.nominations: list[tuple[str, str]] = []
+        self.conditions: list[tuple[str, str, str, str]] = []
+        self.pdbs = pdbs or []
+        self.namespaces = dict(namespaces or {})
+
+    def bind(self, pod: Pod, node_name: str) -> None:
+        self.bindings.append((pod.metadata.name, node_name))
+
+    def delete_pod(self, pod: Pod, reason: str) -> None:
+        self.deleted.append(pod.metadata.name)
+
+    def set_nominated_node_name(self, pod: Pod, node_name: str) -> None:
+        self.nominations.append((pod.metadata.name, node_name))
+
+    def set_pod_condition(self, pod: Pod, ctype: str, status: str, reason: str, message: str) -> None:
+        self.conditions.append((pod.metadata.name, ctype, reason, message))
+
+    def list_pod_disruption_budgets(self) -> list[Any]:
+        return list(self.pdbs)
+
+    def get_namespace_labels(self, namespace: str) -> Mapping[str, str] | None:
+        return self.namespaces.get(namespace, {})
+
+
+class RecordingEvents:
+    def __init__(self) -> None:
+        self.events: list[tuple[Any, str, str, str]] = []
+
+    def eventf(self, regarding: Any, related: Any, eventtype: str, reason: str, action: str, note: str) -> None:
+        self.events.append((regarding, eventtype, reason, note))
+
+
+class FakeHandle:
+    def __init__(self, pods: list[Pod] | None = None, nodes: list[Any] | None = None,
+                 snapshot: Snapshot | None = None, client: RecordingClient | None = None) -> None:
+        self._snapshot = snapshot if snapshot is not None else new_snapshot(pods or [], nodes or [])
+        self._client = client or RecordingClient()
+        self._events = RecordingEvents()
+        self.nominated: dict[str, list[PodInfo]] = {}
+
+    def snapshot_shared_lister(self) -> Snapshot:
+        return self._snapshot
+
+    def client(self) -> RecordingClient:
+        return self._client
+
+    def event_recorder(self) -> RecordingEvents:
+        return self._events
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return None
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        return False
+
+    def iterate_over_waiting_pods(self, fn: Callable[[WaitingPod], None]) -> None:
+        return None
+
+    def pod_nominator(self) -> FakeHandle:
+        return self
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        return list(self.nominated.get(node_name, []))
+
+    def parallelize_until(self, pieces: int, fn: Callable[[int], None]) -> None:
+        for i in range(pieces):
+            fn(i)
+
+    def run_pre_filter_extension_add_pod(self, state: CycleState, pod_to_schedule: Pod,
+                                         pod_info_to_add: PodInfo, node_info: NodeInfo) -> Status | None:
+        return None
+
+    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod_to_schedule: Pod,
+                                            pod_info_to_remove: PodInfo, node_info: NodeInfo) -> Status | None:
+        return None
+
+    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod,
+                                               node_info: NodeInfo) -> Status | None:
+        return None
+
+    def profile_name(self) -> str:
+        return "default-scheduler"
