@@ -28,7 +28,7 @@ ROOTS = [
 ]
 REPO = Path(__file__).resolve().parent.parent
 OUT_PKG = "wasmsched/api/gen"
-IMPORT_RE = re.compile(r'^import\s+"([^"]+)";', re.M)
+IMPORT_RE = re.compile(r'^import\s+"([^"]+)";', re.MULTILINE)
 
 
 def module_dirs() -> dict[str, Path]:

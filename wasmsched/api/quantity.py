@@ -29,7 +29,18 @@ _NANO = 10**9
 # nothing a scheduler compares is that large, so they are rejected as numerically unparsable.
 _MAX_MATERIALISED_EXPONENT = 4096
 
-_DEC_SUFFIXES: dict[str, int] = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_DEC_SUFFIXES: dict[str, int] = {
+    "n": -9,
+    "u": -6,
+    "m": -3,
+    "": 0,
+    "k": 3,
+    "M": 6,
+    "G": 9,
+    "T": 12,
+    "P": 15,
+    "E": 18,
+}
 _BIN_SUFFIXES: dict[str, int] = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _DEC_BY_EXP = {e: s for s, e in _DEC_SUFFIXES.items()}
 _BIN_BY_EXP = {e: s for s, e in _BIN_SUFFIXES.items()}
@@ -305,3 +316,28 @@ def quantity_milli_value(s: str) -> int:
 def canonical_quantity(s: str) -> str:
     """The string Kubernetes serializes after parsing s (cached)."""
     return str(cached_quantity(s))
+
+
+@functools.lru_cache(maxsize=65536)
+def quantity_nano_value(s: str) -> int:
+    """The quantity string s in exact nano-units (parsed values are always whole nanos)."""
+    amount = cached_quantity(s).amount
+    return _round_away(amount * _NANO)
+
+
+def _div_away(n: int, d: int) -> int:
+    """n / d rounded away from zero, in integers."""
+    q, r = divmod(abs(n), d)
+    if r:
+        q += 1
+    return q if n >= 0 else -q
+
+
+def nano_to_value(nanos: int) -> int:
+    """Value() of a quantity given in nano-units (rounded away from zero)."""
+    return _div_away(nanos, _NANO)
+
+
+def nano_to_milli(nanos: int) -> int:
+    """MilliValue() of a quantity given in nano-units (rounded away from zero)."""
+    return _div_away(nanos, _NANO // 1000)

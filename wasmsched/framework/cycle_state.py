@@ -20,7 +20,7 @@ class CycleState:
     Preemption clones the state to simulate removing victims without touching the real cycle.
     """
 
-    __slots__ = ("_storage", "_lock", "skip_filter_plugins", "skip_score_plugins", "skip_pre_bind_plugins")
+    __slots__ = ("_lock", "_storage", "skip_filter_plugins", "skip_pre_bind_plugins", "skip_score_plugins")
 
     def __init__(self) -> None:
         self._storage: dict[str, Any] = {}

@@ -85,7 +85,7 @@ class NodeToStatus:
     default: they were excluded by PreFilterResult and preemption cannot help them).
     """
 
-    __slots__ = ("node_to_status", "absent_nodes_status")
+    __slots__ = ("absent_nodes_status", "node_to_status")
 
     def __init__(self, statuses: Mapping[str, Status] | None = None) -> None:
         self.node_to_status: dict[str, Status] = dict(statuses or {})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable
 
 from wasmsched.framework.types import ImageStateSummary, NodeInfo
@@ -14,8 +15,12 @@ class Snapshot:
     """
 
     __slots__ = (
-        "node_info_map", "node_info_list", "have_pods_with_affinity_node_info_list",
-        "have_pods_with_required_anti_affinity_node_info_list", "used_pvc_set", "generation",
+        "generation",
+        "have_pods_with_affinity_node_info_list",
+        "have_pods_with_required_anti_affinity_node_info_list",
+        "node_info_list",
+        "node_info_map",
+        "used_pvc_set",
     )
 
     def __init__(self, node_infos: Iterable[NodeInfo] = ()) -> None:
@@ -45,10 +50,10 @@ class Snapshot:
     def get(self, node_name: str) -> NodeInfo | None:
         return self.node_info_map.get(node_name)
 
-    def have_pods_with_affinity_list(self) -> list[NodeInfo]:
+    def have_pods_with_affinity_list(self) -> builtins.list[NodeInfo]:
         return self.have_pods_with_affinity_node_info_list
 
-    def have_pods_with_required_anti_affinity_list(self) -> list[NodeInfo]:
+    def have_pods_with_required_anti_affinity_list(self) -> builtins.list[NodeInfo]:
         return self.have_pods_with_required_anti_affinity_node_info_list
 
     def num_nodes(self) -> int:

@@ -140,16 +140,25 @@ class PodInfo:
     """A pod with what plugins need precomputed (framework.PodInfo)."""
 
     __slots__ = (
-        "pod", "key", "requests", "non_zero_requests", "required_affinity_terms",
-        "required_anti_affinity_terms", "preferred_affinity_terms", "preferred_anti_affinity_terms",
-        "host_ports", "priority", "_cache",
+        "_cache",
+        "host_ports",
+        "key",
+        "non_zero_requests",
+        "pod",
+        "preferred_affinity_terms",
+        "preferred_anti_affinity_terms",
+        "priority",
+        "requests",
+        "required_affinity_terms",
+        "required_anti_affinity_terms",
     )
 
     def __init__(self, pod: Pod) -> None:
         self.pod = pod
         self.key = f"{pod.metadata.namespace}/{pod.metadata.name}"
         self.requests = Resource.from_list(res.pod_requests(pod))
-        self.non_zero_requests = Resource.from_list(res.pod_requests(pod, non_zero=True))
+        cpu0, mem0 = res.pod_nonzero_requests(pod)
+        self.non_zero_requests = Resource(milli_cpu=cpu0, memory=mem0)
         self.priority = pod.spec.priority if pod.spec.HasField("priority") else 0
         self.host_ports = _host_ports(pod)
         # A per-object-version memo for plugins and the wasm host (e.g. serialized bytes).
@@ -276,9 +285,18 @@ class NodeInfo:
     """A node with the pods on it and their aggregate requests (framework.NodeInfo)."""
 
     __slots__ = (
-        "node", "pods", "pods_with_affinity", "pods_with_required_anti_affinity", "used_ports",
-        "requested", "non_zero_requested", "allocatable", "image_states", "pvc_ref_counts",
-        "generation", "_cache",
+        "_cache",
+        "allocatable",
+        "generation",
+        "image_states",
+        "node",
+        "non_zero_requested",
+        "pods",
+        "pods_with_affinity",
+        "pods_with_required_anti_affinity",
+        "pvc_ref_counts",
+        "requested",
+        "used_ports",
     )
 
     def __init__(self, node: Node | None = None, pods: Iterable[PodInfo] = ()) -> None:

@@ -1,0 +1,78 @@
+"""Ports of helper/normalize_score_test.go, taint_test.go and noderesources' TestBrokenLinearFunction."""
+
+from __future__ import annotations
+
+import pytest
+
+from wasmsched.api.types import Pod, Taint
+from wasmsched.framework.interface import MAX_NODE_SCORE, NodeScore
+from wasmsched.plugins.helper import (
+    FunctionShapePoint,
+    build_broken_linear_function,
+    default_normalize_score,
+    default_selector,
+    do_not_schedule_taints_filter_func,
+)
+from wasmsched.plugins.helper.gomath import div_trunc
+
+
+@pytest.mark.parametrize(
+    ("reverse", "scores", "expected"),
+    [
+        (False, [1, 2, 3, 4], [25, 50, 75, 100]),
+        (True, [1, 2, 3, 4], [75, 50, 25, 0]),
+        (False, [1000, 10, 20, 30], [100, 1, 2, 3]),
+        (True, [1000, 10, 20, 30], [0, 99, 98, 97]),
+        (False, [1, 1, 1, 1], [100, 100, 100, 100]),
+        (False, [1000, 1, 1, 1], [100, 0, 0, 0]),
+        (True, [0, 1, 1, 1], [100, 0, 0, 0]),
+        # all zero: reverse gives everyone the max, forward leaves zeros
+        (True, [0, 0], [100, 100]),
+        (False, [0, 0], [0, 0]),
+    ],
+)
+def test_default_normalize_score(reverse: bool, scores: list[int], expected: list[int]) -> None:
+    node_scores = [NodeScore(f"n{i}", s) for i, s in enumerate(scores)]
+    assert default_normalize_score(MAX_NODE_SCORE, reverse, node_scores) is None
+    assert [s.score for s in node_scores] == expected
+
+
+_SHAPE_1 = [FunctionShapePoint(10, 1), FunctionShapePoint(90, 9)]
+_SHAPE_2 = [FunctionShapePoint(0, 2), FunctionShapePoint(40, 10), FunctionShapePoint(100, 0)]
+_SHAPE_3 = [FunctionShapePoint(0, 2), FunctionShapePoint(40, 2), FunctionShapePoint(100, 2)]
+
+
+@pytest.mark.parametrize(
+    ("shape", "p", "expected"),
+    [
+        *[(_SHAPE_1, p, e) for p, e in [(-10, 1), (0, 1), (9, 1), (10, 1), (15, 1), (19, 1), (20, 2),
+                                         (89, 8), (90, 9), (99, 9), (100, 9), (110, 9)]],
+        *[(_SHAPE_2, p, e) for p, e in [(-10, 2), (0, 2), (20, 6), (30, 8), (40, 10), (70, 5),
+                                         (100, 0), (110, 0)]],
+        *[(_SHAPE_3, p, e) for p, e in [(-10, 2), (0, 2), (20, 2), (30, 2), (40, 2), (70, 2),
+                                         (100, 2), (110, 2)]],
+        # Go integer division truncates toward zero on the falling segment: 10 + (-100 / 60) = 9.
+        (_SHAPE_2, 50, 9),
+    ],
+)
+def test_broken_linear_function(shape: list[FunctionShapePoint], p: int, expected: int) -> None:
+    assert build_broken_linear_function(shape)(p) == expected
+
+
+@pytest.mark.parametrize(
+    ("effect", "expected"),
+    [("NoSchedule", True), ("NoExecute", True), ("PreferNoSchedule", False)],
+)
+def test_do_not_schedule_taints_filter_func(effect: str, expected: bool) -> None:
+    assert do_not_schedule_taints_filter_func()(Taint(effect=effect)) is expected
+
+
+def test_default_selector_is_empty_without_controllers() -> None:
+    sel = default_selector(Pod(), None)
+    assert sel.empty()
+    assert sel.matches({"app": "x"})
+
+
+@pytest.mark.parametrize(("a", "b", "q"), [(7, 2, 3), (-7, 2, -3), (7, -2, -3), (-7, -2, 3), (0, -5, 0)])
+def test_div_trunc(a: int, b: int, q: int) -> None:
+    assert div_trunc(a, b) == q

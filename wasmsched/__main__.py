@@ -1,0 +1,5 @@
+import sys
+
+from wasmsched.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,292 @@
+"""Pod resource requests as k8s.io/component-helpers/resource.PodRequests computes them.
+
+Quantities are summed exactly (in nano-units) and converted once at the end: cpu to
+milli-units (MilliValue), everything else to units (Value), which is how kube-scheduler's
+framework.Resource stores them. Status-based requests follow UseStatusResources=true
+(InPlacePodVerticalScaling is GA); pod-level resources follow the PodLevelResources gate (on).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+
+from wasmsched.api.quantity import nano_to_milli, nano_to_value, quantity_nano_value
+from wasmsched.api.types import Container, Node, Pod
+from wasmsched.api.validation import is_qualified_name
+
+ResourceList = dict[str, int]
+_NanoList = dict[str, int]
+
+RESOURCE_CPU = "cpu"
+RESOURCE_MEMORY = "memory"
+RESOURCE_EPHEMERAL_STORAGE = "ephemeral-storage"
+RESOURCE_STORAGE = "storage"
+RESOURCE_PODS = "pods"
+RESOURCE_HUGEPAGES_PREFIX = "hugepages-"
+RESOURCE_ATTACHABLE_VOLUMES_PREFIX = "attachable-volumes-"
+RESOURCE_DEFAULT_NAMESPACE_PREFIX = "kubernetes.io/"
+DEFAULT_RESOURCE_REQUESTS_PREFIX = "requests."
+
+# schedutil.DefaultMilliCPURequest / DefaultMemoryRequest: what scoring assumes for a container
+# that requests nothing.
+DEFAULT_MILLI_CPU_REQUEST = 100
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+
+_NANO = 10**9
+_DEFAULT_NON_ZERO: _NanoList = {
+    RESOURCE_CPU: DEFAULT_MILLI_CPU_REQUEST * 10**6,
+    RESOURCE_MEMORY: DEFAULT_MEMORY_REQUEST * _NANO,
+}
+
+
+def is_native_resource(name: str) -> bool:
+    """Unprefixed names and *kubernetes.io/ names (v1helper.IsNativeResource)."""
+    return "/" not in name or RESOURCE_DEFAULT_NAMESPACE_PREFIX in name
+
+
+def is_extended_resource_name(name: str) -> bool:
+    """Non-native, not "requests."-prefixed, qualified as a quota name (v1helper.IsExtendedResourceName)."""
+    if is_native_resource(name) or name.startswith(DEFAULT_RESOURCE_REQUESTS_PREFIX):
+        return False
+    return not is_qualified_name(DEFAULT_RESOURCE_REQUESTS_PREFIX + name)
+
+
+def is_hugepage_resource_name(name: str) -> bool:
+    """Names starting with "hugepages-"."""
+    return name.startswith(RESOURCE_HUGEPAGES_PREFIX)
+
+
+def is_attachable_volume_resource_name(name: str) -> bool:
+    """Names starting with "attachable-volumes-"."""
+    return name.startswith(RESOURCE_ATTACHABLE_VOLUMES_PREFIX)
+
+
+def is_scalar_resource_name(name: str) -> bool:
+    """Extended, hugepages, prefixed-native or attachable-volume names (v1helper.IsScalarResourceName)."""
+    return (
+        is_extended_resource_name(name)
+        or is_hugepage_resource_name(name)
+        or RESOURCE_DEFAULT_NAMESPACE_PREFIX in name
+        or is_attachable_volume_resource_name(name)
+    )
+
+
+def is_supported_pod_level_resource(name: str) -> bool:
+    """cpu, memory and hugepages-* may be set at pod level."""
+    return name in (RESOURCE_CPU, RESOURCE_MEMORY) or name.startswith(RESOURCE_HUGEPAGES_PREFIX)
+
+
+def to_resource_list(nanos: Mapping[str, int]) -> ResourceList:
+    """Nano-unit sums -> cpu in milli-units, everything else in units."""
+    return {k: nano_to_milli(v) if k == RESOURCE_CPU else nano_to_value(v) for k, v in nanos.items()}
+
+
+def _nanos(quantities: Mapping[str, object]) -> _NanoList:
+    """A proto ResourceList (name -> Quantity message) in nano-units."""
+    return {k: quantity_nano_value(q.string) for k, q in quantities.items()}  # type: ignore[attr-defined]
+
+
+def _add(into: _NanoList, other: Mapping[str, int]) -> None:
+    for k, v in other.items():
+        into[k] = into.get(k, 0) + v
+
+
+def _max_into(into: _NanoList, other: Mapping[str, int]) -> None:
+    for k, v in other.items():
+        if k not in into or v > into[k]:
+            into[k] = v
+
+
+def _max(first: Mapping[str, int], *others: Mapping[str, int]) -> _NanoList:
+    out = dict(first)
+    for o in others:
+        _max_into(out, o)
+    return out
+
+
+def is_pod_level_requests_set(pod: Pod) -> bool:
+    """Whether spec.resources.requests names a pod-level-capable resource."""
+    if not pod.spec.HasField("resources"):
+        return False
+    return any(is_supported_pod_level_resource(k) for k in pod.spec.resources.requests)
+
+
+def is_pod_resize_infeasible(pod: Pod) -> bool:
+    """The PodResizePending condition says Infeasible."""
+    for c in pod.status.conditions:
+        if c.type == "PodResizePending":
+            return c.reason == "Infeasible"
+    return False
+
+
+def _is_restartable_init_container(c: Container) -> bool:
+    return c.HasField("restartPolicy") and c.restartPolicy == "Always"
+
+
+# (container, its status or None, resize infeasible) -> requests in nano-units or None
+_RequestsFn = Callable[[Container, object | None, bool], _NanoList | None]
+
+
+def _spec_requests(c: Container, _cs: object | None, _infeasible: bool) -> _NanoList | None:
+    return _nanos(c.resources.requests)
+
+
+def _allocated_requests(c: Container, cs: object | None, infeasible: bool) -> _NanoList | None:
+    if cs is not None and cs.allocatedResources:  # type: ignore[attr-defined]
+        return _nanos(cs.allocatedResources)  # type: ignore[attr-defined]
+    return None if infeasible else _nanos(c.resources.requests)
+
+
+def _actuated_requests(c: Container, cs: object | None, infeasible: bool) -> _NanoList | None:
+    if cs is not None and cs.HasField("resources") and cs.resources.requests:  # type: ignore[attr-defined]
+        return _nanos(cs.resources.requests)  # type: ignore[attr-defined]
+    return _allocated_requests(c, cs, infeasible)
+
+
+def _container_statuses(pod: Pod) -> dict[str, object]:
+    """Container statuses by name; regular containers win over init containers, as findContainerStatus."""
+    out: dict[str, object] = {}
+    for cs in pod.status.initContainerStatuses:
+        out[cs.name] = cs
+    for cs in pod.status.containerStatuses:
+        out[cs.name] = cs
+    return out
+
+
+def _apply_non_missing(reqs: _NanoList | None, non_missing: Mapping[str, int]) -> _NanoList:
+    out = dict(reqs or {})
+    for k, v in non_missing.items():
+        if reqs is None or k not in reqs:
+            out[k] = out.get(k, 0) + v
+    return out
+
+
+def _aggregate(
+    pod: Pod,
+    fn: _RequestsFn,
+    statuses: Mapping[str, object] | None,
+    infeasible: bool,
+    non_missing: Mapping[str, int] | None,
+) -> _NanoList:
+    """aggregateContainerResourcesByFn: containers summed, init containers as a max, sidecars accumulated."""
+
+    def requests_of(c: Container) -> _NanoList:
+        cs = statuses.get(c.name) if statuses is not None else None
+        reqs = fn(c, cs, infeasible)
+        if non_missing:
+            return _apply_non_missing(reqs, non_missing)
+        return reqs or {}
+
+    result: _NanoList = {}
+    for c in pod.spec.containers:
+        _add(result, requests_of(c))
+    restartable: _NanoList = {}
+    init_max: _NanoList = {}
+    for c in pod.spec.initContainers:
+        reqs = requests_of(c)
+        if _is_restartable_init_container(c):
+            # sidecars keep running: they add to the pod total and to every later init step
+            _add(result, reqs)
+            _add(restartable, reqs)
+            reqs = restartable
+        else:
+            combined = dict(reqs)
+            _add(combined, restartable)
+            reqs = combined
+        _max_into(init_max, reqs)
+    _max_into(result, init_max)
+    return result
+
+
+def _aggregate_container_requests(
+    pod: Pod, use_status_resources: bool, non_missing: Mapping[str, int] | None
+) -> _NanoList:
+    """AggregateContainerRequests (without DRA node-allocatable claims)."""
+    if not use_status_resources:
+        return _aggregate(pod, _spec_requests, None, False, non_missing)
+    infeasible = is_pod_resize_infeasible(pod)
+    statuses = _container_statuses(pod)
+    spec = _aggregate(pod, _spec_requests, statuses, infeasible, non_missing)
+    allocated = _aggregate(pod, _allocated_requests, statuses, infeasible, non_missing)
+    actuated = _aggregate(pod, _actuated_requests, statuses, infeasible, non_missing)
+    if infeasible:
+        return _max(actuated, allocated)
+    return _max(spec, actuated, allocated)
+
+
+def pod_request_nanos(
+    pod: Pod,
+    *,
+    non_missing: Mapping[str, int] | None = None,
+    exclude_overhead: bool = False,
+    skip_pod_level: bool = False,
+    use_status_resources: bool = True,
+) -> _NanoList:
+    """PodRequests in nano-units; non_missing (nano-units) fills requests a container leaves unset."""
+    reqs = _aggregate_container_requests(pod, use_status_resources, non_missing)
+    if not skip_pod_level and is_pod_level_requests_set(pod):
+        for k, q in pod.spec.resources.requests.items():
+            if is_supported_pod_level_resource(k):
+                reqs[k] = quantity_nano_value(q.string)
+    if not exclude_overhead and pod.spec.overhead:
+        _add(reqs, _nanos(pod.spec.overhead))
+    return reqs
+
+
+def pod_requests(
+    pod: Pod,
+    *,
+    non_missing: Mapping[str, int] | None = None,
+    exclude_overhead: bool = False,
+    skip_pod_level: bool = False,
+    use_status_resources: bool = True,
+) -> ResourceList:
+    """resource.PodRequests as kube-scheduler calls it: cpu in milli-units, the rest in units."""
+    return to_resource_list(
+        pod_request_nanos(
+            pod,
+            non_missing=non_missing,
+            exclude_overhead=exclude_overhead,
+            skip_pod_level=skip_pod_level,
+            use_status_resources=use_status_resources,
+        )
+    )
+
+
+def non_missing_defaults(requests: Mapping[str, int], pod_level_set: bool) -> _NanoList:
+    """getNonMissingContainerRequests: per-container cpu/memory defaults used for non-zero requests."""
+    if not pod_level_set:
+        return dict(_DEFAULT_NON_ZERO)
+    return {k: v for k, v in _DEFAULT_NON_ZERO.items() if k not in requests}
+
+
+def pod_nonzero_requests(pod: Pod) -> tuple[int, int]:
+    """(milli-cpu, memory) with the scheduler's defaults for unset container requests (calculateResource)."""
+    nanos = pod_request_nanos(pod)
+    defaults = non_missing_defaults(nanos, is_pod_level_requests_set(pod))
+    if defaults:
+        nanos = pod_request_nanos(pod, non_missing=defaults)
+    return nano_to_milli(nanos.get(RESOURCE_CPU, 0)), nano_to_value(nanos.get(RESOURCE_MEMORY, 0))
+
+
+def pod_requests_with_defaults(pod: Pod) -> ResourceList:
+    """PodRequests with 100m cpu / 200Mi memory for every container missing them (scoring's non-zero view)."""
+    return pod_requests(pod, non_missing=_DEFAULT_NON_ZERO)
+
+
+def quantity_map_to_resource_list(quantities: Mapping[str, object]) -> ResourceList:
+    """A proto map of Quantities (e.g. node.status.allocatable) as a ResourceList."""
+    return to_resource_list(_nanos(quantities))
+
+
+def node_allocatable(node: Node) -> ResourceList:
+    """node.status.allocatable with cpu in milli-units and the rest in units."""
+    return quantity_map_to_resource_list(node.status.allocatable)
+
+
+def sum_resource_lists(lists: Iterable[Mapping[str, int]]) -> ResourceList:
+    """Element-wise sum of ResourceLists."""
+    out: ResourceList = {}
+    for rl in lists:
+        _add(out, rl)
+    return out

@@ -1,0 +1,104 @@
+"""The Kubernetes message classes used across wasmsched, and the (apiVersion, kind) registry.
+
+The generated protobuf modules live under `wasmsched.api.gen`; everything else imports the
+classes from here so the generated layout stays an implementation detail.
+"""
+
+from __future__ import annotations
+
+from google.protobuf.message import Message
+
+from wasmsched.api.gen.k8s_io.api.core.v1 import generated_pb2 as core_pb
+from wasmsched.api.gen.k8s_io.api.policy.v1 import generated_pb2 as policy_pb
+from wasmsched.api.gen.k8s_io.api.scheduling.v1 import generated_pb2 as scheduling_pb
+from wasmsched.api.gen.k8s_io.api.storage.v1 import generated_pb2 as storage_pb
+from wasmsched.api.gen.k8s_io.apimachinery.pkg.apis.meta.v1 import generated_pb2 as meta_pb
+
+Pod = core_pb.Pod
+PodList = core_pb.PodList
+PodSpec = core_pb.PodSpec
+Node = core_pb.Node
+NodeList = core_pb.NodeList
+Namespace = core_pb.Namespace
+NamespaceList = core_pb.NamespaceList
+List = core_pb.List
+Binding = core_pb.Binding
+Container = core_pb.Container
+ContainerPort = core_pb.ContainerPort
+ResourceRequirements = core_pb.ResourceRequirements
+Taint = core_pb.Taint
+Toleration = core_pb.Toleration
+NodeSelector = core_pb.NodeSelector
+NodeSelectorTerm = core_pb.NodeSelectorTerm
+NodeSelectorRequirement = core_pb.NodeSelectorRequirement
+PreferredSchedulingTerm = core_pb.PreferredSchedulingTerm
+Affinity = core_pb.Affinity
+NodeAffinity = core_pb.NodeAffinity
+PodAffinity = core_pb.PodAffinity
+PodAntiAffinity = core_pb.PodAntiAffinity
+PodAffinityTerm = core_pb.PodAffinityTerm
+WeightedPodAffinityTerm = core_pb.WeightedPodAffinityTerm
+TopologySpreadConstraint = core_pb.TopologySpreadConstraint
+ObjectReference = core_pb.ObjectReference
+PersistentVolume = core_pb.PersistentVolume
+PersistentVolumeClaim = core_pb.PersistentVolumeClaim
+Service = core_pb.Service
+PriorityClass = scheduling_pb.PriorityClass
+PodDisruptionBudget = policy_pb.PodDisruptionBudget
+StorageClass = storage_pb.StorageClass
+CSINode = storage_pb.CSINode
+ObjectMeta = meta_pb.ObjectMeta
+OwnerReference = meta_pb.OwnerReference
+LabelSelector = meta_pb.LabelSelector
+LabelSelectorRequirement = meta_pb.LabelSelectorRequirement
+Time = meta_pb.Time
+
+# (apiVersion, kind) -> message class for every kind a manifest may contain.
+KIND_TYPES: dict[tuple[str, str], type[Message]] = {
+    ("v1", "Pod"): core_pb.Pod,
+    ("v1", "PodList"): core_pb.PodList,
+    ("v1", "Node"): core_pb.Node,
+    ("v1", "NodeList"): core_pb.NodeList,
+    ("v1", "Namespace"): core_pb.Namespace,
+    ("v1", "NamespaceList"): core_pb.NamespaceList,
+    ("v1", "List"): core_pb.List,
+    ("v1", "PersistentVolume"): core_pb.PersistentVolume,
+    ("v1", "PersistentVolumeList"): core_pb.PersistentVolumeList,
+    ("v1", "PersistentVolumeClaim"): core_pb.PersistentVolumeClaim,
+    ("v1", "PersistentVolumeClaimList"): core_pb.PersistentVolumeClaimList,
+    ("v1", "Service"): core_pb.Service,
+    ("v1", "ServiceList"): core_pb.ServiceList,
+    ("v1", "Binding"): core_pb.Binding,
+    ("scheduling.k8s.io/v1", "PriorityClass"): scheduling_pb.PriorityClass,
+    ("scheduling.k8s.io/v1", "PriorityClassList"): scheduling_pb.PriorityClassList,
+    ("policy/v1", "PodDisruptionBudget"): policy_pb.PodDisruptionBudget,
+    ("policy/v1", "PodDisruptionBudgetList"): policy_pb.PodDisruptionBudgetList,
+    ("storage.k8s.io/v1", "StorageClass"): storage_pb.StorageClass,
+    ("storage.k8s.io/v1", "StorageClassList"): storage_pb.StorageClassList,
+    ("storage.k8s.io/v1", "CSINode"): storage_pb.CSINode,
+    ("storage.k8s.io/v1", "CSINodeList"): storage_pb.CSINodeList,
+}
+
+# message full name -> (apiVersion, kind), to write TypeMeta back out.
+TYPE_META: dict[str, tuple[str, str]] = {cls.DESCRIPTOR.full_name: gvk for gvk, cls in KIND_TYPES.items()}
+
+# Kinds whose objects live in a namespace (the rest are cluster-scoped).
+NAMESPACED_KINDS: frozenset[str] = frozenset(
+    {"Pod", "PersistentVolumeClaim", "Service", "PodDisruptionBudget", "Binding"}
+)
+
+
+def type_meta(msg: Message) -> tuple[str, str] | None:
+    """The (apiVersion, kind) of a top-level message, or None for nested types."""
+    return TYPE_META.get(msg.DESCRIPTOR.full_name)
+
+
+def pod_key(pod: core_pb.Pod) -> str:
+    """The "namespace/name" key of a pod."""
+    return f"{pod.metadata.namespace}/{pod.metadata.name}"
+
+
+def object_key(obj: Message) -> str:
+    """The cache key of any object: "namespace/name", or "name" when cluster-scoped."""
+    meta = obj.metadata  # type: ignore[attr-defined]
+    return f"{meta.namespace}/{meta.name}" if meta.namespace else meta.name

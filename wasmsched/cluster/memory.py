@@ -1,0 +1,268 @@
+"""The embedded cluster: an in-memory object store with resourceVersions and watch events.
+
+It plays the API server and the informers for `simulate`: writes bump resourceVersion and are
+delivered to watchers in order, synchronously, as add/update/delete. It also applies the pieces of
+API-server admission a scheduler relies on (pod priority from PriorityClass, requests defaulted
+from limits, the default scheduler name).
+"""
+
+from __future__ import annotations
+
+import builtins
+import itertools
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from google.protobuf.message import Message
+
+from wasmsched.api.types import Pod
+
+KIND_POD = "Pod"
+KIND_NODE = "Node"
+
+AddFn = Callable[[Any], None]
+UpdateFn = Callable[[Any, Any], None]
+DeleteFn = Callable[[Any], None]
+
+
+class NotFoundError(KeyError):
+    pass
+
+
+class ConflictError(RuntimeError):
+    pass
+
+
+class AdmissionError(ValueError):
+    pass
+
+
+@dataclass
+class RecordedEvent:
+    type: str
+    reason: str
+    action: str
+    regarding: str
+    regarding_kind: str
+    message: str
+    related: str = ""
+    reporting_controller: str = "default-scheduler"
+
+
+@dataclass
+class _Watch:
+    kind: str
+    on_add: AddFn | None
+    on_update: UpdateFn | None
+    on_delete: DeleteFn | None
+
+
+def object_key(obj: Any) -> str:
+    ns = obj.metadata.namespace
+    return f"{ns}/{obj.metadata.name}" if ns else obj.metadata.name
+
+
+def _kind_of(obj: Message) -> str:
+    return obj.DESCRIPTOR.name
+
+
+class MemoryCluster:
+    def __init__(self) -> None:
+        # One re-entrant lock serialises writes and their delivery, so watchers see one order.
+        self._lock = threading.RLock()
+        self._objects: dict[str, dict[str, Any]] = {}
+        self._rv = itertools.count(1)
+        self._watches: list[_Watch] = []
+        self.events: list[RecordedEvent] = []
+        self.deleted_pods: dict[str, str] = {}
+
+    # ----- store ------------------------------------------------------------------------------
+
+    def watch(self, kind: str, on_add: AddFn | None = None, on_update: UpdateFn | None = None,
+              on_delete: DeleteFn | None = None) -> None:
+        with self._lock:
+            self._watches.append(_Watch(kind, on_add, on_update, on_delete))
+            for obj in list(self._objects.get(kind, {}).values()):
+                if on_add is not None:
+                    on_add(obj)
+
+    def list(self, kind: str) -> list[Any]:
+        with self._lock:
+            return list(self._objects.get(kind, {}).values())
+
+    def get(self, kind: str, key: str) -> Any | None:
+        with self._lock:
+            return self._objects.get(kind, {}).get(key)
+
+    def create(self, obj: Any) -> Any:
+        with self._lock:
+            kind = _kind_of(obj)
+            key = object_key(obj)
+            store = self._objects.setdefault(kind, {})
+            if key in store:
+                raise ConflictError(f'{kind.lower()}s "{key}" already exists')
+            if kind == KIND_POD:
+                self._admit_pod(obj)
+            obj.metadata.resourceVersion = str(next(self._rv))
+            store[key] = obj
+            for w in self._watches:
+                if w.kind == kind and w.on_add is not None:
+                    w.on_add(obj)
+            return obj
+
+    def update(self, obj: Any) -> Any:
+        with self._lock:
+            kind = _kind_of(obj)
+            key = object_key(obj)
+            store = self._objects.get(kind, {})
+            old = store.get(key)
+            if old is None:
+                raise NotFoundError(f'{kind.lower()}s "{key}" not found')
+            obj.metadata.resourceVersion = str(next(self._rv))
+            store[key] = obj
+            for w in self._watches:
+                if w.kind == kind and w.on_update is not None:
+                    w.on_update(old, obj)
+            return obj
+
+    def delete(self, kind: str, key: str) -> Any:
+        with self._lock:
+            store = self._objects.get(kind, {})
+            old = store.pop(key, None)
+            if old is None:
+                raise NotFoundError(f'{kind.lower()}s "{key}" not found')
+            for w in self._watches:
+                if w.kind == kind and w.on_delete is not None:
+                    w.on_delete(old)
+            return old
+
+    def _mutate_pod(self, pod: Pod, fn: Callable[[Pod], None]) -> Pod:
+        with self._lock:
+            cur = self.get(KIND_POD, object_key(pod))
+            if cur is None:
+                raise NotFoundError(f'pods "{pod.metadata.name}" not found')
+            new = Pod()
+            new.CopyFrom(cur)
+            fn(new)
+            return self.update(new)  # type: ignore[no-any-return]
+
+    # ----- admission --------------------------------------------------------------------------
+
+    def _admit_pod(self, pod: Pod) -> None:
+        if not pod.spec.schedulerName:
+            pod.spec.schedulerName = "default-scheduler"
+        for c in list(pod.spec.initContainers) + list(pod.spec.containers):
+            # API defaulting: a limit without a request makes the request equal the limit.
+            for name, q in c.resources.limits.items():
+                if name not in c.resources.requests:
+                    c.resources.requests[name].CopyFrom(q)
+        if pod.spec.HasField("priority"):
+            return
+        classes = self._objects.get("PriorityClass", {})
+        name = pod.spec.priorityClassName
+        if name:
+            pc = classes.get(name)
+            if pc is None:
+                raise AdmissionError(f'pods "{pod.metadata.name}" is forbidden: no PriorityClass with name {name} was found')
+        else:
+            pc = next((c for c in classes.values() if c.globalDefault), None)
+        if pc is not None:
+            pod.spec.priority = pc.value
+            if pc.preemptionPolicy and not pod.spec.preemptionPolicy:
+                pod.spec.preemptionPolicy = pc.preemptionPolicy
+            if not name:
+                pod.spec.priorityClassName = pc.metadata.name
+        else:
+            pod.spec.priority = 0
+        if not pod.spec.preemptionPolicy:
+            pod.spec.preemptionPolicy = "PreemptLowerPriority"
+
+    # ----- ClusterClient (what the scheduler writes) ------------------------------------------
+
+    def get_pod(self, namespace: str, name: str) -> Pod | None:
+        return self.get(KIND_POD, f"{namespace}/{name}")  # type: ignore[no-any-return]
+
+    def bind(self, pod: Pod, node_name: str) -> None:
+        with self._lock:
+            cur = self.get_pod(pod.metadata.namespace, pod.metadata.name)
+            if cur is None or (pod.metadata.uid and cur.metadata.uid != pod.metadata.uid):
+                raise NotFoundError(f'pods "{pod.metadata.name}" not found')
+            if cur.spec.nodeName:
+                raise ConflictError(f'pod {pod.metadata.name} is already assigned to node "{cur.spec.nodeName}"')
+            if self.get(KIND_NODE, node_name) is None:
+                raise NotFoundError(f'nodes "{node_name}" not found')
+
+            def set_node(p: Pod) -> None:
+                p.spec.nodeName = node_name
+                _set_condition(p, "PodScheduled", "True", "", "")
+
+            self._mutate_pod(cur, set_node)
+
+    def delete_pod(self, pod: Pod, reason: str) -> None:
+        with self._lock:
+            key = object_key(pod)
+            if self.get(KIND_POD, key) is None:
+                return
+            self.deleted_pods[key] = reason
+            self.delete(KIND_POD, key)
+
+    def set_nominated_node_name(self, pod: Pod, node_name: str) -> None:
+        def set_nnn(p: Pod) -> None:
+            p.status.nominatedNodeName = node_name
+
+        try:
+            self._mutate_pod(pod, set_nnn)
+        except NotFoundError:
+            pass
+
+    def set_pod_condition(self, pod: Pod, ctype: str, status: str, reason: str, message: str) -> None:
+        try:
+            self._mutate_pod(pod, lambda p: _set_condition(p, ctype, status, reason, message))
+        except NotFoundError:
+            pass
+
+    def list_pod_disruption_budgets(self) -> builtins.list[Any]:
+        return self.list("PodDisruptionBudget")
+
+    def get_namespace_labels(self, namespace: str) -> Mapping[str, str] | None:
+        ns = self.get("Namespace", namespace)
+        if ns is None:
+            # Namespaces not declared in the manifests exist implicitly, with the label the API server sets.
+            return {"kubernetes.io/metadata.name": namespace}
+        labels = dict(ns.metadata.labels)
+        labels.setdefault("kubernetes.io/metadata.name", namespace)
+        return labels
+
+    # ----- EventRecorder ----------------------------------------------------------------------
+
+    def eventf(self, regarding: Any, related: Any, eventtype: str, reason: str, action: str, note: str) -> None:
+        with self._lock:
+            self.events.append(RecordedEvent(
+                type=eventtype, reason=reason, action=action,
+                regarding=_ref(regarding), regarding_kind=_ref_kind(regarding),
+                message=note, related=_ref(related) if related is not None else "",
+            ))
+
+
+def _set_condition(pod: Pod, ctype: str, status: str, reason: str, message: str) -> None:
+    for c in pod.status.conditions:
+        if c.type == ctype:
+            c.status, c.reason, c.message = status, reason, message
+            return
+    c = pod.status.conditions.add()
+    c.type, c.status, c.reason, c.message = ctype, status, reason, message
+
+
+def _ref(obj: Any) -> str:
+    if isinstance(obj, Mapping):
+        ns, name = obj.get("Namespace", ""), obj.get("Name", "")
+        return f"{ns}/{name}" if ns else name
+    return object_key(obj)
+
+
+def _ref_kind(obj: Any) -> str:
+    if isinstance(obj, Mapping):
+        return str(obj.get("Kind", ""))
+    return _kind_of(obj)

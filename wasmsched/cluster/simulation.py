@@ -1,0 +1,163 @@
+"""Run a scheduler against the embedded cluster until nothing more can happen ("quiet").
+
+Time is simulated: when no pod is ready to schedule and no binding runs, the clock jumps to the
+next backoff expiry or Permit deadline, so a run takes only the CPU time scheduling needs.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from wasmsched.api.types import Pod
+from wasmsched.cluster.memory import KIND_NODE, KIND_POD, MemoryCluster, RecordedEvent, object_key
+from wasmsched.config.types import KubeSchedulerConfiguration
+from wasmsched.framework.events import ActionType, ClusterEvent, EventResource
+from wasmsched.framework.interface import PluginFactory
+from wasmsched.framework.status import Status
+from wasmsched.scheduler.factory import new_scheduler
+from wasmsched.scheduler.schedule_one import CycleExplain
+from wasmsched.scheduler.scheduler import Scheduler
+from wasmsched.util.clock import SimClock
+
+log = logging.getLogger("wasmsched.simulate")
+
+# Kinds applied before pods, in this order, so pods see their priority classes and nodes exist.
+APPLY_ORDER = ("Namespace", "PriorityClass", "Node", "PodDisruptionBudget", "StorageClass", "CSINode",
+               "PersistentVolume", "PersistentVolumeClaim", "Service")
+# Objects besides nodes and pods whose changes plugins may register for (resource names as in events.go).
+OTHER_EVENT_RESOURCES = {
+    "PersistentVolume": EventResource.PERSISTENT_VOLUME,
+    "PersistentVolumeClaim": EventResource.PERSISTENT_VOLUME_CLAIM,
+    "StorageClass": EventResource.STORAGE_CLASS,
+    "CSINode": EventResource.CSI_NODE,
+}
+
+
+@dataclass
+class PodResult:
+    namespace: str
+    name: str
+    node: str | None
+    phase: str
+    message: str
+    nominated_node: str | None
+    attempts: int
+    explain: CycleExplain | None = None
+
+
+@dataclass
+class SimulationResult:
+    pods: list[PodResult]
+    events: list[RecordedEvent]
+    seconds: float
+    cluster: MemoryCluster
+    scheduler: Scheduler
+    extra_summary: dict[str, Any] = field(default_factory=dict)
+
+    def count(self, phase: str) -> int:
+        return sum(1 for p in self.pods if p.phase == phase)
+
+
+class Simulation:
+    def __init__(self, cfg: KubeSchedulerConfiguration, registry: Mapping[str, PluginFactory], *,
+                 seed: int = 0, explain: bool = False) -> None:
+        self.clock = SimClock()
+        self.cluster = MemoryCluster()
+        self.scheduler = new_scheduler(cfg, registry, self.cluster, self.cluster, self.clock.now,
+                                       seed=seed, explain=explain)
+        s = self.scheduler
+        self.cluster.watch(KIND_NODE, s.on_node_add, s.on_node_update, s.on_node_delete)
+        self.cluster.watch(KIND_POD, s.on_pod_add, s.on_pod_update, s.on_pod_delete)
+        for kind, resource in OTHER_EVENT_RESOURCES.items():
+            self._watch_other(kind, resource)
+        self._pending: list[str] = []
+        self._running: list[str] = []
+
+    def _watch_other(self, kind: str, resource: str) -> None:
+        s = self.scheduler
+        self.cluster.watch(
+            kind,
+            lambda o: s.on_event(ClusterEvent(resource, ActionType.ADD), None, o),
+            lambda old, new: s.on_event(ClusterEvent(resource, ActionType.UPDATE), old, new),
+            lambda o: s.on_event(ClusterEvent(resource, ActionType.DELETE), o, None),
+        )
+
+    def apply(self, objects_by_kind: Mapping[str, Iterable[Any]]) -> None:
+        """Creates the objects: cluster-scoped and supporting kinds first, then running, then pending pods."""
+        for kind in APPLY_ORDER:
+            for obj in objects_by_kind.get(kind, []):
+                self.cluster.create(obj)
+        pods: list[Pod] = list(objects_by_kind.get("Pod", []))
+        for pod in pods:
+            if pod.spec.nodeName:
+                self.cluster.create(pod)
+                self._running.append(object_key(pod))
+        for pod in pods:
+            if not pod.spec.nodeName:
+                self.cluster.create(pod)
+                self._pending.append(object_key(pod))
+
+    def run_until_quiet(self, max_cycles: int | None = None) -> SimulationResult:
+        start = time.perf_counter()
+        s = self.scheduler
+        cycles = 0
+        while max_cycles is None or cycles < max_cycles:
+            if s.schedule_one():
+                cycles += 1
+                continue
+            if s.bindings_in_flight() and not s.wait_for_bindings(timeout=0.0):
+                s.wait_for_bindings()
+                continue
+            if s.queue.has_work():
+                continue
+            wake = s.next_wake_up()
+            if wake is None:
+                if s.bindings_in_flight():
+                    # Only Permit-waiting pods without a deadline could remain; they cannot resolve alone.
+                    s.wait_for_bindings(timeout=0.05)
+                    if s.queue.has_work() or s.next_wake_up() is not None:
+                        continue
+                break
+            self.clock.advance_to(wake)
+            s.expire_waiting_pods()
+        s.wait_for_bindings()
+        seconds = time.perf_counter() - start
+        return SimulationResult(self._results(), list(self.cluster.events), seconds, self.cluster, s)
+
+    def _results(self) -> list[PodResult]:
+        s = self.scheduler
+        queued = s.queue.pending_pods()
+        gated = {object_key(q.pod): q for q in queued["gated"]}
+        out: list[PodResult] = []
+        for key in self._pending + [k for k in self._running if k in self.cluster.deleted_pods]:
+            rec = s.records.get(key)
+            pod = self.cluster.get(KIND_POD, key)
+            ns, name = key.split("/", 1)
+            attempts = rec.attempts if rec else 0
+            explain = rec.explain if rec else None
+            if pod is None:
+                reason = self.cluster.deleted_pods.get(key, "deleted")
+                out.append(PodResult(ns, name, None, "Preempted", reason, None, attempts, explain))
+                continue
+            nominated = pod.status.nominatedNodeName or None
+            if pod.spec.nodeName:
+                out.append(PodResult(ns, name, pod.spec.nodeName, "Scheduled", "", nominated, attempts, explain))
+            elif not s.responsible_for(pod):
+                msg = f'no profile for schedulerName "{pod.spec.schedulerName}"'
+                out.append(PodResult(ns, name, None, "Ignored", msg, None, 0, None))
+            elif key in gated:
+                gates = "[" + " ".join(g.name for g in pod.spec.schedulingGates) + "]"
+                out.append(PodResult(ns, name, None, "Unschedulable", f"waiting for scheduling gates: {gates}",
+                                     nominated, attempts, explain))
+            else:
+                phase = "Unschedulable"
+                msg = rec.message if rec else ""
+                last: Status | None = rec.last_status if rec else None
+                if last is not None and not last.is_rejected():
+                    phase = "Error"
+                out.append(PodResult(ns, name, None, phase, msg, nominated, attempts, explain))
+        return out

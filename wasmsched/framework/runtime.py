@@ -1,0 +1,596 @@
+"""The per-profile framework: builds the plugins of a profile and runs them at each extension
+point in kube-scheduler's order and with its semantics (framework/runtime/framework.go)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from wasmsched.api.types import Pod
+from wasmsched.framework import interface as fw
+from wasmsched.framework.cycle_state import CycleState
+from wasmsched.framework.events import ClusterEventWithHint
+from wasmsched.framework.interface import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    ClusterClient,
+    EventRecorder,
+    NodePluginScores,
+    NodeScore,
+    NodeToStatus,
+    PluginFactory,
+    PluginScore,
+    PodNominator,
+    PostFilterResult,
+    PreFilterResult,
+)
+from wasmsched.framework.snapshot import Snapshot
+from wasmsched.framework.status import Code, Status
+from wasmsched.framework.types import NodeInfo, PodInfo, QueuedPodInfo, get_pod_key
+from wasmsched.framework.waiting_pods import WaitingPodImpl, WaitingPodsMap
+
+log = logging.getLogger("wasmsched.framework")
+
+MAX_TIMEOUT = 15 * 60.0  # Permit wait cap, as kube-scheduler's maxTimeout
+
+# Extension points in the order of config.Plugins, with the interface each requires.
+EXTENSION_POINTS: list[tuple[str, type[fw.Plugin]]] = [
+    ("pre_enqueue", fw.PreEnqueuePlugin),
+    ("queue_sort", fw.QueueSortPlugin),
+    ("pre_filter", fw.PreFilterPlugin),
+    ("filter", fw.FilterPlugin),
+    ("post_filter", fw.PostFilterPlugin),
+    ("pre_score", fw.PreScorePlugin),
+    ("score", fw.ScorePlugin),
+    ("reserve", fw.ReservePlugin),
+    ("permit", fw.PermitPlugin),
+    ("pre_bind", fw.PreBindPlugin),
+    ("bind", fw.BindPlugin),
+    ("post_bind", fw.PostBindPlugin),
+]
+
+
+class FrameworkError(ValueError):
+    """A profile that cannot be built (unknown plugin, plugin without the extension point, ...)."""
+
+
+@dataclass
+class PluginRef:
+    name: str
+    weight: int = 0
+
+
+@dataclass
+class ProfilePlugins:
+    """Enabled/disabled plugins per extension point, after config defaulting (config.Plugins)."""
+
+    enabled: dict[str, list[PluginRef]] = field(default_factory=dict)
+    disabled: dict[str, list[str]] = field(default_factory=dict)
+    multi_point: list[PluginRef] = field(default_factory=list)
+
+
+class Framework:
+    """Runs one profile's plugins. Also the Handle plugins receive."""
+
+    def __init__(
+        self,
+        profile_name: str,
+        plugins: ProfilePlugins,
+        plugin_args: Mapping[str, Any],
+        registry: Mapping[str, PluginFactory],
+        *,
+        client: ClusterClient,
+        event_recorder: EventRecorder,
+        snapshot: Callable[[], Snapshot],
+        pod_nominator: PodNominator,
+        clock: Callable[[], float],
+        percentage_of_nodes_to_score: int | None = None,
+    ) -> None:
+        self._profile_name = profile_name
+        self._client = client
+        self._event_recorder = event_recorder
+        self._snapshot = snapshot
+        self._pod_nominator = pod_nominator
+        self.clock = clock
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.waiting_pods = WaitingPodsMap()
+        self.plugins_map: dict[str, fw.Plugin] = {}
+        self.score_plugin_weight: dict[str, int] = {}
+        self._build(plugins, plugin_args, registry)
+
+    # ----- construction -------------------------------------------------------------------------
+
+    def _build(self, cfg: ProfilePlugins, args: Mapping[str, Any], registry: Mapping[str, PluginFactory]) -> None:
+        names: list[str] = []
+        for ref in cfg.multi_point:
+            names.append(ref.name)
+        for refs in cfg.enabled.values():
+            names.extend(r.name for r in refs)
+        for name in dict.fromkeys(names):
+            factory = registry.get(name)
+            if factory is None:
+                raise FrameworkError(f'profile "{self._profile_name}": plugin "{name}" does not exist')
+            try:
+                plugin = factory(args.get(name), self)
+            except FrameworkError:
+                raise
+            except Exception as e:  # a plugin's own validation error names the plugin for the user
+                raise FrameworkError(f'profile "{self._profile_name}": initializing plugin "{name}": {e}') from e
+            if not plugin.name:
+                plugin.name = name
+            self.plugins_map[name] = plugin
+
+        for ref in cfg.enabled.get("score", []):
+            self.score_plugin_weight[ref.name] = ref.weight or 1
+        for ref in cfg.multi_point:
+            if ref.name not in self.score_plugin_weight:
+                self.score_plugin_weight[ref.name] = ref.weight or 1
+
+        self.points: dict[str, list[Any]] = {}
+        for point, iface in EXTENSION_POINTS:
+            specific = [r.name for r in cfg.enabled.get(point, [])]
+            for n in specific:
+                if not isinstance(self.plugins_map[n], iface):
+                    raise FrameworkError(
+                        f'profile "{self._profile_name}": plugin "{n}" does not extend {_point_title(point)} plugin'
+                    )
+            disabled = set(cfg.disabled.get(point, []))
+            self.points[point] = self._expand_multi_point(point, iface, specific, disabled, cfg.multi_point)
+
+        if len(self.points["queue_sort"]) != 1:
+            raise FrameworkError(
+                f'profile "{self._profile_name}": one queue sort plugin required for profile with scheduler name'
+                f' "{self._profile_name}", got {len(self.points["queue_sort"])}'
+            )
+        if not self.points["bind"]:
+            raise FrameworkError(f'profile "{self._profile_name}": at least one bind plugin is needed')
+        # Filter/score weights only matter for score plugins; validate their range as kube does.
+        for pl in self.points["score"]:
+            if self.score_plugin_weight.get(pl.name, 1) <= 0:
+                raise FrameworkError(f'profile "{self._profile_name}": score plugin "{pl.name}" weight must be positive')
+        self.enqueue_extensions = [p for p in self.plugins_map.values() if isinstance(p, fw.EnqueueExtensions)]
+
+    def _expand_multi_point(self, point: str, iface: type, specific: list[str], disabled: set[str],
+                            multi_point: list[PluginRef]) -> list[Any]:
+        if "*" in disabled:
+            return [self.plugins_map[n] for n in specific]
+        enabled_set = list(dict.fromkeys(specific))
+        multi: list[str] = []
+        overrides: set[str] = set()
+        for ref in multi_point:
+            pl = self.plugins_map[ref.name]
+            if not isinstance(pl, iface) or ref.name in disabled:
+                continue
+            if ref.name in enabled_set:
+                overrides.add(ref.name)
+                continue
+            if ref.name in multi:
+                raise FrameworkError(
+                    f'profile "{self._profile_name}": plugin "{ref.name}" already registered as "{_point_title(point)}"'
+                )
+            multi.append(ref.name)
+        # Order: overridden plugins as listed in the specific point, then multiPoint ones, then the rest.
+        ordered = [n for n in enabled_set if n in overrides] + multi + [n for n in enabled_set if n not in overrides]
+        return [self.plugins_map[n] for n in ordered]
+
+    # ----- Handle -------------------------------------------------------------------------------
+
+    def profile_name(self) -> str:
+        return self._profile_name
+
+    def snapshot_shared_lister(self) -> Snapshot:
+        return self._snapshot()
+
+    def client(self) -> ClusterClient:
+        return self._client
+
+    def event_recorder(self) -> EventRecorder:
+        return self._event_recorder
+
+    def pod_nominator(self) -> PodNominator:
+        return self._pod_nominator
+
+    def parallelize_until(self, pieces: int, fn: Callable[[int], None]) -> None:
+        # Plugin work per piece is short Python; threads would only contend for the GIL.
+        for i in range(pieces):
+            fn(i)
+
+    def get_waiting_pod(self, uid: str) -> WaitingPodImpl | None:
+        return self.waiting_pods.get(uid)
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        wp = self.waiting_pods.get(uid)
+        if wp is None:
+            return False
+        wp.reject("", "removed")
+        return True
+
+    def iterate_over_waiting_pods(self, fn: Callable[[Any], None]) -> None:
+        for wp in self.waiting_pods.all():
+            fn(wp)
+
+    def has_filter_plugins(self) -> bool:
+        return bool(self.points["filter"])
+
+    def has_post_filter_plugins(self) -> bool:
+        return bool(self.points["post_filter"])
+
+    def has_score_plugins(self) -> bool:
+        return bool(self.points["score"])
+
+    def list_plugins(self) -> dict[str, list[str]]:
+        return {p: [pl.name for pl in pls] for p, pls in self.points.items() if pls}
+
+    # ----- queue-side extension points ----------------------------------------------------------
+
+    def queue_sort_less(self) -> Callable[[QueuedPodInfo, QueuedPodInfo], bool]:
+        return self.points["queue_sort"][0].less  # type: ignore[no-any-return]
+
+    def run_pre_enqueue_plugins(self, pod: Pod) -> Status | None:
+        for pl in self.points["pre_enqueue"]:
+            st = pl.pre_enqueue(pod)
+            if st is not None and not st.is_success():
+                st.plugin = pl.name
+                if not st.is_rejected():
+                    log.error("running PreEnqueue plugin %s: %s", pl.name, st.message())
+                return st
+        return None
+
+    def events_to_register(self) -> list[tuple[str, ClusterEventWithHint]]:
+        out: list[tuple[str, ClusterEventWithHint]] = []
+        for pl in self.enqueue_extensions:
+            try:
+                events = pl.events_to_register()
+            except Exception as e:
+                log.error("plugin %s: EventsToRegister failed: %s", pl.name, e)
+                continue
+            out.extend((pl.name, ev) for ev in events)
+        return out
+
+    # ----- scheduling cycle ---------------------------------------------------------------------
+
+    def run_pre_filter_plugins(self, state: CycleState, pod: Pod,
+                               nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None, set[str]]:
+        result: PreFilterResult | None = None
+        plugins_with_nodes: list[str] = []
+        skip: set[str] = set()
+        for pl in self.points["pre_filter"]:
+            try:
+                r, st = pl.pre_filter(state, pod, nodes)
+            except Exception as e:
+                st, r = Status.error(e), None
+            if st is not None and st.is_skip():
+                skip.add(pl.name)
+                continue
+            if st is not None and not st.is_success():
+                st.plugin = pl.name
+                if st.is_rejected():
+                    return None, st, {pl.name}
+                err = Status.error(f'running PreFilter plugin "{pl.name}": {st.message()}', pl.name)
+                return None, err, set()
+            if r is not None and not r.all_nodes():
+                plugins_with_nodes.append(pl.name)
+            result = r if result is None else result.merge(r)
+            if result is not None and not result.all_nodes() and not result.node_names:
+                names = sorted(plugins_with_nodes)
+                msg = (f"node(s) didn't satisfy plugin {names[0]}" if len(names) == 1
+                       else f"node(s) didn't satisfy plugin(s) {_go_list(names)} simultaneously")
+                return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [msg]), set(names)
+        state.skip_filter_plugins = skip
+        return result, None, set(plugins_with_nodes)
+
+    def run_pre_filter_extension_add_pod(self, state: CycleState, pod_to_schedule: Pod,
+                                         pod_info_to_add: PodInfo, node_info: NodeInfo) -> Status | None:
+        for pl in self.points["pre_filter"]:
+            ext = pl.pre_filter_extensions()
+            if ext is None or pl.name in state.skip_filter_plugins:
+                continue
+            st = ext.add_pod(state, pod_to_schedule, pod_info_to_add, node_info)
+            if st is not None and not st.is_success():
+                return Status.error(f'running AddPod on PreFilter plugin "{pl.name}": {st.message()}', pl.name)
+        return None
+
+    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod_to_schedule: Pod,
+                                            pod_info_to_remove: PodInfo, node_info: NodeInfo) -> Status | None:
+        for pl in self.points["pre_filter"]:
+            ext = pl.pre_filter_extensions()
+            if ext is None or pl.name in state.skip_filter_plugins:
+                continue
+            st = ext.remove_pod(state, pod_to_schedule, pod_info_to_remove, node_info)
+            if st is not None and not st.is_success():
+                return Status.error(f'running RemovePod on PreFilter plugin "{pl.name}": {st.message()}', pl.name)
+        return None
+
+    def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        skip = state.skip_filter_plugins
+        for pl in self.points["filter"]:
+            if pl.name in skip:
+                continue
+            try:
+                st = pl.filter(state, pod, node_info)
+            except Exception as e:
+                st = Status.error(e)
+            if st is not None and st.code != Code.SUCCESS:
+                return self._filter_failure(pl.name, st)
+        return None
+
+    @staticmethod
+    def _filter_failure(plugin: str, st: Status) -> Status:
+        if not st.is_rejected():
+            st = Status.error(f'running "{plugin}" filter plugin: {st.message()}')
+        st.plugin = plugin
+        return st
+
+    def run_filter_plugins_batch(self, state: CycleState, pod: Pod,
+                                 node_infos: Sequence[NodeInfo]) -> list[Status | None]:
+        """Filter for many nodes, plugin by plugin over the nodes still feasible (same result as per node)."""
+        results: list[Status | None] = [None] * len(node_infos)
+        alive = list(range(len(node_infos)))
+        skip = state.skip_filter_plugins
+        for pl in self.points["filter"]:
+            if pl.name in skip or not alive:
+                continue
+            try:
+                sts = pl.filter_nodes(state, pod, [node_infos[i] for i in alive])
+            except Exception as e:
+                sts = [Status.error(e)] * len(alive)
+            still = []
+            for i, st in zip(alive, sts):
+                if st is not None and st.code != Code.SUCCESS:
+                    results[i] = self._filter_failure(pl.name, st)
+                else:
+                    still.append(i)
+            alive = still
+        return results
+
+    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, info: NodeInfo) -> Status | None:
+        status: Status | None = None
+        pods_added = False
+        for i in range(2):
+            state_to_use, info_to_use = state, info
+            if i == 0:
+                pods_added, state_to_use, info_to_use, err = self._add_ge_nominated_pods(pod, state, info)
+                if err is not None:
+                    return err
+            elif not pods_added or (status is not None and not status.is_success()):
+                break
+            status = self.run_filter_plugins(state_to_use, pod, info_to_use)
+            if status is not None and not status.is_success() and not status.is_rejected():
+                return status
+        return status
+
+    def _add_ge_nominated_pods(self, pod: Pod, state: CycleState,
+                               info: NodeInfo) -> tuple[bool, CycleState, NodeInfo, Status | None]:
+        if info.node is None:
+            return False, state, info, None
+        nominated = self._pod_nominator.nominated_pods_for_node(info.name)
+        if not nominated:
+            return False, state, info, None
+        prio = pod.spec.priority if pod.spec.HasField("priority") else 0
+        uid = get_pod_key(pod)
+        info_out, state_out, added = info.clone(), state.clone(), False
+        for pi in nominated:
+            if pi.priority >= prio and get_pod_key(pi.pod) != uid:
+                info_out.add_pod_info(pi)
+                st = self.run_pre_filter_extension_add_pod(state_out, pod, pi, info_out)
+                if st is not None and not st.is_success():
+                    return False, state, info, st
+                added = True
+        return added, state_out, info_out, None
+
+    def run_post_filter_plugins(self, state: CycleState, pod: Pod,
+                                m: NodeToStatus) -> tuple[PostFilterResult | None, Status]:
+        result: PostFilterResult | None = None
+        reasons: list[str] = []
+        rejector = ""
+        for pl in self.points["post_filter"]:
+            try:
+                r, st = pl.post_filter(state, pod, m)
+            except Exception as e:
+                r, st = None, Status.error(e)
+            if st is None or st.is_success():
+                return r, st or Status()
+            if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                st.plugin = pl.name
+                return r, st
+            if not st.is_rejected():
+                return None, Status.error(st.message(), pl.name)
+            if r is not None and r.nominating_info is not None and r.nominating_info.mode != fw.NominatingMode.NOOP:
+                result = r
+            reasons.extend(st.reasons)
+            rejector = rejector or pl.name
+        return result, Status(Code.UNSCHEDULABLE, reasons, None, rejector)
+
+    def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        skip: set[str] = set()
+        for pl in self.points["pre_score"]:
+            try:
+                st = pl.pre_score(state, pod, nodes)
+            except Exception as e:
+                st = Status.error(e)
+            if st is not None and st.is_skip():
+                skip.add(pl.name)
+                continue
+            if st is not None and not st.is_success():
+                return Status.error(f'running PreScore plugin "{pl.name}": {st.message()}', pl.name)
+        state.skip_score_plugins = skip
+        return None
+
+    def run_score_plugins(self, state: CycleState, pod: Pod,
+                          nodes: Sequence[NodeInfo]) -> tuple[list[NodePluginScores], Status | None]:
+        plugins = [pl for pl in self.points["score"] if pl.name not in state.skip_score_plugins]
+        per_plugin: list[list[int]] = []
+        for pl in plugins:
+            try:
+                scores, st = pl.score_nodes(state, pod, nodes)
+            except Exception as e:
+                scores, st = [], Status.error(e)
+            if st is not None and not st.is_success():
+                return [], Status.error(f'running Score plugins: plugin "{pl.name}" failed with: {st.message()}')
+            ext = pl.score_extensions()
+            if ext is not None:
+                lst = [NodeScore(ni.name, s) for ni, s in zip(nodes, scores)]
+                try:
+                    st = ext.normalize_score(state, pod, lst)
+                except Exception as e:
+                    st = Status.error(e)
+                if st is not None and not st.is_success():
+                    return [], Status.error(f'running Normalize on Score plugins: plugin "{pl.name}" failed with: '
+                                            f"{st.message()}")
+                scores = [ns.score for ns in lst]
+            per_plugin.append(scores)
+        out = []
+        weights = [self.score_plugin_weight.get(pl.name, 1) for pl in plugins]
+        for idx, ni in enumerate(nodes):
+            nps = NodePluginScores(ni.name)
+            total = 0
+            for pl, w, scores in zip(plugins, weights, per_plugin):
+                s = scores[idx]
+                if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE:
+                    return [], Status.error(
+                        f'running Score plugins: plugin "{pl.name}" returns an invalid score {s}, it should in the '
+                        f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+                    )
+                nps.scores.append(PluginScore(pl.name, s * w))
+                total += s * w
+            nps.total_score = total
+            out.append(nps)
+        return out, None
+
+    def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        for pl in self.points["reserve"]:
+            try:
+                st = pl.reserve(state, pod, node_name)
+            except Exception as e:
+                st = Status.error(e)
+            if st is not None and not st.is_success():
+                if st.is_rejected():
+                    st.plugin = pl.name
+                    return st
+                return Status.error(f'running Reserve plugin "{pl.name}": {st.message()}', pl.name)
+        return None
+
+    def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        # Reverse order, as kube-scheduler, so state is unwound like a stack.
+        for pl in reversed(self.points["reserve"]):
+            try:
+                pl.unreserve(state, pod, node_name)
+            except Exception as e:
+                log.error("plugin %s: Unreserve failed for pod %s: %s", pl.name, _key(pod), e)
+
+    def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        pending: dict[str, tuple[float, float]] = {}
+        now = self.clock()
+        for pl in self.points["permit"]:
+            try:
+                st, timeout = pl.permit(state, pod, node_name)
+            except Exception as e:
+                st, timeout = Status.error(e), 0.0
+            if st is None or st.is_success():
+                continue
+            if st.is_rejected():
+                st.plugin = pl.name
+                return st
+            if st.is_wait():
+                timeout = min(max(timeout, 0.0), MAX_TIMEOUT)
+                pending[pl.name] = (now + timeout, timeout)
+                continue
+            return Status.error(f'running Permit plugin "{pl.name}": {st.message()}', pl.name)
+        if pending:
+            self.waiting_pods.add(get_pod_key(pod), WaitingPodImpl(pod, pending))
+            return Status(Code.WAIT, [f'one or more plugins asked to wait and no plugin rejected pod "{pod.metadata.name}"'])
+        return None
+
+    def wait_on_permit(self, pod: Pod, done: Callable[[Status | None], None]) -> None:
+        """Calls `done` once the pod is allowed, rejected or timed out (at once if it is not waiting)."""
+        uid = get_pod_key(pod)
+        wp = self.waiting_pods.get(uid)
+        if wp is None:
+            done(None)
+            return
+
+        def finish(st: Status | None) -> None:
+            self.waiting_pods.remove(uid)
+            done(st)
+
+        wp.on_done(finish)
+
+    def expire_waiting_pods(self, now: float) -> int:
+        return sum(1 for wp in self.waiting_pods.all() if wp.expire(now))
+
+    def next_waiting_deadline(self) -> float | None:
+        deadlines = [wp.deadline() for wp in self.waiting_pods.all() if not wp.done()]
+        return min(deadlines) if deadlines else None
+
+    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        for pl in self.points["pre_bind"]:
+            if pl.name in state.skip_pre_bind_plugins:
+                continue
+            try:
+                st = pl.pre_bind(state, pod, node_name)
+            except Exception as e:
+                st = Status.error(e)
+            if st is not None and not st.is_success():
+                if st.is_rejected():
+                    st.plugin = pl.name
+                    return st
+                return Status.error(f'running PreBind plugin "{pl.name}": {st.message()}', pl.name)
+        return None
+
+    def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        st: Status | None = Status.skip()
+        for pl in self.points["bind"]:
+            try:
+                st = pl.bind(state, pod, node_name)
+            except Exception as e:
+                st = Status.error(e)
+            if st is not None and st.is_skip():
+                continue
+            if st is not None and not st.is_success():
+                if st.is_rejected():
+                    st.plugin = pl.name
+                    return st
+                return Status.error(f'running Bind plugin "{pl.name}": {st.message()}', pl.name)
+            return st
+        return st
+
+    def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        for pl in self.points["post_bind"]:
+            try:
+                pl.post_bind(state, pod, node_name)
+            except Exception as e:
+                log.error("plugin %s: PostBind failed for pod %s: %s", pl.name, _key(pod), e)
+
+    # ----- cycle observers (the wasm pool pins instances by these) ------------------------------
+
+    def notify_scheduling_cycle_done(self, pod: Pod, succeeded: bool) -> None:
+        for pl in self.plugins_map.values():
+            fn = getattr(pl, "scheduling_cycle_done", None)
+            if fn is not None:
+                fn(pod, succeeded)
+
+    def notify_binding_cycle_done(self, pod: Pod) -> None:
+        for pl in self.plugins_map.values():
+            fn = getattr(pl, "binding_cycle_done", None)
+            if fn is not None:
+                fn(pod)
+
+    def close(self) -> None:
+        for pl in self.plugins_map.values():
+            fn = getattr(pl, "close", None)
+            if fn is not None:
+                fn()
+
+
+def _key(pod: Pod) -> str:
+    return f"{pod.metadata.namespace}/{pod.metadata.name}"
+
+
+def _go_list(items: Sequence[str]) -> str:
+    return "[" + " ".join(items) + "]"
+
+
+def _point_title(point: str) -> str:
+    return "".join(w.capitalize() for w in point.split("_"))

@@ -1,0 +1,92 @@
+"""ImageLocality (imagelocality/image_locality.go): Score."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from wasmsched.api.types import Pod
+from wasmsched.framework.cycle_state import CycleState
+from wasmsched.framework.interface import MAX_NODE_SCORE, Handle, ScorePlugin
+from wasmsched.framework.status import Status
+from wasmsched.framework.types import ImageStateSummary, NodeInfo
+from wasmsched.plugins.helper.gomath import div_trunc
+
+NAME = "ImageLocality"
+
+# Bounds of the image score range: a reasonable size range for compressed container images in
+# registries (90%ile of dockerhub images); the upper bound is per image.
+MB = 1024 * 1024
+MIN_THRESHOLD = 23 * MB
+MAX_CONTAINER_THRESHOLD = 1000 * MB
+
+DEFAULT_IMAGE_TAG = "latest"
+
+
+def normalized_image_name(name: str) -> str:
+    """The CRI-compliant name: ":latest" is added when the reference has no tag (or digest)."""
+    if name.rfind(":") <= name.rfind("/"):
+        return name + ":" + DEFAULT_IMAGE_TAG
+    return name
+
+
+def pod_images(pod: Pod) -> list[str]:
+    """Normalized images whose locality counts: init containers, containers, then image volumes."""
+    names = [normalized_image_name(c.image) for c in pod.spec.initContainers]
+    names.extend(normalized_image_name(c.image) for c in pod.spec.containers)
+    names.extend(
+        normalized_image_name(v.volumeSource.image.reference)
+        for v in pod.spec.volumes
+        if v.volumeSource.HasField("image")
+    )
+    return names
+
+
+def scaled_image_score(state: ImageStateSummary, total_num_nodes: int) -> int:
+    """The image size scaled by how far it has spread, against the "node heating" problem."""
+    spread = float(state.num_nodes) / float(total_num_nodes)
+    return int(float(state.size) * spread)
+
+
+def sum_image_scores(image_states: Mapping[str, ImageStateSummary], images: Sequence[str],
+                     total_num_nodes: int) -> int:
+    total = 0
+    for name in images:
+        state = image_states.get(name)
+        if state is not None:
+            total += scaled_image_score(state, total_num_nodes)
+    return total
+
+
+def calculate_priority(sum_scores: int, num_images: int) -> int:
+    """Scale the clamped sum into [0, MaxNodeScore]; the upper clamp is per image."""
+    max_threshold = MAX_CONTAINER_THRESHOLD * num_images
+    if sum_scores < MIN_THRESHOLD:
+        sum_scores = MIN_THRESHOLD
+    elif sum_scores > max_threshold:
+        sum_scores = max_threshold
+    # Go integer division (the divisor is negative for a pod without images).
+    return div_trunc(MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD), max_threshold - MIN_THRESHOLD)
+
+
+class ImageLocality(ScorePlugin):
+    name = NAME
+
+    def __init__(self, handle: Handle) -> None:
+        self.handle = handle
+
+    def _total_num_nodes(self) -> int:
+        return len(self.handle.snapshot_shared_lister().list())
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        images = pod_images(pod)
+        total = self._total_num_nodes()
+        return calculate_priority(sum_image_scores(node_info.image_states, images, total), len(images)), None
+
+    def score_nodes(self, state: CycleState, pod: Pod,
+                    node_infos: Sequence[NodeInfo]) -> tuple[list[int], Status | None]:
+        images = pod_images(pod)
+        n = len(images)
+        total = self._total_num_nodes()
+        return [
+            calculate_priority(sum_image_scores(ni.image_states, images, total), n) for ni in node_infos
+        ], None

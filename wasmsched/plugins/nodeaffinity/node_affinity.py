@@ -1,0 +1,282 @@
+"""NodeAffinity (nodeaffinity/node_affinity.go): PreFilter, Filter, PreScore, Score, NormalizeScore."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from wasmsched.api.nodeaffinity import NodeSelectorMatcher, PreferredSchedulingTerms, RequiredNodeAffinity
+from wasmsched.api.types import Node, Pod
+from wasmsched.config.args import NodeAffinityArgs
+from wasmsched.framework.cycle_state import CycleState, NotFoundError
+from wasmsched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
+from wasmsched.framework.interface import (
+    MAX_NODE_SCORE,
+    EnqueueExtensions,
+    FilterPlugin,
+    Handle,
+    NodeScore,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    ScorePlugin,
+)
+from wasmsched.framework.status import Status
+from wasmsched.framework.types import NodeInfo
+from wasmsched.plugins.helper.normalize_score import default_normalize_score
+from wasmsched.plugins.helper.objects import as_pair
+
+NAME = "NodeAffinity"
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+
+ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
+ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
+ERR_REASON_CONFLICT = "pod affinity terms conflict"
+
+OBJECT_NAME_FIELD = "metadata.name"
+
+
+class _PreFilterState:
+    __slots__ = ("required",)
+
+    def __init__(self, required: RequiredNodeAffinity) -> None:
+        self.required = required
+
+    def clone(self) -> _PreFilterState:
+        # Unaffected by pod additions or removals.
+        return self
+
+
+class _PreScoreState:
+    __slots__ = ("preferred",)
+
+    def __init__(self, preferred: PreferredSchedulingTerms | None) -> None:
+        self.preferred = preferred
+
+    def clone(self) -> _PreScoreState:
+        return self
+
+
+def _aggregate(errors: Sequence[str]) -> str:
+    # utilerrors.NewAggregate: one message alone, several as "[a, b]".
+    return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+
+
+def _required_node_selector(pod: Pod) -> Any | None:
+    spec = pod.spec
+    if spec.HasField("affinity") and spec.affinity.HasField("nodeAffinity"):
+        na = spec.affinity.nodeAffinity
+        if na.HasField("requiredDuringSchedulingIgnoredDuringExecution"):
+            return na.requiredDuringSchedulingIgnoredDuringExecution
+    return None
+
+
+def _pod_preferred_node_affinity(pod: Pod) -> PreferredSchedulingTerms | Status | None:
+    """The pod's compiled preferred terms, None without any, or an Error status on parse errors."""
+    spec = pod.spec
+    if not (spec.HasField("affinity") and spec.affinity.HasField("nodeAffinity")):
+        return None
+    terms = spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution
+    if not terms:
+        return None
+    compiled = PreferredSchedulingTerms.compile(terms)
+    if compiled.errors:
+        return Status.error(_aggregate(compiled.errors))
+    return compiled
+
+
+class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
+    name = NAME
+
+    def __init__(self, args: NodeAffinityArgs, handle: Handle | None = None) -> None:
+        self.handle = handle
+        self.added_node_selector: NodeSelectorMatcher | None = None
+        self.added_pref_sched_terms: PreferredSchedulingTerms | None = None
+        added = args.added_affinity
+        if added is not None:
+            if added.HasField("requiredDuringSchedulingIgnoredDuringExecution"):
+                sel = NodeSelectorMatcher.compile(added.requiredDuringSchedulingIgnoredDuringExecution)
+                if sel.errors():
+                    raise ValueError(
+                        "parsing addedAffinity.requiredDuringSchedulingIgnoredDuringExecution: "
+                        + _aggregate(sel.errors())
+                    )
+                self.added_node_selector = sel
+            if added.preferredDuringSchedulingIgnoredDuringExecution:
+                pref = PreferredSchedulingTerms.compile(added.preferredDuringSchedulingIgnoredDuringExecution)
+                if pref.errors:
+                    raise ValueError(
+                        "parsing addedAffinity.preferredDuringSchedulingIgnoredDuringExecution: "
+                        + _aggregate(pref.errors)
+                    )
+                self.added_pref_sched_terms = pref
+
+    # --- EnqueueExtensions -------------------------------------------------------------------
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        # Queueing hints are always on in 1.37, so UpdateNodeTaint is not registered.
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+                self.is_schedulable_after_node_change,
+            )
+        ]
+
+    def is_schedulable_after_node_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+        typed = as_pair(Node, old_obj, new_obj)
+        if typed is None:
+            return QueueingHint.QUEUE
+        original, modified = typed
+        if modified is None:
+            return QueueingHint.QUEUE
+        if self.added_node_selector is not None and not self.added_node_selector.match(modified):
+            return QueueingHint.QUEUE_SKIP
+        required = RequiredNodeAffinity.from_pod(pod)
+        if not required.match(modified):
+            return QueueingHint.QUEUE_SKIP
+        if original is None:
+            # A new node matching the pod's affinity.
+            return QueueingHint.QUEUE
+        # An update: only an unmatched -> matched change helps.
+        if required.match(original):
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
+
+    # --- PreFilter / Filter ------------------------------------------------------------------
+
+    def pre_filter(self, state: CycleState, pod: Pod,
+                   nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+        required_selector = _required_node_selector(pod)
+        if required_selector is None and self.added_node_selector is None and not pod.spec.nodeSelector:
+            # Filter has nothing to do with this pod.
+            return None, Status.skip()
+
+        state.write(PRE_FILTER_STATE_KEY, _PreFilterState(RequiredNodeAffinity.from_pod(pod)))
+
+        if required_selector is None or not required_selector.nodeSelectorTerms:
+            return None, None
+
+        # Narrow the candidates when every term pins node names through matchFields.
+        node_names: set[str] | None = None
+        for term in required_selector.nodeSelectorTerms:
+            term_node_names: set[str] | None = None
+            for r in term.matchFields:
+                if r.key == OBJECT_NAME_FIELD and r.operator == "In":
+                    # Requirements within a term are ANDed: intersect.
+                    values = set(r.values)
+                    term_node_names = values if term_node_names is None else term_node_names & values
+            if term_node_names is None:
+                # A term without a node name requirement admits every node (terms are ORed).
+                return None, None
+            node_names = term_node_names if node_names is None else node_names | term_node_names
+        if node_names is not None and not node_names:
+            # Every term has conflicting node names: no node can match.
+            return None, Status.unresolvable(ERR_REASON_CONFLICT)
+        if node_names:
+            return PreFilterResult(node_names), None
+        return None, None
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    def _required(self, state: CycleState, pod: Pod) -> RequiredNodeAffinity:
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if isinstance(s, _PreFilterState):
+            return s.required
+        # PreFilter did not run (disabled): compute it here.
+        return RequiredNodeAffinity.from_pod(pod)
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        node = node_info.node
+        if node is None:
+            return None
+        if self.added_node_selector is not None and not self.added_node_selector.match(node):
+            return Status.unresolvable(ERR_REASON_ENFORCED)
+        # Parse errors never match (kube ignores them here for backwards compatibility).
+        if not self._required(state, pod).match(node):
+            return Status.unresolvable(ERR_REASON_POD)
+        return None
+
+    def filter_nodes(self, state: CycleState, pod: Pod,
+                     node_infos: Sequence[NodeInfo]) -> list[Status | None]:
+        added = self.added_node_selector
+        required = self._required(state, pod)
+        match = required.match
+        out: list[Status | None] = [None] * len(node_infos)
+        for i, ni in enumerate(node_infos):
+            node = ni.node
+            if node is None:
+                continue
+            if added is not None and not added.match(node):
+                out[i] = Status.unresolvable(ERR_REASON_ENFORCED)
+            elif not match(node):
+                out[i] = Status.unresolvable(ERR_REASON_POD)
+        return out
+
+    # --- PreScore / Score --------------------------------------------------------------------
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        preferred = _pod_preferred_node_affinity(pod)
+        if isinstance(preferred, Status):
+            return preferred
+        if preferred is None and self.added_pref_sched_terms is None:
+            # Score has nothing to do with this pod.
+            return Status.skip()
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(preferred))
+        return None
+
+    def _preferred(self, state: CycleState, pod: Pod) -> PreferredSchedulingTerms | Status | None:
+        try:
+            s = state.read(PRE_SCORE_STATE_KEY)
+        except NotFoundError:
+            # PreScore did not run (disabled): compute it here.
+            return _pod_preferred_node_affinity(pod)
+        if not isinstance(s, _PreScoreState):
+            return Status.error(f"invalid PreScore state, got type {type(s).__name__}")
+        return s.preferred
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        node = node_info.node
+        if node is None:
+            return 0, None
+        count = 0
+        if self.added_pref_sched_terms is not None:
+            count += self.added_pref_sched_terms.score(node)
+        preferred = self._preferred(state, pod)
+        if isinstance(preferred, Status):
+            return 0, preferred
+        if preferred is not None:
+            count += preferred.score(node)
+        return count, None
+
+    def score_nodes(self, state: CycleState, pod: Pod,
+                    node_infos: Sequence[NodeInfo]) -> tuple[list[int], Status | None]:
+        preferred = self._preferred(state, pod)
+        if isinstance(preferred, Status):
+            return [], preferred
+        added = self.added_pref_sched_terms
+        out = [0] * len(node_infos)
+        for i, ni in enumerate(node_infos):
+            node = ni.node
+            if node is None:
+                continue
+            count = 0
+            if added is not None:
+                count += added.score(node)
+            if preferred is not None:
+                count += preferred.score(node)
+            out[i] = count
+        return out, None
+
+    def score_extensions(self) -> NodeAffinity:
+        return self
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
+        return default_normalize_score(MAX_NODE_SCORE, False, scores)

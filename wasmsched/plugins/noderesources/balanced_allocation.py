@@ -1,0 +1,121 @@
+"""NodeResourcesBalancedAllocation (noderesources/balanced_allocation.go).
+
+Favors nodes whose resource usage becomes more balanced with the pod: the balance of a node is
+(1 - std) * MaxNodeScore over the requested/allocatable fractions of the configured resources
+(default cpu and memory), and the score rewards the change the pod brings to it (kube >= 1.36).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from wasmsched.api.types import Pod
+from wasmsched.config.args import NodeResourcesBalancedAllocationArgs
+from wasmsched.framework.cycle_state import CycleState
+from wasmsched.framework.interface import MAX_NODE_SCORE, Handle, PreScorePlugin, ScorePlugin
+from wasmsched.framework.status import Status
+from wasmsched.framework.types import NodeInfo
+from wasmsched.plugins.helper.gomath import div_trunc
+from wasmsched.plugins.noderesources.resource_allocation import ResourceAllocationScorer
+
+NAME = "NodeResourcesBalancedAllocation"
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+
+
+class _PreScoreState:
+    """The pod's request of each configured resource, in the order of the args' resources."""
+
+    __slots__ = ("pod_requests",)
+
+    def __init__(self, pod_requests: list[int]) -> None:
+        self.pod_requests = pod_requests
+
+    def clone(self) -> _PreScoreState:
+        # Never mutated after PreScore, so sharing is safe (kube does the same).
+        return self
+
+
+def balanced_resource_score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+    """int64((1 - std) * MaxNodeScore) over the fractions of the resources the node allocates.
+
+    Float operations are done in kube's order so results match bit for bit.
+    """
+    fractions: list[float] = []
+    total = 0.0
+    for i, a in enumerate(allocatable):
+        if a == 0:
+            continue
+        fraction = float(requested[i]) / float(a)
+        if fraction > 1:
+            fraction = 1.0
+        total += fraction
+        fractions.append(fraction)
+    std = 0.0
+    n = len(fractions)
+    # With two resources the std is half their difference; with one or none it is zero.
+    if n == 2:
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif n > 2:
+        mean = total / float(n)
+        acc = 0.0
+        for f in fractions:
+            acc = acc + (f - mean) * (f - mean)
+        std = math.sqrt(acc / float(n))
+    return int((1 - std) * float(MAX_NODE_SCORE))
+
+
+def balanced_resource_scorer(requested: Sequence[int], allocated: Sequence[int],
+                             allocatable: Sequence[int]) -> int:
+    """Maps the balance change the pod brings into [MaxNodeScore/2, MaxNodeScore].
+
+    Both balances are in [50, 100], so their difference is in [-50, 50]; no change scores 75,
+    perfectly balanced -> imbalanced 50, imbalanced -> balanced 100.
+    """
+    score_with_pod = balanced_resource_score(requested, allocatable)
+    score_without_pod = balanced_resource_score(allocated, allocatable)
+    half = MAX_NODE_SCORE // 2
+    return half + div_trunc(half + score_with_pod - score_without_pod, 2)
+
+
+class BalancedAllocation(PreScorePlugin, ScorePlugin):
+    name = NAME
+
+    def __init__(self, args: NodeResourcesBalancedAllocationArgs, handle: Handle | None = None) -> None:
+        self.handle = handle
+        self.scorer = ResourceAllocationScorer(NAME, balanced_resource_scorer, args.resources,
+                                               use_requested=True)
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        pod_requests = self.scorer.calculate_pod_resource_request_list(pod)
+        if self.scorer.is_best_effort_pod(pod_requests):
+            # Best-effort pods would otherwise all be steered to the same node (kubernetes#129138).
+            return Status.skip()
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(pod_requests))
+        return None
+
+    def _pod_requests(self, state: CycleState, pod: Pod) -> list[int] | None:
+        """The PreScore state, or (PreScore not run) the requests computed now; None: best effort."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if isinstance(s, _PreScoreState):
+            return s.pod_requests
+        pod_requests = self.scorer.calculate_pod_resource_request_list(pod)
+        if self.scorer.is_best_effort_pod(pod_requests):
+            return None
+        return pod_requests
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        pod_requests = self._pod_requests(state, pod)
+        if pod_requests is None:
+            return 0, None
+        return self.scorer.score(node_info, pod_requests)
+
+    def score_nodes(self, state: CycleState, pod: Pod,
+                    node_infos: Sequence[NodeInfo]) -> tuple[list[int], Status | None]:
+        pod_requests = self._pod_requests(state, pod)
+        if pod_requests is None:
+            return [0] * len(node_infos), None
+        return self.scorer.score_nodes(node_infos, pod_requests)
+
+    def score_extensions(self) -> None:
+        return None

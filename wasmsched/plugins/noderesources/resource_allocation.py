@@ -1,0 +1,117 @@
+"""The resource-allocation scorer shared by NodeResourcesFit and BalancedAllocation
+(noderesources/resource_allocation.go).
+
+Per configured resource it pairs the node's allocatable with the node's requested amount plus the
+pod's request. CPU and memory use the "non-zero" requests (containers without a request count
+100m / 200Mi) unless `use_requested` is set; ephemeral-storage and scalar resources always use the
+plain requests. Resources the node does not allocate (allocatable 0), and scalar resources the pod
+does not request, are left out of the score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from wasmsched.api import resources as res
+from wasmsched.api.types import Pod
+from wasmsched.framework.status import Status
+from wasmsched.framework.types import (
+    RESOURCE_CPU,
+    RESOURCE_EPHEMERAL_STORAGE,
+    RESOURCE_MEMORY,
+    NodeInfo,
+)
+
+# scorer(requested, allocated, allocatable) -> score. `requested` includes the incoming pod,
+# `allocated` is the node's usage before it; entries of resources left out are 0 everywhere.
+ScorerFn = Callable[[Sequence[int], Sequence[int], Sequence[int]], int]
+
+_CPU, _MEMORY, _EPHEMERAL, _OTHER = 0, 1, 2, 3
+_KINDS = {RESOURCE_CPU: _CPU, RESOURCE_MEMORY: _MEMORY, RESOURCE_EPHEMERAL_STORAGE: _EPHEMERAL}
+
+
+class ResourceSpecLike(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def weight(self) -> int: ...
+
+
+def pod_resource_requests(pod: Pod, non_zero: bool) -> dict[str, int]:
+    """calculatePodResourceRequest's resource.PodRequests: status resources considered (in-place
+    resize is GA), cpu in milli-CPU; non_zero gives containers without a cpu / memory request the
+    scheduler's defaults (NonMissingContainerRequests)."""
+    if non_zero:
+        return res.pod_requests_with_defaults(pod)
+    return res.pod_requests(pod)
+
+
+class ResourceAllocationScorer:
+    """resourceAllocationScorer: the resources to score, their scorer, and which requests to use."""
+
+    __slots__ = ("_specs", "name", "resources", "scorer", "use_requested")
+
+    def __init__(self, name: str, scorer: ScorerFn, resources: Sequence[ResourceSpecLike],
+                 use_requested: bool = False) -> None:
+        self.name = name
+        self.scorer = scorer
+        self.resources = list(resources)
+        # BalancedAllocation scores the plain requests; the Fit strategies the non-zero ones.
+        self.use_requested = use_requested
+        self._specs = [
+            (_KINDS.get(r.name, _OTHER), r.name, res.is_scalar_resource_name(r.name)) for r in self.resources
+        ]
+
+    def calculate_pod_resource_request_list(self, pod: Pod) -> list[int]:
+        """The pod's request of each configured resource, in the order of `resources`."""
+        reqs = pod_resource_requests(pod, non_zero=not self.use_requested)
+        return [reqs.get(r.name, 0) for r in self.resources]
+
+    @staticmethod
+    def is_best_effort_pod(pod_requests: Sequence[int]) -> bool:
+        return not any(pod_requests)
+
+    def score(self, node_info: NodeInfo, pod_requests: Sequence[int]) -> tuple[int, Status | None]:
+        if not self.resources:
+            return 0, Status.error("resources not found")
+        n = len(self.resources)
+        requested = [0] * n
+        allocated = [0] * n
+        allocatable = [0] * n
+        alloc = node_info.allocatable
+        node_requested = node_info.requested
+        # cpu and memory of the node come from the same kind of requests as the pod's.
+        cpu_mem = node_requested if self.use_requested else node_info.non_zero_requested
+        for i, (kind, name, scalar) in enumerate(self._specs):
+            pod_request = pod_requests[i]
+            if kind == _CPU:
+                a, used = alloc.milli_cpu, cpu_mem.milli_cpu
+            elif kind == _MEMORY:
+                a, used = alloc.memory, cpu_mem.memory
+            elif kind == _EPHEMERAL:
+                a, used = alloc.ephemeral_storage, node_requested.ephemeral_storage
+            else:
+                # An extended resource the pod does not request is bypassed, so nodes without it
+                # are not favoured by pods that do not need it.
+                if pod_request == 0 and scalar:
+                    continue
+                a = alloc.scalar_resources.get(name, 0)
+                used = node_requested.scalar_resources.get(name, 0)
+            if a == 0:
+                continue
+            allocatable[i] = a
+            requested[i] = used + pod_request
+            allocated[i] = used
+        return self.scorer(requested, allocated, allocatable), None
+
+    def score_nodes(self, node_infos: Sequence[NodeInfo],
+                    pod_requests: Sequence[int]) -> tuple[list[int], Status | None]:
+        if not self.resources:
+            return [], Status.error("resources not found")
+        out = [0] * len(node_infos)
+        score = self.score
+        for j, ni in enumerate(node_infos):
+            out[j] = score(ni, pod_requests)[0]
+        return out, None

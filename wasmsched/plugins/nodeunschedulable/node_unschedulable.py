@@ -1,0 +1,103 @@
+"""NodeUnschedulable (nodeunschedulable/node_unschedulable.go): Filter and EventsToRegister."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from wasmsched.api.taints import tolerations_tolerate_taint
+from wasmsched.api.types import Node, Pod, Taint
+from wasmsched.framework.cycle_state import CycleState
+from wasmsched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
+from wasmsched.framework.interface import EnqueueExtensions, FilterPlugin
+from wasmsched.framework.status import Status
+from wasmsched.framework.types import NodeInfo
+from wasmsched.plugins.helper.objects import as_pair
+
+NAME = "NodeUnschedulable"
+
+ERR_REASON_UNKNOWN_CONDITION = "node(s) had unknown conditions"
+ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
+
+TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
+
+# A pod tolerating this taint also tolerates node.spec.unschedulable.
+_UNSCHEDULABLE_TAINT = Taint(key=TAINT_NODE_UNSCHEDULABLE, effect="NoSchedule")
+
+
+def _tolerates_unschedulable(pod: Pod) -> bool:
+    return tolerations_tolerate_taint(pod.spec.tolerations, _UNSCHEDULABLE_TAINT)
+
+
+class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
+    name = NAME
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        node = node_info.node
+        if node is None or not node.spec.unschedulable:
+            return None
+        if _tolerates_unschedulable(pod):
+            return None
+        return Status.unresolvable(ERR_REASON_UNSCHEDULABLE)
+
+    def filter_nodes(self, state: CycleState, pod: Pod,
+                     node_infos: Sequence[NodeInfo]) -> list[Status | None]:
+        # The toleration check depends on the pod only: do it once for the whole list.
+        out: list[Status | None] = [None] * len(node_infos)
+        tolerated: bool | None = None
+        for i, ni in enumerate(node_infos):
+            node = ni.node
+            if node is None or not node.spec.unschedulable:
+                continue
+            if tolerated is None:
+                tolerated = _tolerates_unschedulable(pod)
+            if not tolerated:
+                out[i] = Status.unresolvable(ERR_REASON_UNSCHEDULABLE)
+        return out
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        # With queueing hints (always on in 1.37) no UpdateNodeLabel registration is needed.
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                self.is_schedulable_after_node_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATION),
+                self.is_schedulable_after_pod_toleration_change,
+            ),
+        ]
+
+    def is_schedulable_after_pod_toleration_change(self, pod: Pod, old_obj: Any,
+                                                   new_obj: Any) -> QueueingHint:
+        typed = as_pair(Pod, old_obj, new_obj)
+        if typed is None or typed[1] is None:
+            return QueueingHint.QUEUE
+        modified = typed[1]
+        if pod.metadata.uid == modified.metadata.uid:
+            # Tolerations can only be added, and a pod rejected here lacked the toleration, so
+            # the new tolerations alone decide.
+            if _tolerates_unschedulable(modified):
+                return QueueingHint.QUEUE
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE_SKIP
+
+    def is_schedulable_after_node_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+        typed = as_pair(Node, old_obj, new_obj)
+        if typed is None:
+            return QueueingHint.QUEUE
+        original, modified = typed
+        if modified is None:
+            return QueueingHint.QUEUE
+        # Queue when a node becomes schedulable, or a schedulable node is added.
+        if original is not None and original.spec.unschedulable and not modified.spec.unschedulable:
+            return QueueingHint.QUEUE
+        if original is None and not modified.spec.unschedulable:
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP

@@ -1,0 +1,246 @@
+"""The PodTopologySpread plugin (podtopologyspread/plugin.go): construction, defaults, events."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from wasmsched.api.nodeaffinity import RequiredNodeAffinity
+from wasmsched.api.types import Node, Pod, TopologySpreadConstraint
+from wasmsched.framework.cycle_state import CycleState
+from wasmsched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
+from wasmsched.framework.interface import (
+    EnqueueExtensions,
+    FilterPlugin,
+    Handle,
+    NodeScore,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    ScorePlugin,
+)
+from wasmsched.framework.status import Status
+from wasmsched.framework.types import NodeInfo, PodInfo
+from wasmsched.plugins.helper.spread import default_selector
+from wasmsched.plugins.podtopologyspread import filtering, scoring
+from wasmsched.plugins.podtopologyspread.common import (
+    DO_NOT_SCHEDULE,
+    LABEL_HOSTNAME,
+    LABEL_TOPOLOGY_ZONE,
+    POLICY_HONOR,
+    SCHEDULE_ANYWAY,
+    SpreadConstraint,
+    filter_topology_spread_constraints,
+    node_labels_match_spread_constraints,
+    pod_labels_match_spread_constraints,
+)
+
+NAME = "PodTopologySpread"
+SYSTEM_DEFAULTING = "System"
+
+SYSTEM_DEFAULT_CONSTRAINTS = [
+    TopologySpreadConstraint(topologyKey=LABEL_HOSTNAME, whenUnsatisfiable=SCHEDULE_ANYWAY, maxSkew=3),
+    TopologySpreadConstraint(topologyKey=LABEL_TOPOLOGY_ZONE, whenUnsatisfiable=SCHEDULE_ANYWAY, maxSkew=5),
+]
+
+
+def _to_constraint(c: Any) -> TopologySpreadConstraint:
+    if isinstance(c, TopologySpreadConstraint):
+        return c
+    if isinstance(c, Mapping):
+        return TopologySpreadConstraint(**c)
+    # A dataclass-like object with kube's JSON field names in snake_case.
+    return TopologySpreadConstraint(
+        maxSkew=c.max_skew, topologyKey=c.topology_key, whenUnsatisfiable=c.when_unsatisfiable)
+
+
+class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
+    name = NAME
+
+    def __init__(self, args: Any, handle: Handle) -> None:
+        self.handle = handle
+        defaulting = getattr(args, "defaulting_type", SYSTEM_DEFAULTING) if args is not None else SYSTEM_DEFAULTING
+        self.system_defaulted = defaulting == SYSTEM_DEFAULTING
+        if self.system_defaulted:
+            self.default_constraints = list(SYSTEM_DEFAULT_CONSTRAINTS)
+        else:
+            self.default_constraints = [_to_constraint(c) for c in getattr(args, "default_constraints", None) or []]
+
+    # -- constraints -------------------------------------------------------------------------
+
+    def required_node_affinity(self, pod: Pod) -> Callable[[Node], bool]:
+        # Parsing errors are ignored for backwards compatibility, as kube does.
+        return RequiredNodeAffinity.from_pod(pod).match
+
+    def build_default_constraints(self, pod: Pod, action: str) -> list[SpreadConstraint]:
+        """Default constraints with the selector of the pod's Services/controllers; none if empty."""
+        constraints = filter_topology_spread_constraints(self.default_constraints, pod.metadata.labels, action)
+        if not constraints:
+            return []
+        selector = default_selector(pod, self.handle)
+        if selector.empty():
+            return []
+        return [
+            SpreadConstraint(c.max_skew, c.topology_key, selector, False, c.min_domains,
+                             c.node_affinity_policy, c.node_taints_policy)
+            for c in constraints
+        ]
+
+    def get_constraints(self, pod: Pod) -> list[SpreadConstraint]:
+        """The pod's hard constraints, or the hard default constraints when it has none."""
+        if len(pod.spec.topologySpreadConstraints) > 0:
+            return filter_topology_spread_constraints(
+                pod.spec.topologySpreadConstraints, pod.metadata.labels, DO_NOT_SCHEDULE)
+        return self.build_default_constraints(pod, DO_NOT_SCHEDULE)
+
+    # -- PreFilter / Filter ------------------------------------------------------------------
+
+    def pre_filter(self, state: CycleState, pod: Pod,
+                   nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+        try:
+            s = filtering.cal_pre_filter_state(self, pod, nodes)
+        except Exception as e:  # noqa: BLE001 - a bad selector is an error status, as in kube
+            return None, Status.error(f"get constraints from pod: {e}")
+        if not s.constraints:
+            return None, Status.skip()
+        state.write(filtering.PRE_FILTER_STATE_KEY, s)
+        return None, None
+
+    def pre_filter_extensions(self) -> PodTopologySpread:
+        return self
+
+    def add_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo,
+                node_info: NodeInfo) -> Status | None:
+        s = filtering.get_pre_filter_state(state)
+        if isinstance(s, Status):
+            return s
+        filtering.update_with_pod(s, pod_info_to_add.pod, pod_to_schedule, node_info.node, 1,
+                                  self.required_node_affinity(pod_to_schedule))
+        return None
+
+    def remove_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_remove: PodInfo,
+                   node_info: NodeInfo) -> Status | None:
+        s = filtering.get_pre_filter_state(state)
+        if isinstance(s, Status):
+            return s
+        filtering.update_with_pod(s, pod_info_to_remove.pod, pod_to_schedule, node_info.node, -1,
+                                  self.required_node_affinity(pod_to_schedule))
+        return None
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        s = filtering.get_pre_filter_state(state)
+        if isinstance(s, Status):
+            return s
+        return filtering.filter_node(s, node_info)
+
+    def filter_nodes(self, state: CycleState, pod: Pod, node_infos: Sequence[NodeInfo]) -> list[Status | None]:
+        s = filtering.get_pre_filter_state(state)
+        if isinstance(s, Status):
+            return [s] * len(node_infos)
+        f = filtering.filter_node
+        return [f(s, ni) for ni in node_infos]
+
+    # -- PreScore / Score --------------------------------------------------------------------
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        try:
+            return scoring.pre_score(self, state, pod, nodes)
+        except Exception as e:  # noqa: BLE001
+            return Status.error(f"calculating preScoreState: {e}")
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        s = scoring.get_pre_score_state(state)
+        if isinstance(s, Status):
+            return 0, s
+        return scoring.score_node(s, pod, node_info), None
+
+    def score_nodes(self, state: CycleState, pod: Pod,
+                    node_infos: Sequence[NodeInfo]) -> tuple[list[int], Status | None]:
+        s = scoring.get_pre_score_state(state)
+        if isinstance(s, Status):
+            return [], s
+        f = scoring.score_node
+        return [f(s, pod, ni) for ni in node_infos], None
+
+    def score_extensions(self) -> PodTopologySpread:
+        return self
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
+        s = scoring.get_pre_score_state(state)
+        if isinstance(s, Status):
+            return s
+        scoring.normalize_score(s, scores)
+        return None
+
+    # -- EnqueueExtensions -------------------------------------------------------------------
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        # With queueing hints (on by default) a new toleration of the pod itself can help when a
+        # constraint has nodeTaintsPolicy Honor.
+        pod_actions = ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.UPDATE_POD_TOLERATION | ActionType.DELETE
+        node_actions = (ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL
+                        | ActionType.UPDATE_NODE_TAINT)
+        return [
+            ClusterEventWithHint(ClusterEvent(EventResource.POD, pod_actions), self.is_schedulable_after_pod_change),
+            ClusterEventWithHint(ClusterEvent(EventResource.NODE, node_actions),
+                                 self.is_schedulable_after_node_change),
+        ]
+
+    def is_schedulable_after_pod_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+        original: Pod | None = old_obj
+        modified: Pod | None = new_obj
+        if (modified is not None and not _involved_in_topology_spreading(modified, pod)) or (
+                original is not None and not _involved_in_topology_spreading(original, pod)):
+            return QueueingHint.QUEUE_SKIP
+        constraints = self.get_constraints(pod)
+        if modified is not None and original is not None:
+            if (pod.metadata.uid == modified.metadata.uid
+                    and list(modified.spec.tolerations) != list(original.spec.tolerations)
+                    and any(c.node_taints_policy == POLICY_HONOR for c in constraints)):
+                return QueueingHint.QUEUE
+            if dict(modified.metadata.labels) == dict(original.metadata.labels):
+                return QueueingHint.QUEUE_SKIP
+            for c in constraints:
+                if c.selector.matches(original.metadata.labels) != c.selector.matches(modified.metadata.labels):
+                    return QueueingHint.QUEUE
+            return QueueingHint.QUEUE_SKIP
+        obj = modified if modified is not None else original
+        if obj is not None and pod_labels_match_spread_constraints(constraints, obj.metadata.labels):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    def is_schedulable_after_node_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+        original: Node | None = old_obj
+        modified: Node | None = new_obj
+        constraints = self.get_constraints(pod)
+        original_matching = original is not None and node_labels_match_spread_constraints(
+            original.metadata.labels, constraints)
+        modified_matching = modified is not None and node_labels_match_spread_constraints(
+            modified.metadata.labels, constraints)
+        if original is not None and modified is not None:
+            if original_matching != modified_matching:
+                return QueueingHint.QUEUE
+            if modified_matching and (
+                    _topology_key_labels_changed(original.metadata.labels, modified.metadata.labels, constraints)
+                    or list(original.spec.taints) != list(modified.spec.taints)):
+                return QueueingHint.QUEUE
+            return QueueingHint.QUEUE_SKIP
+        if modified is not None:
+            return QueueingHint.QUEUE if modified_matching else QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE if original_matching else QueueingHint.QUEUE_SKIP
+
+
+def _involved_in_topology_spreading(incoming: Pod, pod_with_spreading: Pod) -> bool:
+    return incoming.metadata.uid == pod_with_spreading.metadata.uid or (
+        incoming.spec.nodeName != "" and incoming.metadata.namespace == pod_with_spreading.metadata.namespace)
+
+
+def _topology_key_labels_changed(original: Mapping[str, str], modified: Mapping[str, str],
+                                 constraints: Sequence[SpreadConstraint]) -> bool:
+    return any(original.get(c.topology_key, "") != modified.get(c.topology_key, "") for c in constraints)

@@ -1,0 +1,188 @@
+"""TaintToleration (tainttoleration/taint_toleration.go): Filter, PreScore, Score, NormalizeScore."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from wasmsched.api.taints import find_untolerated_taint, tolerations_tolerate_taint
+from wasmsched.api.types import Node, Pod
+from wasmsched.framework.cycle_state import CycleState, NotFoundError
+from wasmsched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    QueueingHint,
+)
+from wasmsched.framework.interface import (
+    MAX_NODE_SCORE,
+    EnqueueExtensions,
+    FilterPlugin,
+    Handle,
+    NodeScore,
+    PreScorePlugin,
+    ScorePlugin,
+)
+from wasmsched.framework.status import Status
+from wasmsched.framework.types import NodeInfo
+from wasmsched.plugins.helper.normalize_score import default_normalize_score
+from wasmsched.plugins.helper.objects import as_pair
+from wasmsched.plugins.helper.taint import TAINT_EFFECT_PREFER_NO_SCHEDULE, do_not_schedule_taints_filter_func
+
+NAME = "TaintToleration"
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+
+# kube >= 1.34 no longer names the taint in the reason (it is logged at V(4) instead).
+ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
+
+_DO_NOT_SCHEDULE = do_not_schedule_taints_filter_func()
+
+
+class _PreScoreState:
+    __slots__ = ("tolerations_prefer_no_schedule",)
+
+    def __init__(self, tolerations: list[Any]) -> None:
+        self.tolerations_prefer_no_schedule = tolerations
+
+    def clone(self) -> _PreScoreState:
+        # Read-only after PreScore, so sharing is safe (as kube's Clone returns itself).
+        return self
+
+
+def _all_tolerations_prefer_no_schedule(tolerations: Sequence[Any]) -> list[Any]:
+    # An empty effect means all effects, PreferNoSchedule included.
+    return [t for t in tolerations if not t.effect or t.effect == TAINT_EFFECT_PREFER_NO_SCHEDULE]
+
+
+def _count_intolerable_taints_prefer_no_schedule(taints: Sequence[Any], tolerations: Sequence[Any]) -> int:
+    n = 0
+    for taint in taints:
+        if taint.effect != TAINT_EFFECT_PREFER_NO_SCHEDULE:
+            continue
+        if not tolerations_tolerate_taint(tolerations, taint):
+            n += 1
+    return n
+
+
+def _untolerated(taints: Sequence[Any], tolerations: Sequence[Any]) -> bool:
+    return find_untolerated_taint(taints, tolerations, _DO_NOT_SCHEDULE) is not None
+
+
+class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
+    name = NAME
+
+    def __init__(self, handle: Handle | None = None) -> None:
+        self.handle = handle
+
+    # --- EnqueueExtensions -------------------------------------------------------------------
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        # Queueing hints are always on in 1.37: no UpdateNodeLabel, and the Pod toleration update.
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                self.is_schedulable_after_node_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATION),
+                self.is_schedulable_after_pod_toleration_change,
+            ),
+        ]
+
+    def is_schedulable_after_node_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+        typed = as_pair(Node, old_obj, new_obj)
+        if typed is None:
+            return QueueingHint.QUEUE
+        original, modified = typed
+        if modified is None:
+            return QueueingHint.QUEUE
+        tolerations = pod.spec.tolerations
+        was_untolerated = True
+        if original is not None:
+            was_untolerated = _untolerated(original.spec.taints, tolerations)
+        is_untolerated = _untolerated(modified.spec.taints, tolerations)
+        if was_untolerated and not is_untolerated:
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    def is_schedulable_after_pod_toleration_change(self, pod: Pod, old_obj: Any,
+                                                   new_obj: Any) -> QueueingHint:
+        # kube 1.37 registers TargetPod (own updates only); with the Pod resource here the UID
+        # check keeps other pods' updates from requeueing this one.
+        typed = as_pair(Pod, old_obj, new_obj)
+        if typed is None or typed[1] is None:
+            return QueueingHint.QUEUE
+        if pod.metadata.uid == typed[1].metadata.uid:
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    # --- Filter ------------------------------------------------------------------------------
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        node = node_info.node
+        if node is None:
+            return None
+        taints = node.spec.taints
+        if not taints:
+            return None
+        if _untolerated(taints, pod.spec.tolerations):
+            return Status.unresolvable(ERR_REASON_UNTOLERATED)
+        return None
+
+    def filter_nodes(self, state: CycleState, pod: Pod,
+                     node_infos: Sequence[NodeInfo]) -> list[Status | None]:
+        tolerations = pod.spec.tolerations
+        out: list[Status | None] = [None] * len(node_infos)
+        for i, ni in enumerate(node_infos):
+            node = ni.node
+            if node is None:
+                continue
+            taints = node.spec.taints
+            if taints and _untolerated(taints, tolerations):
+                out[i] = Status.unresolvable(ERR_REASON_UNTOLERATED)
+        return out
+
+    # --- PreScore / Score --------------------------------------------------------------------
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(_all_tolerations_prefer_no_schedule(pod.spec.tolerations)))
+        return None
+
+    @staticmethod
+    def _get_pre_score_state(state: CycleState) -> _PreScoreState | Status:
+        try:
+            s = state.read(PRE_SCORE_STATE_KEY)
+        except NotFoundError:
+            return Status.error(f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
+        if not isinstance(s, _PreScoreState):
+            return Status.error(f"{s!r} convert to tainttoleration.preScoreState error")
+        return s
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        s = self._get_pre_score_state(state)
+        if isinstance(s, Status):
+            return 0, s
+        node = node_info.node
+        if node is None:
+            return 0, None
+        return _count_intolerable_taints_prefer_no_schedule(node.spec.taints, s.tolerations_prefer_no_schedule), None
+
+    def score_nodes(self, state: CycleState, pod: Pod,
+                    node_infos: Sequence[NodeInfo]) -> tuple[list[int], Status | None]:
+        s = self._get_pre_score_state(state)
+        if isinstance(s, Status):
+            return [], s
+        tolerations = s.tolerations_prefer_no_schedule
+        out = [0] * len(node_infos)
+        for i, ni in enumerate(node_infos):
+            node = ni.node
+            if node is not None and node.spec.taints:
+                out[i] = _count_intolerable_taints_prefer_no_schedule(node.spec.taints, tolerations)
+        return out, None
+
+    def score_extensions(self) -> TaintToleration:
+        return self
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
+        return default_normalize_score(MAX_NODE_SCORE, True, scores)

@@ -1,0 +1,258 @@
+"""The scheduler cache: NodeInfos with bound and assumed pods, and the per-cycle snapshot
+(internal/cache/cache.go, node_tree.go)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from wasmsched.api.types import Node, Pod
+from wasmsched.framework.snapshot import Snapshot, image_state_summaries, image_states_for
+from wasmsched.framework.types import NodeInfo, PodInfo, get_pod_key
+
+log = logging.getLogger("wasmsched.cache")
+
+ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
+REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
+
+
+class CacheError(RuntimeError):
+    pass
+
+
+def zone_key(node: Node) -> str:
+    """utilnode.GetZoneKey: region and zone joined, '' when neither is set."""
+    labels = node.metadata.labels
+    zone = next((labels[k] for k in ZONE_LABELS if k in labels), "")
+    region = next((labels[k] for k in REGION_LABELS if k in labels), "")
+    if not zone and not region:
+        return ""
+    return f"{region}:\x00:{zone}"
+
+
+class _NodeTree:
+    """Nodes grouped by zone; listing interleaves zones so the scheduler spreads its search."""
+
+    def __init__(self) -> None:
+        self.zones: list[str] = []
+        self.tree: dict[str, list[str]] = {}
+
+    def add(self, node: Node) -> None:
+        z = zone_key(node)
+        names = self.tree.setdefault(z, [])
+        if not names and z not in self.zones:
+            self.zones.append(z)
+        if node.metadata.name not in names:
+            names.append(node.metadata.name)
+
+    def remove(self, node: Node) -> None:
+        z = zone_key(node)
+        names = self.tree.get(z, [])
+        if node.metadata.name in names:
+            names.remove(node.metadata.name)
+        if not names and z in self.tree:
+            del self.tree[z]
+            self.zones.remove(z)
+
+    def update(self, old: Node, new: Node) -> None:
+        if zone_key(old) != zone_key(new):
+            self.remove(old)
+            self.add(new)
+
+    def list(self) -> list[str]:
+        out: list[str] = []
+        idx = {z: 0 for z in self.zones}
+        total = sum(len(v) for v in self.tree.values())
+        while len(out) < total:
+            for z in self.zones:
+                names = self.tree[z]
+                if idx[z] < len(names):
+                    out.append(names[idx[z]])
+                    idx[z] += 1
+        return out
+
+
+class Cache:
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self.nodes: dict[str, NodeInfo] = {}
+        self._tree = _NodeTree()
+        self._pod_states: dict[str, tuple[Pod, PodInfo]] = {}
+        self._assumed: set[str] = set()
+        self._dirty: set[str] = set()
+        self._order_changed = True
+        self._images_changed = True
+
+    # ----- pods -------------------------------------------------------------------------------
+
+    def _node_info(self, name: str) -> NodeInfo:
+        ni = self.nodes.get(name)
+        if ni is None:
+            ni = NodeInfo()
+            self.nodes[name] = ni
+        return ni
+
+    def _add_pod(self, pod: Pod, pi: PodInfo | None = None) -> None:
+        pi = pi or PodInfo(pod)
+        self._node_info(pod.spec.nodeName).add_pod_info(pi)
+        self._pod_states[get_pod_key(pod)] = (pod, pi)
+        self._dirty.add(pod.spec.nodeName)
+
+    def _remove_pod(self, pod: Pod) -> None:
+        ni = self.nodes.get(pod.spec.nodeName)
+        if ni is not None:
+            ni.remove_pod(pod)
+            self._dirty.add(pod.spec.nodeName)
+            if ni.node is None and not ni.pods:
+                del self.nodes[pod.spec.nodeName]
+                self._order_changed = True
+        self._pod_states.pop(get_pod_key(pod), None)
+
+    def assume_pod(self, pod: Pod, pi: PodInfo | None = None) -> None:
+        with self._lock:
+            key = get_pod_key(pod)
+            if key in self._pod_states:
+                raise CacheError(f"pod {pod.metadata.namespace}/{pod.metadata.name} is in the cache, so can't be assumed")
+            self._add_pod(pod, pi)
+            self._assumed.add(key)
+
+    def finish_binding(self, pod: Pod) -> None:
+        # Assumed pods never expire here: the binding result always arrives (bound or forgotten).
+        return None
+
+    def forget_pod(self, pod: Pod) -> None:
+        with self._lock:
+            key = get_pod_key(pod)
+            state = self._pod_states.get(key)
+            if state is not None and state[0].spec.nodeName != pod.spec.nodeName:
+                raise CacheError(
+                    f"pod {pod.metadata.name} was assumed on {pod.spec.nodeName} but assigned to {state[0].spec.nodeName}"
+                )
+            if key not in self._assumed:
+                raise CacheError(f"pod {pod.metadata.namespace}/{pod.metadata.name} wasn't assumed so cannot be forgotten")
+            self._remove_pod(pod)
+            self._assumed.discard(key)
+
+    def is_assumed_pod(self, pod: Pod) -> bool:
+        with self._lock:
+            return get_pod_key(pod) in self._assumed
+
+    def add_pod(self, pod: Pod) -> None:
+        """A bound pod seen by the informer; confirms an assumed pod."""
+        with self._lock:
+            key = get_pod_key(pod)
+            state = self._pod_states.get(key)
+            if state is not None and key in self._assumed:
+                if state[0].spec.nodeName != pod.spec.nodeName:
+                    log.error("pod %s was assumed to be on %s but got added to %s",
+                              key, state[0].spec.nodeName, pod.spec.nodeName)
+                self._remove_pod(state[0])
+                self._add_pod(pod)
+                self._assumed.discard(key)
+            elif state is None:
+                self._add_pod(pod)
+            else:
+                log.error("pod %s was already in added state", key)
+
+    def update_pod(self, old: Pod, new: Pod) -> None:
+        with self._lock:
+            key = get_pod_key(old)
+            state = self._pod_states.get(key)
+            if state is None or key in self._assumed:
+                return
+            self._remove_pod(state[0])
+            self._add_pod(new)
+
+    def remove_pod(self, pod: Pod) -> None:
+        with self._lock:
+            key = get_pod_key(pod)
+            state = self._pod_states.get(key)
+            if state is None:
+                return
+            self._remove_pod(state[0])
+            self._assumed.discard(key)
+
+    def pod_count(self) -> int:
+        with self._lock:
+            return len(self._pod_states)
+
+    def get_pod(self, pod: Pod) -> Pod | None:
+        with self._lock:
+            state = self._pod_states.get(get_pod_key(pod))
+            return state[0] if state else None
+
+    # ----- nodes ------------------------------------------------------------------------------
+
+    def add_node(self, node: Node) -> NodeInfo:
+        with self._lock:
+            ni = self._node_info(node.metadata.name)
+            if ni.node is not None:
+                self._tree.update(ni.node, node)
+            else:
+                self._tree.add(node)
+            ni.set_node(node)
+            self._dirty.add(node.metadata.name)
+            self._order_changed = True
+            self._images_changed = True
+            return ni
+
+    def update_node(self, old: Node, new: Node) -> NodeInfo:
+        with self._lock:
+            ni = self._node_info(new.metadata.name)
+            if ni.node is None:
+                self._tree.add(new)
+                self._order_changed = True
+            else:
+                self._tree.update(ni.node, new)
+                if old.metadata.labels != new.metadata.labels:
+                    self._order_changed = True
+            if list(old.status.images) != list(new.status.images):
+                self._images_changed = True
+            ni.set_node(new)
+            self._dirty.add(new.metadata.name)
+            return ni
+
+    def remove_node(self, node: Node) -> None:
+        with self._lock:
+            ni = self.nodes.get(node.metadata.name)
+            if ni is None:
+                return
+            self._tree.remove(node)
+            if ni.pods:
+                # Pods still point at the node: keep their accounting until they are deleted.
+                ni.remove_node()
+            else:
+                del self.nodes[node.metadata.name]
+            self._dirty.add(node.metadata.name)
+            self._order_changed = True
+            self._images_changed = True
+
+    def node_count(self) -> int:
+        with self._lock:
+            return sum(1 for ni in self.nodes.values() if ni.node is not None)
+
+    # ----- snapshot ---------------------------------------------------------------------------
+
+    def update_snapshot(self, snap: Snapshot) -> None:
+        """Brings `snap` up to date, cloning only NodeInfos that changed since the last call."""
+        with self._lock:
+            if self._images_changed:
+                summaries = image_state_summaries(ni for ni in self.nodes.values() if ni.node is not None)
+                for name, ni in self.nodes.items():
+                    states = image_states_for(ni, summaries)
+                    if states != ni.image_states:
+                        ni.image_states = states
+                        self._dirty.add(name)
+                self._images_changed = False
+            for name in self._dirty:
+                current = self.nodes.get(name)
+                if current is None or current.node is None:
+                    snap.node_info_map.pop(name, None)
+                else:
+                    snap.node_info_map[name] = current.clone()
+            if self._order_changed or self._dirty:
+                order = self._tree.list() if self._order_changed else [ni.name for ni in snap.node_info_list]
+                snap.rebuild_lists([snap.node_info_map[n] for n in order if n in snap.node_info_map])
+            self._dirty.clear()
+            self._order_changed = False
+            snap.generation += 1

@@ -1,0 +1,467 @@
+"""The scheduling queue: activeQ, backoffQ, unschedulable pods and the nominator
+(internal/queue/scheduling_queue.go, nominator.go)."""
+
+from __future__ import annotations
+
+import functools
+import heapq
+import itertools
+import logging
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Any
+
+from wasmsched.api.types import Pod
+from wasmsched.framework.events import (
+    EVENT_UNSCHEDULABLE_TIMEOUT,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+)
+from wasmsched.framework.interface import NominatingInfo, NominatingMode
+from wasmsched.framework.types import PodInfo, QueuedPodInfo, get_pod_key
+from wasmsched.scheduler.events import is_pod_updated
+
+log = logging.getLogger("wasmsched.queue")
+
+DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION = 5 * 60.0
+
+
+class QueueingStrategy(IntEnum):
+    QUEUE_SKIP = 0
+    QUEUE_AFTER_BACKOFF = 1
+    QUEUE_IMMEDIATELY = 2
+
+
+@dataclass
+class _HintFn:
+    plugin: str
+    fn: Callable[[Any, Any, Any], QueueingHint] | None
+
+
+# scheduler name -> [(registered event, [hint fns])]
+QueueingHintMap = dict[str, list[tuple[ClusterEvent, list[_HintFn]]]]
+
+
+def build_queueing_hint_map(events: Iterable[tuple[str, ClusterEventWithHint]]) -> list[tuple[ClusterEvent, list[_HintFn]]]:
+    out: dict[ClusterEvent, list[_HintFn]] = {}
+    for plugin, ev in events:
+        out.setdefault(ev.event, []).append(_HintFn(plugin, ev.queueing_hint_fn))
+    return list(out.items())
+
+
+class Nominator:
+    """Pods nominated to nodes by preemption (nominator.go)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._node_to_pods: dict[str, list[PodInfo]] = {}
+        self._pod_to_node: dict[str, str] = {}
+
+    def add_nominated_pod(self, pi: PodInfo, info: NominatingInfo | None) -> None:
+        with self._lock:
+            self._delete(pi.pod)
+            if info is not None and info.mode == NominatingMode.OVERRIDE:
+                node = info.nominated_node_name
+            else:
+                node = pi.pod.status.nominatedNodeName
+            if not node:
+                return
+            uid = get_pod_key(pi.pod)
+            self._pod_to_node[uid] = node
+            self._node_to_pods.setdefault(node, []).append(pi)
+
+    def delete_nominated_pod_if_exists(self, pod: Pod) -> None:
+        with self._lock:
+            self._delete(pod)
+
+    def update_nominated_pod(self, old: Pod, new_pi: PodInfo) -> None:
+        with self._lock:
+            # A pod's update keeps its nomination unless the update itself changed it.
+            uid = get_pod_key(old)
+            node = self._pod_to_node.get(uid, "")
+            info = None
+            if node and not new_pi.pod.status.nominatedNodeName:
+                info = NominatingInfo(node, NominatingMode.OVERRIDE)
+            self.add_nominated_pod(new_pi, info)
+
+    def _delete(self, pod: Pod) -> None:
+        uid = get_pod_key(pod)
+        node = self._pod_to_node.pop(uid, None)
+        if node is None:
+            return
+        lst = [p for p in self._node_to_pods.get(node, []) if get_pod_key(p.pod) != uid]
+        if lst:
+            self._node_to_pods[node] = lst
+        else:
+            self._node_to_pods.pop(node, None)
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        with self._lock:
+            return list(self._node_to_pods.get(node_name, []))
+
+    def nominated_node(self, pod: Pod) -> str:
+        with self._lock:
+            return self._pod_to_node.get(get_pod_key(pod), "")
+
+
+class _Heap:
+    """A heap of QueuedPodInfo keyed by pod key, with removal, ordered by a less function.
+
+    Entries are invalidated lazily: an entry is live only while its sequence number is the one
+    recorded for its key.
+    """
+
+    def __init__(self, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool]) -> None:
+        self._heap: list[tuple[Any, int, str]] = []
+        self._items: dict[str, tuple[QueuedPodInfo, int]] = {}
+        self._seq = itertools.count()
+        def cmp(a: QueuedPodInfo, b: QueuedPodInfo) -> int:
+            return -1 if less(a, b) else (1 if less(b, a) else 0)
+
+        self._key = functools.cmp_to_key(cmp)
+
+    def push(self, pi: QueuedPodInfo) -> None:
+        k = get_pod_key(pi.pod)
+        seq = next(self._seq)
+        self._items[k] = (pi, seq)
+        heapq.heappush(self._heap, (self._key(pi), seq, k))
+
+    def _clean(self) -> None:
+        while self._heap:
+            _, seq, k = self._heap[0]
+            item = self._items.get(k)
+            if item is not None and item[1] == seq:
+                return
+            heapq.heappop(self._heap)
+
+    def peek(self) -> QueuedPodInfo | None:
+        self._clean()
+        return self._items[self._heap[0][2]][0] if self._heap else None
+
+    def pop(self) -> QueuedPodInfo | None:
+        self._clean()
+        if not self._heap:
+            return None
+        _, _, k = heapq.heappop(self._heap)
+        return self._items.pop(k)[0]
+
+    def get(self, key: str) -> QueuedPodInfo | None:
+        item = self._items.get(key)
+        return item[0] if item is not None else None
+
+    def delete(self, key: str) -> QueuedPodInfo | None:
+        item = self._items.pop(key, None)
+        return item[0] if item is not None else None
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def list(self) -> list[QueuedPodInfo]:
+        return [pi for pi, _ in self._items.values()]
+
+
+class SchedulingQueue:
+    """kube-scheduler's PriorityQueue with queueing hints and in-flight event tracking."""
+
+    def __init__(
+        self,
+        less: Callable[[QueuedPodInfo, QueuedPodInfo], bool],
+        clock: Callable[[], float],
+        *,
+        pod_initial_backoff: float = 1.0,
+        pod_max_backoff: float = 10.0,
+        queueing_hints: QueueingHintMap | None = None,
+        pre_enqueue: Mapping[str, Callable[[Pod], Any]] | None = None,
+    ) -> None:
+        self._lock = threading.Condition()
+        self._clock = clock
+        self.pod_initial_backoff = pod_initial_backoff
+        self.pod_max_backoff = pod_max_backoff
+        self.active_q = _Heap(less)
+        self.backoff_q = _Heap(lambda a, b: self._backoff_time(a) < self._backoff_time(b))
+        self.unschedulable_pods: dict[str, QueuedPodInfo] = {}
+        self.gated_pods: dict[str, QueuedPodInfo] = {}
+        self.queueing_hints: QueueingHintMap = queueing_hints or {}
+        self._pre_enqueue = pre_enqueue or {}
+        self.nominator = Nominator()
+        self.scheduling_cycle = 0
+        # Events received while a pod is in flight (popped, not yet done): checked when it fails.
+        self._in_flight: dict[str, list[tuple[ClusterEvent, Any, Any]]] = {}
+        self._closed = False
+
+    # ----- adding pods ------------------------------------------------------------------------
+
+    def _new_queued(self, pod: Pod) -> QueuedPodInfo:
+        now = self._clock()
+        return QueuedPodInfo(PodInfo(pod), timestamp=now, initial_attempt_timestamp=None)
+
+    def _run_pre_enqueue(self, qpi: QueuedPodInfo) -> bool:
+        fn = self._pre_enqueue.get(qpi.pod.spec.schedulerName)
+        if fn is None:
+            qpi.gating_plugin = ""
+            return True
+        st = fn(qpi.pod)
+        if st is None or st.is_success():
+            qpi.gating_plugin = ""
+            return True
+        qpi.gating_plugin = st.plugin or "PreEnqueue"
+        return False
+
+    def _move_to_active(self, qpi: QueuedPodInfo, event: str) -> bool:
+        key = get_pod_key(qpi.pod)
+        if not self._run_pre_enqueue(qpi):
+            self.unschedulable_pods.pop(key, None)
+            self.backoff_q.delete(key)
+            self.gated_pods[key] = qpi
+            return False
+        self.gated_pods.pop(key, None)
+        self.unschedulable_pods.pop(key, None)
+        self.backoff_q.delete(key)
+        self.active_q.push(qpi)
+        self._lock.notify_all()
+        return True
+
+    def add(self, pod: Pod) -> None:
+        with self._lock:
+            qpi = self._new_queued(pod)
+            self._move_to_active(qpi, "PodAdd")
+
+    def update(self, old: Pod, new: Pod) -> None:
+        with self._lock:
+            key = get_pod_key(new)
+            for store in (self.active_q, self.backoff_q):
+                qpi = store.get(key)
+                if qpi is not None:
+                    self.nominator.update_nominated_pod(old, PodInfo(new))
+                    qpi.pod_info = PodInfo(new)
+                    if store is self.active_q:
+                        store.delete(key)
+                        store.push(qpi)
+                    return
+            qpi = self.unschedulable_pods.get(key) or self.gated_pods.get(key)
+            if qpi is not None:
+                self.nominator.update_nominated_pod(old, PodInfo(new))
+                qpi.pod_info = PodInfo(new)
+                if not is_pod_updated(old, new):
+                    # Status-only updates (our own condition writes) cannot make the pod schedulable.
+                    return
+                # An update of the pod itself may make it schedulable (kube: isPodUpdated + hints).
+                if self._is_backing_off(qpi):
+                    self.unschedulable_pods.pop(key, None)
+                    self.gated_pods.pop(key, None)
+                    if self._run_pre_enqueue(qpi):
+                        self.backoff_q.push(qpi)
+                    else:
+                        self.gated_pods[key] = qpi
+                else:
+                    self._move_to_active(qpi, "PodUpdate")
+                return
+            if key in self._in_flight:
+                self._in_flight[key].append((ClusterEvent("UnschedulablePod", 0), old, new))
+                return
+            self._move_to_active(self._new_queued(new), "PodUpdate")
+
+    def delete(self, pod: Pod) -> None:
+        with self._lock:
+            key = get_pod_key(pod)
+            self.nominator.delete_nominated_pod_if_exists(pod)
+            self.active_q.delete(key)
+            self.backoff_q.delete(key)
+            self.unschedulable_pods.pop(key, None)
+            self.gated_pods.pop(key, None)
+
+    def activate(self, pods: Iterable[Pod]) -> None:
+        with self._lock:
+            for pod in pods:
+                key = get_pod_key(pod)
+                qpi = self.unschedulable_pods.get(key) or self.backoff_q.get(key)
+                if qpi is not None:
+                    self._move_to_active(qpi, "ForceActivate")
+
+    # ----- popping ----------------------------------------------------------------------------
+
+    def pop(self, block: bool = False, timeout: float | None = None) -> QueuedPodInfo | None:
+        with self._lock:
+            if block:
+                self._lock.wait_for(lambda: len(self.active_q) > 0 or self._closed, timeout)
+            qpi = self.active_q.pop()
+            if qpi is None:
+                return None
+            qpi.attempts += 1
+            if qpi.initial_attempt_timestamp is None:
+                qpi.initial_attempt_timestamp = self._clock()
+            self.scheduling_cycle += 1
+            self._in_flight[get_pod_key(qpi.pod)] = []
+            return qpi
+
+    def done(self, pod: Pod) -> None:
+        with self._lock:
+            self._in_flight.pop(get_pod_key(pod), None)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._lock.notify_all()
+
+    # ----- failures ---------------------------------------------------------------------------
+
+    def add_unschedulable_if_not_present(self, qpi: QueuedPodInfo) -> None:
+        with self._lock:
+            key = get_pod_key(qpi.pod)
+            if self.active_q.get(key) or self.backoff_q.get(key) or key in self.unschedulable_pods:
+                self._in_flight.pop(key, None)
+                return
+            qpi.timestamp = self._clock()
+            strategy = self._hint_for_in_flight_pod(qpi)
+            self._in_flight.pop(key, None)
+            self._requeue(qpi, strategy)
+
+    def _hint_for_in_flight_pod(self, qpi: QueuedPodInfo) -> QueueingStrategy:
+        rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
+        if not rejectors:
+            # Failed for an error, not rejected: retry after backoff.
+            return QueueingStrategy.QUEUE_AFTER_BACKOFF
+        best = QueueingStrategy.QUEUE_SKIP
+        for event, old, new in self._in_flight.get(get_pod_key(qpi.pod), []):
+            s = self._is_pod_worth_requeuing(qpi, event, old, new)
+            if s > best:
+                best = s
+                if best == QueueingStrategy.QUEUE_IMMEDIATELY:
+                    break
+        return best
+
+    def _requeue(self, qpi: QueuedPodInfo, strategy: QueueingStrategy) -> str:
+        key = get_pod_key(qpi.pod)
+        if strategy == QueueingStrategy.QUEUE_SKIP:
+            self.unschedulable_pods[key] = qpi
+            return "unschedulable"
+        if strategy == QueueingStrategy.QUEUE_AFTER_BACKOFF and self._is_backing_off(qpi):
+            self.unschedulable_pods.pop(key, None)
+            self.backoff_q.push(qpi)
+            return "backoff"
+        if self._move_to_active(qpi, "requeue"):
+            return "active"
+        return "gated"
+
+    def _is_pod_worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> QueueingStrategy:
+        rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
+        if not rejectors:
+            return QueueingStrategy.QUEUE_AFTER_BACKOFF
+        if event.is_wildcard():
+            if new is not None and isinstance(new, Pod) and get_pod_key(new) != get_pod_key(qpi.pod):
+                return QueueingStrategy.QUEUE_SKIP
+            return QueueingStrategy.QUEUE_AFTER_BACKOFF
+        hint_map = self.queueing_hints.get(qpi.pod.spec.schedulerName)
+        if hint_map is None:
+            return QueueingStrategy.QUEUE_AFTER_BACKOFF
+        strategy = QueueingStrategy.QUEUE_SKIP
+        for registered, fns in hint_map:
+            if not registered.match(event):
+                continue
+            for h in fns:
+                if h.plugin not in rejectors:
+                    continue
+                hint = QueueingHint.QUEUE
+                if h.fn is not None:
+                    try:
+                        hint = h.fn(qpi.pod, old, new)
+                    except Exception as e:  # a failing hint must not lose the pod: requeue it
+                        log.error("queueing hint of plugin %s failed: %s", h.plugin, e)
+                        hint = QueueingHint.QUEUE
+                if hint == QueueingHint.QUEUE_SKIP:
+                    continue
+                if h.plugin in qpi.pending_plugins:
+                    return QueueingStrategy.QUEUE_IMMEDIATELY
+                if not qpi.pending_plugins:
+                    return QueueingStrategy.QUEUE_AFTER_BACKOFF
+                strategy = QueueingStrategy.QUEUE_AFTER_BACKOFF
+        return strategy
+
+    def move_all_to_active_or_backoff_queue(self, event: ClusterEvent, old: Any = None, new: Any = None,
+                                            pre_check: Callable[[Pod], bool] | None = None) -> int:
+        with self._lock:
+            moved = 0
+            for key, qpi in list(self.unschedulable_pods.items()):
+                if pre_check is not None and not pre_check(qpi.pod):
+                    continue
+                strategy = self._is_pod_worth_requeuing(qpi, event, old, new)
+                if strategy == QueueingStrategy.QUEUE_SKIP:
+                    continue
+                del self.unschedulable_pods[key]
+                self._requeue(qpi, strategy)
+                moved += 1
+            # Gated pods re-run PreEnqueue on any event (kube does this for gates lifted by updates).
+            for key, qpi in list(self.gated_pods.items()):
+                if isinstance(new, Pod) and get_pod_key(new) == key:
+                    self._move_to_active(qpi, str(event))
+            for events in self._in_flight.values():
+                events.append((event, old, new))
+            return moved
+
+    # ----- time -------------------------------------------------------------------------------
+
+    def _backoff_duration(self, qpi: QueuedPodInfo) -> float:
+        d = self.pod_initial_backoff
+        for _ in range(1, qpi.attempts):
+            if d > self.pod_max_backoff - d:
+                return self.pod_max_backoff
+            d += d
+        return d
+
+    def _backoff_time(self, qpi: QueuedPodInfo) -> float:
+        return qpi.timestamp + self._backoff_duration(qpi)
+
+    def _is_backing_off(self, qpi: QueuedPodInfo) -> bool:
+        return self._backoff_time(qpi) > self._clock()
+
+    def flush_backoff_q_completed(self) -> int:
+        with self._lock:
+            moved = 0
+            now = self._clock()
+            while True:
+                qpi = self.backoff_q.peek()
+                if qpi is None or self._backoff_time(qpi) > now:
+                    break
+                self.backoff_q.pop()
+                if self._move_to_active(qpi, "BackoffComplete"):
+                    moved += 1
+            return moved
+
+    def flush_unschedulable_pods_leftover(self, max_duration: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION) -> int:
+        with self._lock:
+            now = self._clock()
+            stale = [q for q in self.unschedulable_pods.values() if now - q.timestamp > max_duration]
+            for qpi in stale:
+                del self.unschedulable_pods[get_pod_key(qpi.pod)]
+                self._requeue(qpi, QueueingStrategy.QUEUE_AFTER_BACKOFF)
+            if stale:
+                for events in self._in_flight.values():
+                    events.append((EVENT_UNSCHEDULABLE_TIMEOUT, None, None))
+            return len(stale)
+
+    def next_backoff_expiry(self) -> float | None:
+        with self._lock:
+            qpi = self.backoff_q.peek()
+            return None if qpi is None else self._backoff_time(qpi)
+
+    # ----- inspection -------------------------------------------------------------------------
+
+    def pending_pods(self) -> dict[str, list[QueuedPodInfo]]:
+        with self._lock:
+            return {
+                "active": self.active_q.list(),
+                "backoff": self.backoff_q.list(),
+                "unschedulable": list(self.unschedulable_pods.values()),
+                "gated": list(self.gated_pods.values()),
+            }
+
+    def in_flight_count(self) -> int:
+        with self._lock:
+            return len(self._in_flight)
+
+    def has_work(self) -> bool:
+        with self._lock:
+            return len(self.active_q) > 0

@@ -1,0 +1,250 @@
+"""One pod through the scheduling cycle and the binding cycle (scheduler/schedule_one.go)."""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from wasmsched.api.types import Pod
+from wasmsched.framework.cycle_state import CycleState
+from wasmsched.framework.interface import NodePluginScores, NodeToStatus, NominatingInfo, NominatingMode
+from wasmsched.framework.runtime import Framework
+from wasmsched.framework.status import Code, Status
+from wasmsched.framework.types import NodeInfo, QueuedPodInfo
+
+if TYPE_CHECKING:
+    from wasmsched.scheduler.scheduler import Scheduler
+
+log = logging.getLogger("wasmsched.scheduler")
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
+ERR_NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+CLEAR_NOMINATED_NODE = NominatingInfo("", NominatingMode.OVERRIDE)
+
+
+@dataclass
+class Diagnosis:
+    node_to_status: NodeToStatus = field(default_factory=NodeToStatus)
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+
+    def add_plugin_status(self, st: Status) -> None:
+        if not st.plugin:
+            return
+        if st.code == Code.PENDING:
+            self.pending_plugins.add(st.plugin)
+        elif st.is_rejected():
+            self.unschedulable_plugins.add(st.plugin)
+
+
+class FitError(Exception):
+    """No node fits the pod; its text is kube-scheduler's FailedScheduling message."""
+
+    def __init__(self, pod: Pod, num_all_nodes: int, diagnosis: Diagnosis) -> None:
+        super().__init__()
+        self.pod = pod
+        self.num_all_nodes = num_all_nodes
+        self.diagnosis = diagnosis
+
+    def __str__(self) -> str:
+        d = self.diagnosis
+        msg = NO_NODE_AVAILABLE_MSG.format(self.num_all_nodes) + ":"
+        if d.pre_filter_msg:
+            msg += f" {d.pre_filter_msg}."
+        else:
+            reasons: dict[str, int] = {}
+            for st in d.node_to_status.node_to_status.values():
+                for r in st.reasons:
+                    reasons[r] = reasons.get(r, 0) + 1
+            absent = self.num_all_nodes - d.node_to_status.len()
+            if absent > 0:
+                for r in d.node_to_status.absent_nodes_status.reasons:
+                    reasons[r] = reasons.get(r, 0) + absent
+            hist = sorted(f"{v} {k}" for k, v in reasons.items())
+            if hist:
+                msg += f" {', '.join(hist)}."
+        if d.post_filter_msg:
+            msg += f" {d.post_filter_msg}."
+        return msg
+
+
+@dataclass
+class ScheduleResult:
+    suggested_host: str = ""
+    evaluated_nodes: int = 0
+    feasible_nodes: int = 0
+    nominating_info: NominatingInfo | None = None
+
+
+@dataclass
+class CycleExplain:
+    """What --explain reports for the last attempt of a pod."""
+
+    filter: dict[str, Status | None] = field(default_factory=dict)
+    scores: list[NodePluginScores] = field(default_factory=list)
+
+
+class SchedulingAlgorithm:
+    """SchedulePod: filter, score and select a host for one pod (per scheduler, shared by profiles)."""
+
+    def __init__(self, sched: Scheduler, rng: random.Random, percentage_of_nodes_to_score: int | None) -> None:
+        self.sched = sched
+        self.rng = rng
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.next_start_node_index = 0
+
+    def num_feasible_nodes_to_find(self, fwk: Framework, num_all_nodes: int) -> int:
+        if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+            return num_all_nodes
+        pct = fwk.percentage_of_nodes_to_score
+        if pct is None:
+            pct = self.percentage_of_nodes_to_score or 0
+        if pct == 0:
+            pct = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+        n = num_all_nodes * pct // 100
+        return max(n, MIN_FEASIBLE_NODES_TO_FIND)
+
+    def schedule_pod(self, fwk: Framework, state: CycleState, pod: Pod,
+                     explain: CycleExplain | None) -> ScheduleResult:
+        snap = self.sched.snapshot
+        self.sched.cache.update_snapshot(snap)
+        if snap.num_nodes() == 0:
+            raise NoNodesAvailable(ERR_NO_NODES_AVAILABLE)
+        feasible, diagnosis = self.find_nodes_that_fit_pod(fwk, state, pod)
+        if explain is not None:
+            for name, st in diagnosis.node_to_status.items():
+                explain.filter[name] = st
+            for ni in feasible:
+                explain.filter[ni.name] = None
+        if not feasible:
+            raise FitError(pod, snap.num_nodes(), diagnosis)
+        evaluated = len(feasible) + diagnosis.node_to_status.len()
+        if len(feasible) == 1:
+            return ScheduleResult(feasible[0].name, evaluated, 1)
+        scores = self.prioritize_nodes(fwk, state, pod, feasible)
+        if explain is not None:
+            explain.scores = scores
+        return ScheduleResult(self.select_host(scores), evaluated, len(feasible))
+
+    def find_nodes_that_fit_pod(self, fwk: Framework, state: CycleState,
+                                pod: Pod) -> tuple[list[NodeInfo], Diagnosis]:
+        diagnosis = Diagnosis()
+        all_nodes = self.sched.snapshot.list()
+        pre_res, st, plugins = fwk.run_pre_filter_plugins(state, pod, all_nodes)
+        diagnosis.unschedulable_plugins = set(plugins)
+        if st is not None and not st.is_success():
+            if not st.is_rejected():
+                raise SchedulingError(st.message())
+            diagnosis.node_to_status.absent_nodes_status = st
+            diagnosis.pre_filter_msg = st.message()
+            diagnosis.add_plugin_status(st)
+            return [], diagnosis
+        if pod.status.nominatedNodeName:
+            feasible = self._evaluate_nominated_node(fwk, state, pod, diagnosis)
+            if feasible:
+                return feasible, diagnosis
+        nodes: Sequence[NodeInfo] = all_nodes
+        if pre_res is not None and not pre_res.all_nodes():
+            wanted = pre_res.node_names or set()
+            nodes = [ni for ni in all_nodes if ni.name in wanted]
+            diagnosis.node_to_status.absent_nodes_status = Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                [f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]"],
+            )
+        feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes)
+        processed = len(feasible) + diagnosis.node_to_status.len()
+        self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
+        return feasible, diagnosis
+
+    def _evaluate_nominated_node(self, fwk: Framework, state: CycleState, pod: Pod,
+                                 diagnosis: Diagnosis) -> list[NodeInfo]:
+        ni = self.sched.snapshot.get(pod.status.nominatedNodeName)
+        if ni is None:
+            return []
+        return self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [ni])
+
+    def find_nodes_that_pass_filters(self, fwk: Framework, state: CycleState, pod: Pod,
+                                     diagnosis: Diagnosis, nodes: Sequence[NodeInfo]) -> list[NodeInfo]:
+        n = len(nodes)
+        to_find = self.num_feasible_nodes_to_find(fwk, n)
+        start = self.next_start_node_index % n if n else 0
+        ordered = list(nodes[start:]) + list(nodes[:start]) if start else list(nodes)
+        if not fwk.has_filter_plugins():
+            return ordered[:to_find]
+        feasible: list[NodeInfo] = []
+        has_nominated = bool(self.sched.queue.nominator._node_to_pods)
+        if not has_nominated and to_find == n:
+            # The common case: every node is checked, so filter plugin by plugin over all nodes at once.
+            results = fwk.run_filter_plugins_batch(state, pod, ordered)
+            for ni, st in zip(ordered, results):
+                if st is None:
+                    feasible.append(ni)
+                else:
+                    self._record(diagnosis, ni, st)
+            return feasible
+        for ni in ordered:
+            st = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
+            if st is None or st.is_success():
+                feasible.append(ni)
+                if len(feasible) >= to_find:
+                    break
+            else:
+                self._record(diagnosis, ni, st)
+        return feasible
+
+    @staticmethod
+    def _record(diagnosis: Diagnosis, ni: NodeInfo, st: Status) -> None:
+        if st.code == Code.ERROR:
+            raise SchedulingError(st.message())
+        diagnosis.node_to_status.set(ni.name, st)
+        diagnosis.add_plugin_status(st)
+
+    def prioritize_nodes(self, fwk: Framework, state: CycleState, pod: Pod,
+                         nodes: list[NodeInfo]) -> list[NodePluginScores]:
+        if not fwk.has_score_plugins():
+            return [NodePluginScores(ni.name, [], 1) for ni in nodes]
+        st = fwk.run_pre_score_plugins(state, pod, nodes)
+        if st is not None and not st.is_success():
+            raise SchedulingError(st.message())
+        scores, st = fwk.run_score_plugins(state, pod, nodes)
+        if st is not None and not st.is_success():
+            raise SchedulingError(st.message())
+        return scores
+
+    def select_host(self, scores: list[NodePluginScores]) -> str:
+        """The best total score; ties broken uniformly at random (reservoir sampling, as kube)."""
+        best = scores[0]
+        count = 1
+        for s in scores[1:]:
+            if s.total_score > best.total_score:
+                best, count = s, 1
+            elif s.total_score == best.total_score:
+                count += 1
+                if self.rng.randrange(count) == 0:
+                    best = s
+        return best.name
+
+
+class SchedulingError(RuntimeError):
+    """An internal error in a cycle (a plugin Error status): the pod is retried after backoff."""
+
+
+class NoNodesAvailable(SchedulingError):
+    pass
+
+
+def is_fit_error(e: BaseException) -> bool:
+    return isinstance(e, FitError)
+
+
+__all__ = [
+    "CLEAR_NOMINATED_NODE", "CycleExplain", "Diagnosis", "FitError", "NoNodesAvailable", "QueuedPodInfo",
+    "ScheduleResult", "SchedulingAlgorithm", "SchedulingError",
+]
