@@ -615,3 +615,11 @@ def test_new_fit_defaults() -> None:
     assert [(r.name, r.weight) for r in pl.scorer.resources] == [("cpu", 1), ("memory", 1)]
     assert pl.scorer.name == LEAST_ALLOCATED
     assert pl.pre_filter_extensions() is None and pl.score_extensions() is None
+
+
+def test_new_fit_decodes_yaml_args() -> None:
+    pl = noderesources.new_fit(
+        {"scoringStrategy": {"type": "MostAllocated", "resources": [{"name": "cpu", "weight": 3}]}}, FakeHandle())
+    assert isinstance(pl, Fit)
+    assert pl.scorer.name == MOST_ALLOCATED
+    assert [(r.name, r.weight) for r in pl.scorer.resources] == [("cpu", 3)]

@@ -212,8 +212,8 @@ def rtc(resources: list[ResourceSpec], shape: list[tuple[int, int]]) -> ScoringS
 RTC_CASES = [
     ("nothing scheduled, nothing requested (default - least requested nodes have priority)", pod(), _TWO_4000,
      [pod(node="node1"), pod(node="node1")], [MAX_NODE_SCORE, MAX_NODE_SCORE]),
-    ("nothing scheduled, resources requested, differently sized nodes (default - least requested nodes have "
-     "priority)", _REQ_3000_5000, _SIZED, [pod(node="node1"), pod(node="node1")], [38, 50]),
+    (("nothing scheduled, resources requested, differently sized nodes (default - least requested nodes have "
+     "priority)"), _REQ_3000_5000, _SIZED, [pod(node="node1"), pod(node="node1")], [38, 50]),
     ("no resources requested, pods scheduled with resources (default - least requested nodes have priority)",
      pod(), _SIZED, [pod(cm("3000", "5000"), node="node1"), pod(cm("3000", "5000"), node="node2")], [38, 50]),
 ]

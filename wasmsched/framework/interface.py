@@ -8,7 +8,7 @@ Status results follow Go: `None` means Success.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -71,11 +71,31 @@ class PluginScore:
     score: int
 
 
-@dataclass(slots=True)
 class NodePluginScores:
-    name: str
-    scores: list[PluginScore] = field(default_factory=list)
-    total_score: int = 0
+    """A node's weighted score per plugin and their total (framework.NodePluginScores).
+
+    The per-plugin list is materialised only when read (explain output, tests): selecting a host
+    needs just the totals, and building an object per node and plugin costs more than scoring.
+    """
+
+    __slots__ = ("_names", "_scores", "_values", "name", "total_score")
+
+    def __init__(self, name: str, scores: list[PluginScore] | None = None, total_score: int = 0,
+                 names: Sequence[str] = (), values: Sequence[int] = ()) -> None:
+        self.name = name
+        self.total_score = total_score
+        self._scores = scores
+        self._names = names
+        self._values = values
+
+    @property
+    def scores(self) -> list[PluginScore]:
+        if self._scores is None:
+            self._scores = [PluginScore(n, v) for n, v in zip(self._names, self._values)]
+        return self._scores
+
+    def __repr__(self) -> str:
+        return f"NodePluginScores({self.name!r}, total={self.total_score})"
 
 
 class NodeToStatus:

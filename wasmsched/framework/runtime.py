@@ -21,7 +21,6 @@ from wasmsched.framework.interface import (
     NodeScore,
     NodeToStatus,
     PluginFactory,
-    PluginScore,
     PodNominator,
     PostFilterResult,
     PreFilterResult,
@@ -441,23 +440,21 @@ class Framework:
                                             f"{st.message()}")
                 scores = [ns.score for ns in lst]
             per_plugin.append(scores)
-        out = []
-        weights = [self.score_plugin_weight.get(pl.name, 1) for pl in plugins]
-        for idx, ni in enumerate(nodes):
-            nps = NodePluginScores(ni.name)
-            total = 0
-            for pl, w, scores in zip(plugins, weights, per_plugin):
-                s = scores[idx]
-                if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE:
-                    return [], Status.error(
-                        f'running Score plugins: plugin "{pl.name}" returns an invalid score {s}, it should in the '
-                        f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
-                    )
-                nps.scores.append(PluginScore(pl.name, s * w))
-                total += s * w
-            nps.total_score = total
-            out.append(nps)
-        return out, None
+        names = tuple(pl.name for pl in plugins)
+        weighted: list[list[int]] = []
+        for pl, scores in zip(plugins, per_plugin):
+            if scores and (max(scores) > MAX_NODE_SCORE or min(scores) < MIN_NODE_SCORE):
+                bad = next(s for s in scores if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE)
+                return [], Status.error(
+                    f'running Score plugins: plugin "{pl.name}" returns an invalid score {bad}, it should in the '
+                    f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+                )
+            w = self.score_plugin_weight.get(pl.name, 1)
+            weighted.append(scores if w == 1 else [s * w for s in scores])
+        if not weighted:
+            return [NodePluginScores(ni.name) for ni in nodes], None
+        rows = list(zip(*weighted))
+        return [NodePluginScores(ni.name, None, sum(row), names, row) for ni, row in zip(nodes, rows)], None
 
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         for pl in self.points["reserve"]:

@@ -289,6 +289,7 @@ class NodeInfo:
         "allocatable",
         "generation",
         "image_states",
+        "name",
         "node",
         "non_zero_requested",
         "pods",
@@ -301,6 +302,8 @@ class NodeInfo:
 
     def __init__(self, node: Node | None = None, pods: Iterable[PodInfo] = ()) -> None:
         self.node: Node | None = None
+        # The node's name as a plain attribute: it is read for every node in every cycle.
+        self.name = ""
         self.pods: list[PodInfo] = []
         self.pods_with_affinity: list[PodInfo] = []
         self.pods_with_required_anti_affinity: list[PodInfo] = []
@@ -317,18 +320,16 @@ class NodeInfo:
         for p in pods:
             self.add_pod_info(p)
 
-    @property
-    def name(self) -> str:
-        return self.node.metadata.name if self.node is not None else ""
-
     def set_node(self, node: Node) -> None:
         self.node = node
+        self.name = node.metadata.name
         self.allocatable = Resource.from_list(res.node_allocatable(node))
         self._cache = {}
         self.generation = next_generation()
 
     def remove_node(self) -> None:
         self.node = None
+        self.name = ""
         self._cache = {}
         self.generation = next_generation()
 
@@ -382,6 +383,7 @@ class NodeInfo:
     def clone(self) -> NodeInfo:
         c = NodeInfo.__new__(NodeInfo)
         c.node = self.node
+        c.name = self.name
         c.pods = list(self.pods)
         c.pods_with_affinity = list(self.pods_with_affinity)
         c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)

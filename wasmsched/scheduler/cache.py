@@ -143,11 +143,17 @@ class Cache:
             key = get_pod_key(pod)
             state = self._pod_states.get(key)
             if state is not None and key in self._assumed:
-                if state[0].spec.nodeName != pod.spec.nodeName:
+                assumed, pi = state
+                if assumed.spec.nodeName != pod.spec.nodeName:
                     log.error("pod %s was assumed to be on %s but got added to %s",
-                              key, state[0].spec.nodeName, pod.spec.nodeName)
-                self._remove_pod(state[0])
-                self._add_pod(pod)
+                              key, assumed.spec.nodeName, pod.spec.nodeName)
+                    self._remove_pod(assumed)
+                    self._add_pod(pod)
+                else:
+                    # The binding only set nodeName and status: the accounting of the assumed PodInfo
+                    # stands; it now refers to the API server's object.
+                    pi.pod = pod
+                    self._pod_states[key] = (pod, pi)
                 self._assumed.discard(key)
             elif state is None:
                 self._add_pod(pod)

@@ -102,6 +102,9 @@ class Nominator:
         with self._lock:
             return list(self._node_to_pods.get(node_name, []))
 
+    def has_nominated_pods(self) -> bool:
+        return bool(self._pod_to_node)
+
     def nominated_node(self, pod: Pod) -> str:
         with self._lock:
             return self._pod_to_node.get(get_pod_key(pod), "")
@@ -185,7 +188,7 @@ class SchedulingQueue:
         self.unschedulable_pods: dict[str, QueuedPodInfo] = {}
         self.gated_pods: dict[str, QueuedPodInfo] = {}
         self.queueing_hints: QueueingHintMap = queueing_hints or {}
-        self._pre_enqueue = pre_enqueue or {}
+        self._pre_enqueue = pre_enqueue if pre_enqueue is not None else {}
         self.nominator = Nominator()
         self.scheduling_cycle = 0
         # Events received while a pod is in flight (popped, not yet done): checked when it fails.

@@ -179,24 +179,25 @@ class SchedulingAlgorithm:
         if not fwk.has_filter_plugins():
             return ordered[:to_find]
         feasible: list[NodeInfo] = []
-        has_nominated = bool(self.sched.queue.nominator._node_to_pods)
-        if not has_nominated and to_find == n:
-            # The common case: every node is checked, so filter plugin by plugin over all nodes at once.
-            results = fwk.run_filter_plugins_batch(state, pod, ordered)
-            for ni, st in zip(ordered, results):
-                if st is None:
+        nominator = self.sched.queue.nominator
+        pos = 0
+        # Nodes are filtered in chunks, plugin by plugin over the chunk (one Python call per plugin
+        # instead of per node and plugin). Results are consumed in node order and cut where the
+        # wanted number of feasible nodes is reached, so the outcome equals kube's sequential walk.
+        while pos < n and len(feasible) < to_find:
+            chunk = ordered[pos: pos + max(to_find - len(feasible), 32)]
+            if nominator.has_nominated_pods():
+                results = [fwk.run_filter_plugins_with_nominated_pods(state, pod, ni) for ni in chunk]
+            else:
+                results = fwk.run_filter_plugins_batch(state, pod, chunk)
+            for ni, st in zip(chunk, results):
+                if st is None or st.is_success():
                     feasible.append(ni)
+                    if len(feasible) >= to_find:
+                        break
                 else:
                     self._record(diagnosis, ni, st)
-            return feasible
-        for ni in ordered:
-            st = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
-            if st is None or st.is_success():
-                feasible.append(ni)
-                if len(feasible) >= to_find:
-                    break
-            else:
-                self._record(diagnosis, ni, st)
+            pos += len(chunk)
         return feasible
 
     @staticmethod

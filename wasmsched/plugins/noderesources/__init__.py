@@ -25,8 +25,10 @@ __all__ = [
 
 
 def new_fit(args: Any, handle: Handle) -> Plugin:
-    """NewFit: validates the args (None: the v1 defaults) and builds the plugin."""
+    """NewFit: validates the args (None: the v1 defaults; a dict: decoded as YAML args) and builds the plugin."""
     fit_args = NodeResourcesFitArgs.default() if args is None else args
+    if isinstance(fit_args, dict):
+        fit_args = NodeResourcesFitArgs.from_dict(fit_args)
     if not isinstance(fit_args, NodeResourcesFitArgs):
         raise TypeError(f"want args to be of type NodeResourcesFitArgs, got {type(args).__name__}")
     errs = fit_args.validate()
@@ -36,8 +38,10 @@ def new_fit(args: Any, handle: Handle) -> Plugin:
 
 
 def new_balanced_allocation(args: Any, handle: Handle) -> Plugin:
-    """NewBalancedAllocation: validates the args (None: the v1 defaults) and builds the plugin."""
+    """NewBalancedAllocation: validates the args (None: the v1 defaults; a dict: decoded) and builds it."""
     ba_args = NodeResourcesBalancedAllocationArgs.default() if args is None else args
+    if isinstance(ba_args, dict):
+        ba_args = NodeResourcesBalancedAllocationArgs.from_dict(ba_args)
     if not isinstance(ba_args, NodeResourcesBalancedAllocationArgs):
         raise TypeError(f"want args to be of type NodeResourcesBalancedAllocationArgs, got {type(args).__name__}")
     errs = ba_args.validate()

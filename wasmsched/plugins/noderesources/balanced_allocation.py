@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from wasmsched.api.types import Pod
 from wasmsched.config.args import NodeResourcesBalancedAllocationArgs
 from wasmsched.framework.cycle_state import CycleState
-from wasmsched.framework.interface import MAX_NODE_SCORE, Handle, PreScorePlugin, ScorePlugin
+from wasmsched.framework.interface import MAX_NODE_SCORE, Handle, PreScorePlugin, ScoreExtensions, ScorePlugin
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins.helper.gomath import div_trunc
@@ -41,6 +41,15 @@ def balanced_resource_score(requested: Sequence[int], allocatable: Sequence[int]
 
     Float operations are done in kube's order so results match bit for bit.
     """
+    if len(allocatable) == 2 and allocatable[0] != 0 and allocatable[1] != 0:
+        # The default (cpu, memory) case without building lists.
+        f0 = float(requested[0]) / float(allocatable[0])
+        f1 = float(requested[1]) / float(allocatable[1])
+        if f0 > 1:
+            f0 = 1.0
+        if f1 > 1:
+            f1 = 1.0
+        return int((1 - abs((f0 - f1) / 2)) * float(MAX_NODE_SCORE))
     fractions: list[float] = []
     total = 0.0
     for i, a in enumerate(allocatable):
@@ -75,7 +84,9 @@ def balanced_resource_scorer(requested: Sequence[int], allocated: Sequence[int],
     score_with_pod = balanced_resource_score(requested, allocatable)
     score_without_pod = balanced_resource_score(allocated, allocatable)
     half = MAX_NODE_SCORE // 2
-    return half + div_trunc(half + score_with_pod - score_without_pod, 2)
+    diff = half + score_with_pod - score_without_pod
+    # diff is never negative (both balances are >= 50); Go's truncation then equals floor division.
+    return half + (diff // 2 if diff >= 0 else div_trunc(diff, 2))
 
 
 class BalancedAllocation(PreScorePlugin, ScorePlugin):
@@ -117,5 +128,5 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
             return [0] * len(node_infos), None
         return self.scorer.score_nodes(node_infos, pod_requests)
 
-    def score_extensions(self) -> None:
+    def score_extensions(self) -> ScoreExtensions | None:
         return None

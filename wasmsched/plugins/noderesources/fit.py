@@ -33,9 +33,11 @@ from wasmsched.framework.interface import (
     EnqueueExtensions,
     FilterPlugin,
     Handle,
+    PreFilterExtensions,
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
+    ScoreExtensions,
     ScorePlugin,
 )
 from wasmsched.framework.status import Code, Status
@@ -246,7 +248,7 @@ class Fit(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreScorePlugin, Scor
             compute_pod_resource_request(pod), self.ignored_resources, self.ignored_resource_groups))
         return None, None
 
-    def pre_filter_extensions(self) -> None:
+    def pre_filter_extensions(self) -> PreFilterExtensions | None:
         return None
 
     @staticmethod
@@ -299,7 +301,7 @@ class Fit(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreScorePlugin, Scor
                     node_infos: Sequence[NodeInfo]) -> tuple[list[int], Status | None]:
         return self.scorer.score_nodes(node_infos, self._pod_requests(state, pod))
 
-    def score_extensions(self) -> None:
+    def score_extensions(self) -> ScoreExtensions | None:
         return None
 
     # --- EnqueueExtensions -------------------------------------------------------------------

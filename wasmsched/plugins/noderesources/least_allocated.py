@@ -22,7 +22,14 @@ def least_resource_scorer(resources: Sequence[ResourceSpecLike]) -> ScorerFn:
             if capacity == 0:
                 continue
             weight = weights[i]
-            node_score += least_requested_score(requested[i], capacity) * weight
+            r = requested[i]
+            if r > capacity:
+                pass  # scores 0
+            elif capacity > 0:
+                # Both operands are non-negative here, so floor division is Go's truncation.
+                node_score += (capacity - r) * MAX_NODE_SCORE // capacity * weight
+            else:
+                node_score += least_requested_score(r, capacity) * weight
             weight_sum += weight
         if weight_sum == 0:
             return 0

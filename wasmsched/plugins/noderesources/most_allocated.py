@@ -22,7 +22,12 @@ def most_resource_scorer(resources: Sequence[ResourceSpecLike]) -> ScorerFn:
             if capacity == 0:
                 continue
             weight = weights[i]
-            node_score += most_requested_score(requested[i], capacity) * weight
+            r = requested[i]
+            if capacity > 0 and r >= 0:
+                # Non-negative operands: floor division is Go's truncation.
+                node_score += min(capacity, r) * MAX_NODE_SCORE // capacity * weight
+            else:
+                node_score += most_requested_score(r, capacity) * weight
             weight_sum += weight
         if weight_sum == 0:
             return 0
