@@ -28,6 +28,8 @@ log = logging.getLogger("wasmsched.simulate")
 # Kinds applied before pods, in this order, so pods see their priority classes and nodes exist.
 APPLY_ORDER = ("Namespace", "PriorityClass", "Node", "PodDisruptionBudget", "StorageClass", "CSINode",
                "PersistentVolume", "PersistentVolumeClaim", "Service")
+# A pod failing with internal errors this many times in a row is reported as Error, not retried.
+MAX_CONSECUTIVE_ERRORS = 5
 # Objects besides nodes and pods whose changes plugins may register for (resource names as in events.go).
 OTHER_EVENT_RESOURCES = {
     "PersistentVolume": EventResource.PERSISTENT_VOLUME,
@@ -68,7 +70,8 @@ class Simulation:
         self.clock = SimClock()
         self.cluster = MemoryCluster()
         self.scheduler = new_scheduler(cfg, registry, self.cluster, self.cluster, self.clock.now,
-                                       seed=seed, explain=explain)
+                                       seed=seed, explain=explain,
+                                       max_consecutive_errors=MAX_CONSECUTIVE_ERRORS)
         s = self.scheduler
         self.cluster.watch(KIND_NODE, s.on_node_add, s.on_node_update, s.on_node_delete)
         self.cluster.watch(KIND_POD, s.on_pod_add, s.on_pod_update, s.on_pod_delete)
@@ -128,6 +131,10 @@ class Simulation:
         seconds = time.perf_counter() - start
         return SimulationResult(self._results(), list(self.cluster.events), seconds, self.cluster, s)
 
+    def _deletion_message(self, key: str) -> str:
+        notes = [e.message for e in self.cluster.events if e.reason == "Preempted" and e.regarding == key]
+        return notes[-1] if notes else self.cluster.deleted_pods.get(key, "deleted")
+
     def _results(self) -> list[PodResult]:
         s = self.scheduler
         queued = s.queue.pending_pods()
@@ -140,8 +147,8 @@ class Simulation:
             attempts = rec.attempts if rec else 0
             explain = rec.explain if rec else None
             if pod is None:
-                reason = self.cluster.deleted_pods.get(key, "deleted")
-                out.append(PodResult(ns, name, None, "Preempted", reason, None, attempts, explain))
+                out.append(PodResult(ns, name, None, "Preempted", self._deletion_message(key), None, attempts,
+                                     explain))
                 continue
             nominated = pod.status.nominatedNodeName or None
             if pod.spec.nodeName:

@@ -33,6 +33,7 @@ def new_scheduler(
     *,
     seed: int = 0,
     explain: bool = False,
+    max_consecutive_errors: int | None = None,
 ) -> Scheduler:
     opts = SchedulerOptions(
         percentage_of_nodes_to_score=cfg.percentage_of_nodes_to_score,
@@ -40,5 +41,6 @@ def new_scheduler(
         pod_max_backoff_seconds=float(cfg.pod_max_backoff_seconds),
         seed=seed,
         explain=explain,
+        max_consecutive_errors=max_consecutive_errors,
     )
     return Scheduler([profile_spec(p) for p in cfg.profiles], registry, client, recorder, clock, opts)

@@ -58,6 +58,7 @@ class PodRecord:
     reason: str = ""
     explain: CycleExplain | None = None
     last_status: Status | None = None
+    gave_up: bool = False
 
 
 @dataclass
@@ -68,6 +69,9 @@ class SchedulerOptions:
     seed: int = 0
     explain: bool = False
     binding_workers: int = 4
+    # kube-scheduler retries a pod that hit an internal error forever. A simulation must end, so it
+    # gives up after this many consecutive errors and reports the pod (None: retry forever).
+    max_consecutive_errors: int | None = None
 
 
 class Scheduler:
@@ -361,8 +365,15 @@ class Scheduler:
             log.error('"Error scheduling pod; retrying" err="%s" pod="%s"', msg, _key(pod))
         rec = self._record(pod)
         rec.message, rec.reason, rec.last_status = msg, reason, status
+        qpi.consecutive_errors_count = 0 if status.is_rejected() else qpi.consecutive_errors_count + 1
+        limit = self.options.max_consecutive_errors
         current = self._current_pod(pod)
-        if current is None:
+        if limit is not None and qpi.consecutive_errors_count >= limit:
+            log.error('"Giving up on pod after consecutive scheduling errors" pod="%s" errors=%d',
+                      _key(pod), qpi.consecutive_errors_count)
+            rec.gave_up = True
+            self.queue.done(pod)
+        elif current is None:
             log.info('"Pod doesn\'t exist in informer cache" pod="%s"', _key(pod))
             self.queue.done(pod)
         elif current.spec.nodeName:
