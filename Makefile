@@ -23,7 +23,7 @@ FORCE:
 demo: setup
 	$(VENV)/bin/wasmsched simulate examples/clusters/demo
 
-test: setup
+test: setup lint
 	$(PY) -m pytest
 
 lint: setup

@@ -18,6 +18,7 @@ from typing import Any
 from google.protobuf.message import Message
 
 from wasmsched.api.types import Pod
+from wasmsched.cluster.disruption import with_status
 
 KIND_POD = "Pod"
 KIND_NODE = "Node"
@@ -224,7 +225,9 @@ class MemoryCluster:
             pass
 
     def list_pod_disruption_budgets(self) -> builtins.list[Any]:
-        return self.list("PodDisruptionBudget")
+        with self._lock:
+            pods = self.list(KIND_POD)
+            return [with_status(pdb, pods) for pdb in self.list("PodDisruptionBudget")]
 
     def get_namespace_labels(self, namespace: str) -> Mapping[str, str] | None:
         ns = self.get("Namespace", namespace)

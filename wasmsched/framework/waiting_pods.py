@@ -11,8 +11,8 @@ import threading
 from collections.abc import Callable
 
 from wasmsched.api.types import Pod
+from wasmsched.api.wellknown import format_go_duration
 from wasmsched.framework.status import Code, Status
-from wasmsched.util.duration import format_duration
 
 
 class WaitingPodImpl:
@@ -52,7 +52,7 @@ class WaitingPodImpl:
         if not expired:
             return False
         plugin, timeout = expired[0]
-        msg = f"rejected due to timeout after waiting {format_duration(timeout)} at plugin {plugin}"
+        msg = f"rejected due to timeout after waiting {format_go_duration(round(timeout * 1e9))} at plugin {plugin}"
         self._resolve(Status(Code.UNSCHEDULABLE, [msg], None, plugin))
         return True
 

@@ -1,0 +1,159 @@
+import pytest
+
+from wasmsched.api.types import PodDisruptionBudget, PriorityClass
+from wasmsched.cluster.memory import AdmissionError, ConflictError, MemoryCluster, NotFoundError
+from wasmsched.testing.builders import make_node, make_pod
+
+
+def priority_class(name: str, value: int, global_default: bool = False, policy: str = "") -> PriorityClass:
+    pc = PriorityClass()
+    pc.metadata.name = name
+    pc.value = value
+    pc.globalDefault = global_default
+    if policy:
+        pc.preemptionPolicy = policy
+    return pc
+
+
+def test_create_bumps_resource_version_and_notifies_watchers() -> None:
+    c = MemoryCluster()
+    seen: list[tuple[str, str]] = []
+    c.watch("Node", lambda o: seen.append(("add", o.metadata.name)),
+            lambda old, new: seen.append(("update", new.metadata.resourceVersion)),
+            lambda o: seen.append(("delete", o.metadata.name)))
+    n = c.create(make_node("n1").obj())
+    rv1 = n.metadata.resourceVersion
+    n2 = make_node("n1").label("a", "b").obj()
+    c.update(n2)
+    c.delete("Node", "n1")
+    assert seen == [("add", "n1"), ("update", n2.metadata.resourceVersion), ("delete", "n1")]
+    assert int(n2.metadata.resourceVersion) > int(rv1)
+
+
+def test_watch_replays_existing_objects() -> None:
+    c = MemoryCluster()
+    c.create(make_node("n1").obj())
+    seen: list[str] = []
+    c.watch("Node", lambda o: seen.append(o.metadata.name))
+    assert seen == ["n1"]
+
+
+def test_duplicate_create_is_a_conflict() -> None:
+    c = MemoryCluster()
+    c.create(make_node("n1").obj())
+    with pytest.raises(ConflictError):
+        c.create(make_node("n1").obj())
+
+
+def test_admission_resolves_priority_class_and_policy() -> None:
+    c = MemoryCluster()
+    c.create(priority_class("high", 1000, policy="Never"))
+    pod = make_pod("p").obj()
+    pod.spec.priorityClassName = "high"
+    c.create(pod)
+    assert pod.spec.priority == 1000
+    assert pod.spec.preemptionPolicy == "Never"
+
+
+def test_admission_uses_global_default_class() -> None:
+    c = MemoryCluster()
+    c.create(priority_class("default", 7, global_default=True))
+    pod = make_pod("p").obj()
+    c.create(pod)
+    assert (pod.spec.priority, pod.spec.priorityClassName) == (7, "default")
+    assert pod.spec.preemptionPolicy == "PreemptLowerPriority"
+
+
+def test_admission_rejects_unknown_priority_class() -> None:
+    c = MemoryCluster()
+    pod = make_pod("p").obj()
+    pod.spec.priorityClassName = "nope"
+    with pytest.raises(AdmissionError, match="no PriorityClass with name nope was found"):
+        c.create(pod)
+
+
+def test_admission_defaults_requests_from_limits() -> None:
+    c = MemoryCluster()
+    pod = make_pod("p").req(memory="1Gi").obj()
+    pod.spec.containers[0].resources.limits["cpu"].string = "2"
+    pod.spec.containers[0].resources.limits["memory"].string = "4Gi"
+    c.create(pod)
+    reqs = pod.spec.containers[0].resources.requests
+    assert reqs["cpu"].string == "2"
+    assert reqs["memory"].string == "1Gi"  # an explicit request wins over the limit
+
+
+def test_bind_sets_node_and_condition_and_rejects_double_binding() -> None:
+    c = MemoryCluster()
+    c.create(make_node("n1").obj())
+    pod = make_pod("p").obj()
+    c.create(pod)
+    c.bind(pod, "n1")
+    bound = c.get_pod("default", "p")
+    assert bound is not None and bound.spec.nodeName == "n1"
+    assert [(x.type, x.status) for x in bound.status.conditions] == [("PodScheduled", "True")]
+    with pytest.raises(ConflictError):
+        c.bind(pod, "n1")
+
+
+def test_bind_to_missing_node_or_pod_fails() -> None:
+    c = MemoryCluster()
+    pod = make_pod("p").obj()
+    with pytest.raises(NotFoundError):
+        c.bind(pod, "n1")
+    c.create(pod)
+    with pytest.raises(NotFoundError):
+        c.bind(pod, "n1")
+
+
+def test_delete_pod_records_reason() -> None:
+    c = MemoryCluster()
+    pod = make_pod("p").node("n1").obj()
+    c.create(pod)
+    c.delete_pod(pod, "PreemptionByScheduler")
+    assert c.get_pod("default", "p") is None
+    assert c.deleted_pods == {"default/p": "PreemptionByScheduler"}
+
+
+def test_namespace_labels_include_the_name_label() -> None:
+    c = MemoryCluster()
+    assert c.get_namespace_labels("x") == {"kubernetes.io/metadata.name": "x"}
+
+
+def test_pdb_status_is_derived_from_running_pods() -> None:
+    c = MemoryCluster()
+    for i in range(3):
+        c.create(make_pod(f"p{i}").label("app", "a").node("n1").obj())
+    c.create(make_pod("pending").label("app", "a").obj())
+    pdb = PodDisruptionBudget()
+    pdb.metadata.name, pdb.metadata.namespace = "b", "default"
+    pdb.spec.selector.matchLabels["app"] = "a"
+    pdb.spec.minAvailable.intVal = 2
+    c.create(pdb)
+    (got,) = c.list_pod_disruption_budgets()
+    assert (got.status.expectedPods, got.status.currentHealthy, got.status.desiredHealthy,
+            got.status.disruptionsAllowed) == (3, 3, 2, 1)
+
+
+def test_pdb_max_unavailable_percent_rounds_up() -> None:
+    c = MemoryCluster()
+    for i in range(3):
+        c.create(make_pod(f"p{i}").label("app", "a").node("n1").obj())
+    pdb = PodDisruptionBudget()
+    pdb.metadata.name, pdb.metadata.namespace = "b", "default"
+    pdb.spec.selector.matchLabels["app"] = "a"
+    pdb.spec.maxUnavailable.type = 1
+    pdb.spec.maxUnavailable.strVal = "50%"
+    c.create(pdb)
+    (got,) = c.list_pod_disruption_budgets()
+    assert got.status.disruptionsAllowed == 2
+
+
+def test_pdb_with_explicit_status_is_kept() -> None:
+    c = MemoryCluster()
+    pdb = PodDisruptionBudget()
+    pdb.metadata.name, pdb.metadata.namespace = "b", "default"
+    pdb.status.disruptionsAllowed = 5
+    c.create(pdb)
+    (got,) = c.list_pod_disruption_budgets()
+    assert got.status.disruptionsAllowed == 5
