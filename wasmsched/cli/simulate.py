@@ -65,6 +65,7 @@ def _build(args: argparse.Namespace) -> tuple[Simulation, list[str]]:
     except OSError as e:
         raise BadInput(f"{args.config}: {e.strerror}") from e
     objects: dict[str, list[Any]] = {}
+    sources: dict[int, str] = {}
     warnings: list[str] = []
     if args.paths:
         for p in args.paths:
@@ -75,6 +76,7 @@ def _build(args: argparse.Namespace) -> tuple[Simulation, list[str]]:
         except ManifestError as e:
             raise BadInput(str(e)) from e
         warnings.extend(loaded.warnings)
+        sources = {id(o.message): f"{o.source}: document {o.document}" for o in loaded.objects}
         for kind, msgs in loaded.by_kind.items():
             objects.setdefault(kind, []).extend(msgs)
     if args.generate:
@@ -91,7 +93,11 @@ def _build(args: argparse.Namespace) -> tuple[Simulation, list[str]]:
         raise BadInput(f"{where}{e}") from e
     try:
         sim.apply(objects)
-    except (AdmissionError, ConflictError) as e:
+    except AdmissionError as e:
+        source = sources.get(id(e.obj))
+        field = "spec.priorityClassName: " if "PriorityClass" in str(e) else ""
+        raise BadInput(f"{source}: {field}{e}" if source else str(e)) from e
+    except ConflictError as e:
         raise BadInput(str(e)) from e
     return sim, warnings
 

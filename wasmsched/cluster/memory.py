@@ -37,7 +37,11 @@ class ConflictError(RuntimeError):
 
 
 class AdmissionError(ValueError):
-    pass
+    """The API server would refuse the object; `obj` is the object, for callers to say where it came from."""
+
+    def __init__(self, message: str, obj: Any = None) -> None:
+        super().__init__(message)
+        self.obj = obj
 
 
 @dataclass
@@ -166,7 +170,8 @@ class MemoryCluster:
         if name:
             pc = classes.get(name)
             if pc is None:
-                raise AdmissionError(f'pods "{pod.metadata.name}" is forbidden: no PriorityClass with name {name} was found')
+                raise AdmissionError(
+                    f'pods "{pod.metadata.name}" is forbidden: no PriorityClass with name {name} was found', pod)
         else:
             pc = next((c for c in classes.values() if c.globalDefault), None)
         if pc is not None:
@@ -210,19 +215,26 @@ class MemoryCluster:
             self.delete(KIND_POD, key)
 
     def set_nominated_node_name(self, pod: Pod, node_name: str) -> None:
-        def set_nnn(p: Pod) -> None:
-            p.status.nominatedNodeName = node_name
+        with self._lock:
+            cur = self.get_pod(pod.metadata.namespace, pod.metadata.name)
+            # Like a status patch that changes nothing: no write, no watch event.
+            if cur is None or cur.status.nominatedNodeName == node_name:
+                return
 
-        try:
-            self._mutate_pod(pod, set_nnn)
-        except NotFoundError:
-            pass
+            def set_nnn(p: Pod) -> None:
+                p.status.nominatedNodeName = node_name
+
+            self._mutate_pod(cur, set_nnn)
 
     def set_pod_condition(self, pod: Pod, ctype: str, status: str, reason: str, message: str) -> None:
-        try:
-            self._mutate_pod(pod, lambda p: _set_condition(p, ctype, status, reason, message))
-        except NotFoundError:
-            pass
+        with self._lock:
+            cur = self.get_pod(pod.metadata.namespace, pod.metadata.name)
+            if cur is None or any(
+                (c.type, c.status, c.reason, c.message) == (ctype, status, reason, message)
+                for c in cur.status.conditions
+            ):
+                return
+            self._mutate_pod(cur, lambda p: _set_condition(p, ctype, status, reason, message))
 
     def list_pod_disruption_budgets(self) -> builtins.list[Any]:
         with self._lock:

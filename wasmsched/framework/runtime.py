@@ -11,7 +11,7 @@ from typing import Any
 from wasmsched.api.types import Pod
 from wasmsched.framework import interface as fw
 from wasmsched.framework.cycle_state import CycleState
-from wasmsched.framework.events import ClusterEventWithHint
+from wasmsched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from wasmsched.framework.interface import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
@@ -33,6 +33,15 @@ from wasmsched.framework.waiting_pods import WaitingPodImpl, WaitingPodsMap
 log = logging.getLogger("wasmsched.framework")
 
 MAX_TIMEOUT = 15 * 60.0  # Permit wait cap, as kube-scheduler's maxTimeout
+
+# framework.UnrollWildCardResource: every resource with every action.
+ALL_CLUSTER_EVENTS = [
+    ClusterEvent(r, ActionType.ALL)
+    for r in (EventResource.POD, EventResource.NODE, EventResource.PERSISTENT_VOLUME,
+              EventResource.PERSISTENT_VOLUME_CLAIM, EventResource.CSI_NODE, EventResource.CSI_DRIVER,
+              EventResource.CSI_STORAGE_CAPACITY, EventResource.STORAGE_CLASS, EventResource.RESOURCE_CLAIM,
+              EventResource.RESOURCE_SLICE, EventResource.DEVICE_CLASS)
+]
 
 # Extension points in the order of config.Plugins, with the interface each requires.
 EXTENSION_POINTS: list[tuple[str, type[fw.Plugin]]] = [
@@ -133,18 +142,19 @@ class Framework:
             for n in specific:
                 if not isinstance(self.plugins_map[n], iface):
                     raise FrameworkError(
-                        f'profile "{self._profile_name}": plugin "{n}" does not extend {_point_title(point)} plugin'
+                        f'profile "{self._profile_name}": plugin "{n}" does not extend {_point_title(point)}Plugin plugin'
                     )
             disabled = set(cfg.disabled.get(point, []))
             self.points[point] = self._expand_multi_point(point, iface, specific, disabled, cfg.multi_point)
 
         if len(self.points["queue_sort"]) != 1:
             raise FrameworkError(
-                f'profile "{self._profile_name}": one queue sort plugin required for profile with scheduler name'
-                f' "{self._profile_name}", got {len(self.points["queue_sort"])}'
+                f'profile "{self._profile_name}": only one queue sort plugin required for profile with scheduler'
+                f' name "{self._profile_name}", but got {len(self.points["queue_sort"])}'
             )
         if not self.points["bind"]:
-            raise FrameworkError(f'profile "{self._profile_name}": at least one bind plugin is needed')
+            raise FrameworkError(f'profile "{self._profile_name}": at least one bind plugin is needed for profile with'
+                                 f' scheduler name "{self._profile_name}"')
         # Filter/score weights only matter for score plugins; validate their range as kube does.
         for pl in self.points["score"]:
             if self.score_plugin_weight.get(pl.name, 1) <= 0:
@@ -167,7 +177,7 @@ class Framework:
                 continue
             if ref.name in multi:
                 raise FrameworkError(
-                    f'profile "{self._profile_name}": plugin "{ref.name}" already registered as "{_point_title(point)}"'
+                    f'profile "{self._profile_name}": plugin "{ref.name}" already registered as "{_point_title(point)}Plugin"'
                 )
             multi.append(ref.name)
         # Order: overridden plugins as listed in the specific point, then multiPoint ones, then the rest.
@@ -238,14 +248,26 @@ class Framework:
         return None
 
     def events_to_register(self) -> list[tuple[str, ClusterEventWithHint]]:
+        """(plugin, event) pairs for the queue. A plugin that can reject pods (PreEnqueue, PreFilter,
+        Filter, Reserve, Permit) without EnqueueExtensions is registered for every event, as kube's
+        defaultEnqueueExtension, since nothing says which events could help it."""
         out: list[tuple[str, ClusterEventWithHint]] = []
-        for pl in self.enqueue_extensions:
-            try:
-                events = pl.events_to_register()
-            except Exception as e:
-                log.error("plugin %s: EventsToRegister failed: %s", pl.name, e)
-                continue
-            out.extend((pl.name, ev) for ev in events)
+        seen: set[str] = set()
+        for point in ("pre_enqueue", "pre_filter", "filter", "reserve", "permit"):
+            for pl in self.points[point]:
+                if pl.name in seen:
+                    continue
+                seen.add(pl.name)
+                if not isinstance(pl, fw.EnqueueExtensions):
+                    out.extend((pl.name, ClusterEventWithHint(ev)) for ev in ALL_CLUSTER_EVENTS)
+                    continue
+                try:
+                    events = pl.events_to_register()
+                except Exception as e:
+                    log.error("plugin %s: EventsToRegister failed: %s", pl.name, e)
+                    out.extend((pl.name, ClusterEventWithHint(ev)) for ev in ALL_CLUSTER_EVENTS)
+                    continue
+                out.extend((pl.name, ev) for ev in events)
         return out
 
     # ----- scheduling cycle ---------------------------------------------------------------------
@@ -253,8 +275,9 @@ class Framework:
     def run_pre_filter_plugins(self, state: CycleState, pod: Pod,
                                nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None, set[str]]:
         result: PreFilterResult | None = None
-        plugins_with_nodes: list[str] = []
+        plugins_with_nodes: set[str] = set()
         skip: set[str] = set()
+        return_status: Status | None = None
         for pl in self.points["pre_filter"]:
             try:
                 r, st = pl.pre_filter(state, pod, nodes)
@@ -265,20 +288,25 @@ class Framework:
                 continue
             if st is not None and not st.is_success():
                 st.plugin = pl.name
-                if st.is_rejected():
-                    return None, st, {pl.name}
+                if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    # Preemption cannot help: no need to run the remaining PreFilter plugins.
+                    return None, st, set()
+                if st.code == Code.UNSCHEDULABLE:
+                    # Preemption may help later in this cycle, which needs every PreFilter's state.
+                    return_status = st
+                    continue
                 err = Status.error(f'running PreFilter plugin "{pl.name}": {st.message()}', pl.name)
                 return None, err, set()
             if r is not None and not r.all_nodes():
-                plugins_with_nodes.append(pl.name)
+                plugins_with_nodes.add(pl.name)
             result = r if result is None else result.merge(r)
             if result is not None and not result.all_nodes() and not result.node_names:
                 names = sorted(plugins_with_nodes)
                 msg = (f"node(s) didn't satisfy plugin {names[0]}" if len(names) == 1
                        else f"node(s) didn't satisfy plugin(s) {_go_list(names)} simultaneously")
-                return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [msg]), set(names)
+                return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [msg]), plugins_with_nodes
         state.skip_filter_plugins = skip
-        return result, None, set(plugins_with_nodes)
+        return result, return_status, plugins_with_nodes
 
     def run_pre_filter_extension_add_pod(self, state: CycleState, pod_to_schedule: Pod,
                                          pod_info_to_add: PodInfo, node_info: NodeInfo) -> Status | None:
@@ -446,8 +474,8 @@ class Framework:
             if scores and (max(scores) > MAX_NODE_SCORE or min(scores) < MIN_NODE_SCORE):
                 bad = next(s for s in scores if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE)
                 return [], Status.error(
-                    f'running Score plugins: plugin "{pl.name}" returns an invalid score {bad}, it should in the '
-                    f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+                    f'applying score defaultWeights on Score plugins: plugin "{pl.name}" returns an invalid score {bad}, '
+                    f"it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
                 )
             w = self.score_plugin_weight.get(pl.name, 1)
             weighted.append(scores if w == 1 else [s * w for s in scores])

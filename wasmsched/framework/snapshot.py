@@ -20,6 +20,8 @@ class Snapshot:
         "have_pods_with_required_anti_affinity_node_info_list",
         "node_info_list",
         "node_info_map",
+        "order_version",
+        "positions",
         "used_pvc_set",
     )
 
@@ -30,6 +32,9 @@ class Snapshot:
         self.have_pods_with_required_anti_affinity_node_info_list: list[NodeInfo] = []
         self.used_pvc_set: set[str] = set()
         self.generation = 0
+        # The cache's node-order version this snapshot's lists were built from (-1: never).
+        self.order_version = -1
+        self.positions: dict[str, int] = {}
         infos = list(node_infos)
         if infos:
             self.node_info_map = {ni.name: ni for ni in infos}
@@ -37,11 +42,15 @@ class Snapshot:
 
     def rebuild_lists(self, ordered: list[NodeInfo]) -> None:
         self.node_info_list = ordered
+        self.positions = {ni.name: i for i, ni in enumerate(ordered)}
         self.have_pods_with_affinity_node_info_list = [ni for ni in ordered if ni.pods_with_affinity]
         self.have_pods_with_required_anti_affinity_node_info_list = [
             ni for ni in ordered if ni.pods_with_required_anti_affinity
         ]
         self.used_pvc_set = {k for ni in ordered for k in ni.pvc_ref_counts}
+
+    def index_of(self, node_name: str) -> int:
+        return self.positions[node_name]
 
     # NodeInfoLister
     def list(self) -> list[NodeInfo]:

@@ -371,8 +371,8 @@ class NodeInfo:
             for ip, proto, port in pi.host_ports:
                 self.used_ports.remove(ip, proto, port)
         for v in pi.pod.spec.volumes:
-            if v.HasField("persistentVolumeClaim"):
-                k = f"{pi.namespace}/{v.persistentVolumeClaim.claimName}"
+            if v.volumeSource.HasField("persistentVolumeClaim"):
+                k = f"{pi.namespace}/{v.volumeSource.persistentVolumeClaim.claimName}"
                 n = self.pvc_ref_counts.get(k, 0) + sign
                 if n <= 0:
                     self.pvc_ref_counts.pop(k, None)

@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+import builtins
 import logging
 import threading
 
 from wasmsched.api.types import Node, Pod
 from wasmsched.framework.snapshot import Snapshot, image_state_summaries, image_states_for
-from wasmsched.framework.types import NodeInfo, PodInfo, get_pod_key
+from wasmsched.framework.types import NodeInfo, PodInfo, get_pod_key, next_generation
 
 log = logging.getLogger("wasmsched.cache")
 
@@ -36,8 +37,10 @@ class _NodeTree:
     def __init__(self) -> None:
         self.zones: list[str] = []
         self.tree: dict[str, list[str]] = {}
+        self._listed: list[str] | None = None
 
     def add(self, node: Node) -> None:
+        self._listed = None
         z = zone_key(node)
         names = self.tree.setdefault(z, [])
         if not names and z not in self.zones:
@@ -46,6 +49,7 @@ class _NodeTree:
             names.append(node.metadata.name)
 
     def remove(self, node: Node) -> None:
+        self._listed = None
         z = zone_key(node)
         names = self.tree.get(z, [])
         if node.metadata.name in names:
@@ -60,6 +64,11 @@ class _NodeTree:
             self.add(new)
 
     def list(self) -> list[str]:
+        if self._listed is None:
+            self._listed = self._interleave()
+        return self._listed
+
+    def _interleave(self) -> builtins.list[str]:
         out: list[str] = []
         idx = {z: 0 for z in self.zones}
         total = sum(len(v) for v in self.tree.values())
@@ -79,8 +88,7 @@ class Cache:
         self._tree = _NodeTree()
         self._pod_states: dict[str, tuple[Pod, PodInfo]] = {}
         self._assumed: set[str] = set()
-        self._dirty: set[str] = set()
-        self._order_changed = True
+        self._order_version = 0
         self._images_changed = True
 
     # ----- pods -------------------------------------------------------------------------------
@@ -96,16 +104,14 @@ class Cache:
         pi = pi or PodInfo(pod)
         self._node_info(pod.spec.nodeName).add_pod_info(pi)
         self._pod_states[get_pod_key(pod)] = (pod, pi)
-        self._dirty.add(pod.spec.nodeName)
 
     def _remove_pod(self, pod: Pod) -> None:
         ni = self.nodes.get(pod.spec.nodeName)
         if ni is not None:
             ni.remove_pod(pod)
-            self._dirty.add(pod.spec.nodeName)
             if ni.node is None and not ni.pods:
                 del self.nodes[pod.spec.nodeName]
-                self._order_changed = True
+                self._order_version += 1
         self._pod_states.pop(get_pod_key(pod), None)
 
     def assume_pod(self, pod: Pod, pi: PodInfo | None = None) -> None:
@@ -197,8 +203,7 @@ class Cache:
             else:
                 self._tree.add(node)
             ni.set_node(node)
-            self._dirty.add(node.metadata.name)
-            self._order_changed = True
+            self._order_version += 1
             self._images_changed = True
             return ni
 
@@ -207,15 +212,14 @@ class Cache:
             ni = self._node_info(new.metadata.name)
             if ni.node is None:
                 self._tree.add(new)
-                self._order_changed = True
+                self._order_version += 1
             else:
                 self._tree.update(ni.node, new)
                 if old.metadata.labels != new.metadata.labels:
-                    self._order_changed = True
+                    self._order_version += 1
             if list(old.status.images) != list(new.status.images):
                 self._images_changed = True
             ni.set_node(new)
-            self._dirty.add(new.metadata.name)
             return ni
 
     def remove_node(self, node: Node) -> None:
@@ -229,9 +233,15 @@ class Cache:
                 ni.remove_node()
             else:
                 del self.nodes[node.metadata.name]
-            self._dirty.add(node.metadata.name)
-            self._order_changed = True
+            self._order_version += 1
             self._images_changed = True
+
+    def _live_nodes(self) -> int:
+        return sum(1 for ni in self.nodes.values() if ni.node is not None)
+
+    def _is_gone(self, name: str) -> bool:
+        ni = self.nodes.get(name)
+        return ni is None or ni.node is None
 
     def node_count(self) -> int:
         with self._lock:
@@ -240,25 +250,58 @@ class Cache:
     # ----- snapshot ---------------------------------------------------------------------------
 
     def update_snapshot(self, snap: Snapshot) -> None:
-        """Brings `snap` up to date, cloning only NodeInfos that changed since the last call."""
+        """Brings `snap` up to date, cloning only NodeInfos newer than the snapshot's generation.
+
+        As cache.go: every change bumps a NodeInfo's generation, so any snapshot, new or old,
+        catches up from its own generation.
+        """
         with self._lock:
             if self._images_changed:
                 summaries = image_state_summaries(ni for ni in self.nodes.values() if ni.node is not None)
-                for name, ni in self.nodes.items():
+                for ni in self.nodes.values():
                     states = image_states_for(ni, summaries)
                     if states != ni.image_states:
                         ni.image_states = states
-                        self._dirty.add(name)
+                        ni.generation = next_generation()
                 self._images_changed = False
-            for name in self._dirty:
-                current = self.nodes.get(name)
-                if current is None or current.node is None:
-                    snap.node_info_map.pop(name, None)
-                else:
-                    snap.node_info_map[name] = current.clone()
-            if self._order_changed or self._dirty:
-                order = self._tree.list() if self._order_changed else [ni.name for ni in snap.node_info_list]
+            changed: list[str] = []
+            newest = snap.generation
+            for name, ni in self.nodes.items():
+                if ni.generation <= snap.generation:
+                    continue
+                newest = max(newest, ni.generation)
+                changed.append(name)
+            structural = snap.order_version != self._order_version
+            lists_dirty = False
+            for name in changed:
+                ni = self.nodes[name]
+                old = snap.node_info_map.get(name)
+                if ni.node is None:
+                    if old is not None:
+                        del snap.node_info_map[name]
+                        structural = True
+                    continue
+                if old is None:
+                    structural = True
+                clone = ni.clone()
+                snap.node_info_map[name] = clone
+                if not structural:
+                    snap.node_info_list[snap.index_of(name)] = clone
+                    lists_dirty = lists_dirty or _in_lists(old) or _in_lists(clone)
+            if len(snap.node_info_map) > self._live_nodes():
+                for name in [n for n, ni in snap.node_info_map.items() if self._is_gone(n)]:
+                    del snap.node_info_map[name]
+                structural = True
+            if structural:
+                order = self._tree.list()
                 snap.rebuild_lists([snap.node_info_map[n] for n in order if n in snap.node_info_map])
-            self._dirty.clear()
-            self._order_changed = False
-            snap.generation += 1
+                snap.order_version = self._order_version
+            elif lists_dirty:
+                snap.rebuild_lists(snap.node_info_list)
+            snap.generation = newest
+
+
+def _in_lists(ni: NodeInfo | None) -> bool:
+    """Whether a NodeInfo contributes to the snapshot's derived lists (affinity pods, PVCs)."""
+    return ni is not None and bool(ni.pods_with_affinity or ni.pods_with_required_anti_affinity
+                                   or ni.pvc_ref_counts)

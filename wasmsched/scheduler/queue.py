@@ -22,7 +22,7 @@ from wasmsched.framework.events import (
 )
 from wasmsched.framework.interface import NominatingInfo, NominatingMode
 from wasmsched.framework.types import PodInfo, QueuedPodInfo, get_pod_key
-from wasmsched.scheduler.events import is_pod_updated
+from wasmsched.scheduler.events import pod_scheduling_properties_change
 
 log = logging.getLogger("wasmsched.queue")
 
@@ -79,12 +79,13 @@ class Nominator:
 
     def update_nominated_pod(self, old: Pod, new_pi: PodInfo) -> None:
         with self._lock:
-            # A pod's update keeps its nomination unless the update itself changed it.
-            uid = get_pod_key(old)
-            node = self._pod_to_node.get(uid, "")
+            # An update that neither sets nor clears status.nominatedNodeName keeps the in-memory
+            # nomination (it may predate the API write); any other update takes the pod's own value.
             info = None
-            if node and not new_pi.pod.status.nominatedNodeName:
-                info = NominatingInfo(node, NominatingMode.OVERRIDE)
+            if not old.status.nominatedNodeName and not new_pi.pod.status.nominatedNodeName:
+                node = self._pod_to_node.get(get_pod_key(old), "")
+                if node:
+                    info = NominatingInfo(node, NominatingMode.OVERRIDE)
             self.add_nominated_pod(new_pi, info)
 
     def _delete(self, pod: Pod) -> None:
@@ -233,39 +234,36 @@ class SchedulingQueue:
             self._move_to_active(qpi, "PodAdd")
 
     def update(self, old: Pod, new: Pod) -> None:
+        """An unscheduled pod changed (PriorityQueue.Update with queueing hints)."""
         with self._lock:
             key = get_pod_key(new)
+            events = pod_scheduling_properties_change(new, old)
+            if key in self._in_flight:
+                # Being scheduled: the update is replayed against the pod if its attempt fails.
+                self._in_flight[key].extend((ev, old, new) for ev in events)
+                return
             for store in (self.active_q, self.backoff_q):
                 qpi = store.get(key)
                 if qpi is not None:
-                    self.nominator.update_nominated_pod(old, PodInfo(new))
                     qpi.pod_info = PodInfo(new)
-                    if store is self.active_q:
-                        store.delete(key)
-                        store.push(qpi)
+                    self.nominator.update_nominated_pod(old, qpi.pod_info)
+                    store.delete(key)
+                    store.push(qpi)
                     return
             qpi = self.unschedulable_pods.get(key) or self.gated_pods.get(key)
             if qpi is not None:
-                self.nominator.update_nominated_pod(old, PodInfo(new))
                 qpi.pod_info = PodInfo(new)
-                if not is_pod_updated(old, new):
-                    # Status-only updates (our own condition writes) cannot make the pod schedulable.
-                    return
-                # An update of the pod itself may make it schedulable (kube: isPodUpdated + hints).
-                if self._is_backing_off(qpi):
+                self.nominator.update_nominated_pod(old, qpi.pod_info)
+                for ev in events:
+                    strategy = self._is_pod_worth_requeuing(qpi, ev, old, new)
+                    if strategy == QueueingStrategy.QUEUE_SKIP:
+                        continue
                     self.unschedulable_pods.pop(key, None)
                     self.gated_pods.pop(key, None)
-                    if self._run_pre_enqueue(qpi):
-                        self.backoff_q.push(qpi)
-                    else:
-                        self.gated_pods[key] = qpi
-                else:
-                    self._move_to_active(qpi, "PodUpdate")
+                    if self._requeue(qpi, strategy) in ("active", "backoff"):
+                        break
                 return
-            if key in self._in_flight:
-                self._in_flight[key].append((ClusterEvent("UnschedulablePod", 0), old, new))
-                return
-            self._move_to_active(self._new_queued(new), "PodUpdate")
+            self._move_to_active(self._new_queued(new), "UnscheduledPodUpdate")
 
     def delete(self, pod: Pod) -> None:
         with self._lock:
@@ -351,6 +349,9 @@ class SchedulingQueue:
 
     def _is_pod_worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> QueueingStrategy:
         rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
+        if qpi.gating_plugin:
+            # A gated pod waits for the events its PreEnqueue (gating) plugin registered.
+            rejectors = rejectors | {qpi.gating_plugin}
         if not rejectors:
             return QueueingStrategy.QUEUE_AFTER_BACKOFF
         if event.is_wildcard():
@@ -396,10 +397,15 @@ class SchedulingQueue:
                 del self.unschedulable_pods[key]
                 self._requeue(qpi, strategy)
                 moved += 1
-            # Gated pods re-run PreEnqueue on any event (kube does this for gates lifted by updates).
             for key, qpi in list(self.gated_pods.items()):
-                if isinstance(new, Pod) and get_pod_key(new) == key:
-                    self._move_to_active(qpi, str(event))
+                if pre_check is not None and not pre_check(qpi.pod):
+                    continue
+                strategy = self._is_pod_worth_requeuing(qpi, event, old, new)
+                if strategy == QueueingStrategy.QUEUE_SKIP:
+                    continue
+                del self.gated_pods[key]
+                if self._requeue(qpi, strategy) != "gated":
+                    moved += 1
             for events in self._in_flight.values():
                 events.append((event, old, new))
             return moved
@@ -407,6 +413,9 @@ class SchedulingQueue:
     # ----- time -------------------------------------------------------------------------------
 
     def _backoff_duration(self, qpi: QueuedPodInfo) -> float:
+        if qpi.attempts == 0:
+            # A pod that never had a scheduling attempt owes no backoff penalty.
+            return 0.0
         d = self.pod_initial_backoff
         for _ in range(1, qpi.attempts):
             if d > self.pod_max_backoff - d:
@@ -418,6 +427,9 @@ class SchedulingQueue:
         return qpi.timestamp + self._backoff_duration(qpi)
 
     def _is_backing_off(self, qpi: QueuedPodInfo) -> bool:
+        if qpi.gating_plugin:
+            # A gated pod never attempted scheduling: once its gate lifts it goes straight to activeQ.
+            return False
         return self._backoff_time(qpi) > self._clock()
 
     def flush_backoff_q_completed(self) -> int:

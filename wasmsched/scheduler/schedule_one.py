@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 from wasmsched.api.types import Pod
 from wasmsched.framework.cycle_state import CycleState
-from wasmsched.framework.interface import NodePluginScores, NodeToStatus, NominatingInfo, NominatingMode
+from wasmsched.framework.diagnosis import Diagnosis, FitError
+from wasmsched.framework.interface import NodePluginScores, NominatingInfo, NominatingMode
 from wasmsched.framework.runtime import Framework
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo, QueuedPodInfo
@@ -22,57 +23,8 @@ log = logging.getLogger("wasmsched.scheduler")
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
-NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
 ERR_NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 CLEAR_NOMINATED_NODE = NominatingInfo("", NominatingMode.OVERRIDE)
-
-
-@dataclass
-class Diagnosis:
-    node_to_status: NodeToStatus = field(default_factory=NodeToStatus)
-    unschedulable_plugins: set[str] = field(default_factory=set)
-    pending_plugins: set[str] = field(default_factory=set)
-    pre_filter_msg: str = ""
-    post_filter_msg: str = ""
-
-    def add_plugin_status(self, st: Status) -> None:
-        if not st.plugin:
-            return
-        if st.code == Code.PENDING:
-            self.pending_plugins.add(st.plugin)
-        elif st.is_rejected():
-            self.unschedulable_plugins.add(st.plugin)
-
-
-class FitError(Exception):
-    """No node fits the pod; its text is kube-scheduler's FailedScheduling message."""
-
-    def __init__(self, pod: Pod, num_all_nodes: int, diagnosis: Diagnosis) -> None:
-        super().__init__()
-        self.pod = pod
-        self.num_all_nodes = num_all_nodes
-        self.diagnosis = diagnosis
-
-    def __str__(self) -> str:
-        d = self.diagnosis
-        msg = NO_NODE_AVAILABLE_MSG.format(self.num_all_nodes) + ":"
-        if d.pre_filter_msg:
-            msg += f" {d.pre_filter_msg}."
-        else:
-            reasons: dict[str, int] = {}
-            for st in d.node_to_status.node_to_status.values():
-                for r in st.reasons:
-                    reasons[r] = reasons.get(r, 0) + 1
-            absent = self.num_all_nodes - d.node_to_status.len()
-            if absent > 0:
-                for r in d.node_to_status.absent_nodes_status.reasons:
-                    reasons[r] = reasons.get(r, 0) + absent
-            hist = sorted(f"{v} {k}" for k, v in reasons.items())
-            if hist:
-                msg += f" {', '.join(hist)}."
-        if d.post_filter_msg:
-            msg += f" {d.post_filter_msg}."
-        return msg
 
 
 @dataclass
@@ -220,17 +172,11 @@ class SchedulingAlgorithm:
         return scores
 
     def select_host(self, scores: list[NodePluginScores]) -> str:
-        """The best total score; ties broken uniformly at random (reservoir sampling, as kube)."""
-        best = scores[0]
-        count = 1
-        for s in scores[1:]:
-            if s.total_score > best.total_score:
-                best, count = s, 1
-            elif s.total_score == best.total_score:
-                count += 1
-                if self.rng.randrange(count) == 0:
-                    best = s
-        return best.name
+        """The best total score; ties broken uniformly at random among the best (as kube's
+        reservoir sampling, with one draw)."""
+        best = max(s.total_score for s in scores)
+        ties = [s for s in scores if s.total_score == best]
+        return ties[0].name if len(ties) == 1 else self.rng.choice(ties).name
 
 
 class SchedulingError(RuntimeError):

@@ -168,9 +168,18 @@ class Scheduler:
                 self.queue.delete(old)
             self.on_pod_add(new)
         elif self.responsible_for(new):
+            # An update carrying the same object (a resync) must not schedule the pod twice.
+            if old.metadata.resourceVersion and old.metadata.resourceVersion == new.metadata.resourceVersion:
+                return
             if self.cache.is_assumed_pod(new):
                 return
             self.queue.update(old, new)
+            if old.status.nominatedNodeName != new.status.nominatedNodeName:
+                # The space the pod held on its old nominated node is free again for pods of lower or
+                # equal priority.
+                prio = _priority(new)
+                self.queue.move_all_to_active_or_backoff_queue(
+                    EVENT_ASSIGNED_POD_DELETE, old, None, lambda p: _priority(p) <= prio)
 
     def on_pod_delete(self, pod: Pod) -> None:
         if pod.spec.nodeName:
@@ -432,6 +441,10 @@ class Scheduler:
         self._executor.shutdown(wait=True)
         for fwk in self.profiles.values():
             fwk.close()
+
+
+def _priority(pod: Pod) -> int:
+    return pod.spec.priority if pod.spec.HasField("priority") else 0
 
 
 def _key(pod: Pod) -> str:

@@ -195,7 +195,7 @@ class PodWrapper:
     def pvc(self, claim: str) -> PodWrapper:
         v = self.pod.spec.volumes.add()
         v.name = claim
-        v.persistentVolumeClaim.claimName = claim
+        v.volumeSource.persistentVolumeClaim.claimName = claim
         return self
 
 

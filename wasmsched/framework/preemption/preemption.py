@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from wasmsched.api.types import Pod
 from wasmsched.framework.cycle_state import CycleState
+from wasmsched.framework.diagnosis import Diagnosis, FitError
 from wasmsched.framework.interface import NodeToStatus, NominatingInfo, NominatingMode, PostFilterResult
 from wasmsched.framework.preemption.candidate import Candidate, CandidateList, Victims
 from wasmsched.framework.preemption.executor import Executor
@@ -65,19 +66,7 @@ def aggregate_errors(errs: Sequence[BaseException]) -> BaseException | None:
 
 def fit_error_message(num_all_nodes: int, node_to_status: NodeToStatus) -> str:
     """framework.FitError.Error() for a diagnosis with only node statuses (no PreFilter/PostFilter msg)."""
-    reasons: dict[str, int] = {}
-    for st in node_to_status.node_to_status.values():
-        for r in st.reasons:
-            reasons[r] = reasons.get(r, 0) + 1
-    n = node_to_status.len()
-    if n < num_all_nodes:
-        for r in node_to_status.absent_nodes_status.reasons:
-            reasons[r] = reasons.get(r, 0) + num_all_nodes - n
-    msg = f"0/{num_all_nodes} nodes are available:"
-    histogram = sorted(f"{v} {k}" for k, v in reasons.items())
-    if histogram:
-        msg += f" {', '.join(histogram)}."
-    return msg
+    return str(FitError(None, num_all_nodes, Diagnosis(node_to_status=node_to_status)))
 
 
 def new_post_filter_result_with_nominated_node(name: str) -> PostFilterResult:
