@@ -61,9 +61,9 @@ def test_clone(name: str, entries: dict[str, str]) -> None:
     c.skip_score_plugins.add("T")
     assert s.get("new") is None
     assert s.skip_filter_plugins == {"F"} and s.skip_score_plugins == {"S"}
-    for k in entries:
+    for k, v in entries.items():
         c.read(k).data = "changed"
-        assert s.read(k).data == entries[k]
+        assert s.read(k).data == v
 
 
 def test_clone_keeps_values_without_clone() -> None:

@@ -643,14 +643,14 @@ def _to_101(s: int) -> int:
     ("normalize fails", [("A", ScorePl(1, normalize_status=error("boom")), 1)], {},
      'running Normalize on Score plugins: plugin "A" failed with: boom'),
     ("Score plugin return score greater than MaxNodeScore", [("A", ScorePl(101), 1)], {},
-     'applying score defaultWeights on Score plugins: plugin "A" returns an invalid score 101, '
-     "it should in the range of [0, 100] after normalizing"),
+     ('applying score defaultWeights on Score plugins: plugin "A" returns an invalid score 101, '
+     "it should in the range of [0, 100] after normalizing")),
     ("Score plugin return score less than MinNodeScore", [("A", ScorePl(-1), 1)], {},
-     'applying score defaultWeights on Score plugins: plugin "A" returns an invalid score -1, '
-     "it should in the range of [0, 100] after normalizing"),
+     ('applying score defaultWeights on Score plugins: plugin "A" returns an invalid score -1, '
+     "it should in the range of [0, 100] after normalizing")),
     ("ScoreWithNormalize plugin return score greater than MaxNodeScore", [("A", ScorePl(1, normalize=_to_101), 1)],
-     {}, 'applying score defaultWeights on Score plugins: plugin "A" returns an invalid score 101, '
-         "it should in the range of [0, 100] after normalizing"),
+     {}, ('applying score defaultWeights on Score plugins: plugin "A" returns an invalid score 101, '
+         "it should in the range of [0, 100] after normalizing")),
     ("a raw score over 100 normalized into range is fine", [("A", ScorePl({"n1": 500, "n2": 1000},
                                                                          normalize=lambda s: s // 10), 2)],
      {"n1": 100, "n2": 200}, ""),

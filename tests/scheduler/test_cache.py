@@ -467,10 +467,15 @@ def test_update_snapshot_assumed_pod_is_visible() -> None:
     assert snap.get("node1").requested.milli_cpu == 0  # type: ignore[union-attr]
 
 
-def test_update_snapshot_generation_increases() -> None:
+def test_update_snapshot_generation_follows_changes() -> None:
+    # The snapshot's generation is that of the newest NodeInfo it holds: it moves only on changes.
     c = Cache()
+    c.add_node(_node("node1"))
     snap = Snapshot()
     c.update_snapshot(snap)
     g = snap.generation
+    c.update_snapshot(snap)
+    assert snap.generation >= g
+    c.add_pod(_pod("p", "node1"))
     c.update_snapshot(snap)
     assert snap.generation > g

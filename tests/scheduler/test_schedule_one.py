@@ -129,11 +129,12 @@ def _fit(num: int, statuses: dict[str, Status], pre_filter_msg: str = "", post_f
      _fit(3, {}, pre_filter_msg="node(s) didn't match pod topology spread constraints (missing required label)",
           absent=Status.unresolvable("node(s) didn't match pod topology spread constraints (missing required label)")),
      "0/3 nodes are available: node(s) didn't match pod topology spread constraints (missing required label)."),
+    # types.go FitError.Error appends the PostFilter message with " %v" (no extra period).
     ("PostFilter message appended",
      _fit(1, {"n1": Status.unschedulable("Insufficient cpu")},
           post_filter_msg="preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."),
-     "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims "
-     "found for incoming pod.."),
+     ("0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims "
+     "found for incoming pod.")),
     ("no reasons at all", _fit(0, {}), "0/0 nodes are available:"),
 ])
 def test_fit_error_text(name: str, text: str, want: str) -> None:

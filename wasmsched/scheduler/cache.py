@@ -90,6 +90,14 @@ class Cache:
         self._assumed: set[str] = set()
         self._order_version = 0
         self._images_changed = True
+        # Node names in order of their last change (newest last), as cache.go's generation-ordered
+        # list: a snapshot update walks back only over what changed since the snapshot's generation.
+        self._recent: dict[str, None] = {}
+        self._live = 0
+
+    def _touch(self, name: str) -> None:
+        self._recent.pop(name, None)
+        self._recent[name] = None
 
     # ----- pods -------------------------------------------------------------------------------
 
@@ -103,12 +111,14 @@ class Cache:
     def _add_pod(self, pod: Pod, pi: PodInfo | None = None) -> None:
         pi = pi or PodInfo(pod)
         self._node_info(pod.spec.nodeName).add_pod_info(pi)
+        self._touch(pod.spec.nodeName)
         self._pod_states[get_pod_key(pod)] = (pod, pi)
 
     def _remove_pod(self, pod: Pod) -> None:
         ni = self.nodes.get(pod.spec.nodeName)
         if ni is not None:
             ni.remove_pod(pod)
+            self._touch(pod.spec.nodeName)
             if ni.node is None and not ni.pods:
                 del self.nodes[pod.spec.nodeName]
                 self._order_version += 1
@@ -202,7 +212,9 @@ class Cache:
                 self._tree.update(ni.node, node)
             else:
                 self._tree.add(node)
+                self._live += 1
             ni.set_node(node)
+            self._touch(node.metadata.name)
             self._order_version += 1
             self._images_changed = True
             return ni
@@ -212,6 +224,7 @@ class Cache:
             ni = self._node_info(new.metadata.name)
             if ni.node is None:
                 self._tree.add(new)
+                self._live += 1
                 self._order_version += 1
             else:
                 self._tree.update(ni.node, new)
@@ -220,6 +233,7 @@ class Cache:
             if list(old.status.images) != list(new.status.images):
                 self._images_changed = True
             ni.set_node(new)
+            self._touch(new.metadata.name)
             return ni
 
     def remove_node(self, node: Node) -> None:
@@ -228,6 +242,9 @@ class Cache:
             if ni is None:
                 return
             self._tree.remove(node)
+            if ni.node is not None:
+                self._live -= 1
+            self._touch(node.metadata.name)
             if ni.pods:
                 # Pods still point at the node: keep their accounting until they are deleted.
                 ni.remove_node()
@@ -236,16 +253,13 @@ class Cache:
             self._order_version += 1
             self._images_changed = True
 
-    def _live_nodes(self) -> int:
-        return sum(1 for ni in self.nodes.values() if ni.node is not None)
-
     def _is_gone(self, name: str) -> bool:
         ni = self.nodes.get(name)
         return ni is None or ni.node is None
 
     def node_count(self) -> int:
         with self._lock:
-            return sum(1 for ni in self.nodes.values() if ni.node is not None)
+            return self._live
 
     # ----- snapshot ---------------------------------------------------------------------------
 
@@ -258,18 +272,22 @@ class Cache:
         with self._lock:
             if self._images_changed:
                 summaries = image_state_summaries(ni for ni in self.nodes.values() if ni.node is not None)
-                for ni in self.nodes.values():
+                for name, ni in self.nodes.items():
                     states = image_states_for(ni, summaries)
                     if states != ni.image_states:
                         ni.image_states = states
                         ni.generation = next_generation()
+                        self._touch(name)
                 self._images_changed = False
             changed: list[str] = []
             newest = snap.generation
-            for name, ni in self.nodes.items():
-                if ni.generation <= snap.generation:
-                    continue
-                newest = max(newest, ni.generation)
+            for name in reversed(self._recent):
+                ni_or_none = self.nodes.get(name)
+                if ni_or_none is None:
+                    continue  # gone from the cache; the size check below drops it
+                if ni_or_none.generation <= snap.generation:
+                    break
+                newest = max(newest, ni_or_none.generation)
                 changed.append(name)
             structural = snap.order_version != self._order_version
             lists_dirty = False
@@ -288,7 +306,7 @@ class Cache:
                 if not structural:
                     snap.node_info_list[snap.index_of(name)] = clone
                     lists_dirty = lists_dirty or _in_lists(old) or _in_lists(clone)
-            if len(snap.node_info_map) > self._live_nodes():
+            if len(snap.node_info_map) > self._live:
                 for name in [n for n, ni in snap.node_info_map.items() if self._is_gone(n)]:
                     del snap.node_info_map[name]
                 structural = True

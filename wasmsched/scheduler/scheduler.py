@@ -239,7 +239,8 @@ class Scheduler:
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [str(e)], e)
         except FitError as fit:
             if not fwk.has_post_filter_plugins():
-                return ScheduleResult(), qpi.pod_info, Status(Code.UNSCHEDULABLE, [str(fit)], fit)
+                return ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE), qpi.pod_info, Status(
+                    Code.UNSCHEDULABLE, [str(fit)], fit)
             pf_result, pf_status = fwk.run_post_filter_plugins(state, pod, fit.diagnosis.node_to_status)
             fit.diagnosis.post_filter_msg = pf_status.message()
             if pf_status.code == Code.ERROR:
