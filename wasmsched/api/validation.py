@@ -1,14 +1,20 @@
-"""Name and label validation as in k8s.io/apimachinery/pkg/util/validation (the parts selectors need)."""
+"""Name and label validation as in k8s.io/apimachinery/pkg/util/validation.
+
+Messages are kube's, character for character, since they end up in user-facing errors (selector
+parsing and the scheduler config validation both use them).
+"""
 
 from __future__ import annotations
 
 import re
 
 _QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QUALIFIED_NAME_RE = re.compile(f"^{_QUALIFIED_NAME_FMT}$")
-_DNS1123_SUBDOMAIN_FMT = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-_DNS1123_SUBDOMAIN_RE = re.compile(f"^{_DNS1123_SUBDOMAIN_FMT}$")
-_LABEL_VALUE_RE = re.compile(f"^({_QUALIFIED_NAME_FMT})?$")
+_QUALIFIED_NAME_RE = re.compile(_QUALIFIED_NAME_FMT)
+_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
+_DNS1123_SUBDOMAIN_RE = re.compile(_DNS1123_SUBDOMAIN_FMT)
+_LABEL_VALUE_FMT = f"({_QUALIFIED_NAME_FMT})?"
+_LABEL_VALUE_RE = re.compile(_LABEL_VALUE_FMT)
 _INT64_RE = re.compile(r"^[+-]?[0-9]+$")
 
 QUALIFIED_NAME_MAX_LENGTH = 63
@@ -16,22 +22,42 @@ LABEL_VALUE_MAX_LENGTH = 63
 DNS1123_SUBDOMAIN_MAX_LENGTH = 253
 
 _QUALIFIED_NAME_ERR = (
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '"
-    + _QUALIFIED_NAME_FMT
-    + "')"
+    "must consist of alphanumeric characters, '-', '_' or '.', "
+    "and must start and end with an alphanumeric character"
 )
 _LABEL_VALUE_ERR = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and "
-    "must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', "
-    "regex used for validation is '(" + _QUALIFIED_NAME_FMT + ")?')"
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+    "and must start and end with an alphanumeric character"
 )
 _DNS1123_SUBDOMAIN_ERR = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
-    "must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '"
-    + _DNS1123_SUBDOMAIN_FMT
-    + "')"
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+    "and must start and end with an alphanumeric character"
 )
+
+
+def _empty_error() -> str:
+    return "must be non-empty"
+
+
+def _max_len_error(n: int) -> str:
+    return f"must be no more than {n} characters"
+
+
+def _regex_error(msg: str, fmt: str, *examples: str) -> str:
+    """validation.RegexError (its doubled spaces between examples included)."""
+    if not examples:
+        return f"{msg} (regex used for validation is '{fmt}')"
+    msg += " (e.g. "
+    for i, ex in enumerate(examples):
+        if i > 0:
+            msg += " or "
+        msg += f"'{ex}', "
+    return msg + f"regex used for validation is '{fmt}')"
+
+
+def _match(regex: re.Pattern[str], value: str) -> bool:
+    # Go's regexp `^...$` never matches across a trailing newline, unlike Python's `$`.
+    return regex.fullmatch(value) is not None
 
 
 def is_qualified_name(value: str) -> list[str]:
@@ -43,21 +69,24 @@ def is_qualified_name(value: str) -> list[str]:
     elif len(parts) == 2:
         prefix, name = parts
         if not prefix:
-            errs.append("prefix part must be non-empty")
+            errs.append("prefix part " + _empty_error())
         else:
-            errs.extend("prefix part " + e for e in is_dns1123_subdomain(prefix))
+            errs.extend("prefix part " + m for m in is_dns1123_subdomain(prefix))
     else:
         return [
             "a qualified name "
-            + _QUALIFIED_NAME_ERR
+            + _regex_error(_QUALIFIED_NAME_ERR, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
             + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
         ]
     if not name:
-        errs.append("name part must be non-empty")
+        errs.append("name part " + _empty_error())
     elif len(name) > QUALIFIED_NAME_MAX_LENGTH:
-        errs.append(f"name part must be no more than {QUALIFIED_NAME_MAX_LENGTH} characters")
-    if name and not _QUALIFIED_NAME_RE.match(name):
-        errs.append("name part " + _QUALIFIED_NAME_ERR)
+        errs.append("name part " + _max_len_error(QUALIFIED_NAME_MAX_LENGTH))
+    if not _match(_QUALIFIED_NAME_RE, name):
+        errs.append(
+            "name part "
+            + _regex_error(_QUALIFIED_NAME_ERR, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
+        )
     return errs
 
 
@@ -65,9 +94,9 @@ def is_dns1123_subdomain(value: str) -> list[str]:
     """Errors of IsDNS1123Subdomain."""
     errs: list[str] = []
     if len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
-        errs.append(f"must be no more than {DNS1123_SUBDOMAIN_MAX_LENGTH} characters")
-    if not _DNS1123_SUBDOMAIN_RE.match(value):
-        errs.append(_DNS1123_SUBDOMAIN_ERR)
+        errs.append(_max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
+    if not _match(_DNS1123_SUBDOMAIN_RE, value):
+        errs.append(_regex_error(_DNS1123_SUBDOMAIN_ERR, _DNS1123_SUBDOMAIN_FMT, "example.com"))
     return errs
 
 
@@ -75,9 +104,9 @@ def is_valid_label_value(value: str) -> list[str]:
     """Errors of IsValidLabelValue: empty, or a 63-char qualified-name-like string."""
     errs: list[str] = []
     if len(value) > LABEL_VALUE_MAX_LENGTH:
-        errs.append(f"must be no more than {LABEL_VALUE_MAX_LENGTH} characters")
-    if not _LABEL_VALUE_RE.match(value):
-        errs.append(_LABEL_VALUE_ERR)
+        errs.append(_max_len_error(LABEL_VALUE_MAX_LENGTH))
+    if not _match(_LABEL_VALUE_RE, value):
+        errs.append(_regex_error(_LABEL_VALUE_ERR, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
     return errs
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from wasmsched.api.resources import is_extended_resource_name
+from wasmsched.api.validation import is_qualified_name
 from wasmsched.config.args import PluginArgs
 from wasmsched.config.errors import OMIT, FieldError, child, duplicate, index, invalid, required
-from wasmsched.config.names import is_extended_resource_name, is_qualified_name
 from wasmsched.config.types import (
     API_VERSION,
     EXTENSION_POINTS,

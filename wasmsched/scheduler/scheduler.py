@@ -346,13 +346,19 @@ class Scheduler:
             self.cache.forget_pod(assumed)
         except Exception as e:
             log.error("scheduler cache ForgetPod failed: %s", e)
-        else:
+            self._handle_scheduling_failure(fwk, qpi, st, CLEAR_NOMINATED_NODE)
+            return
+        # Forgetting an assumed pod frees resources: like an assigned pod's deletion for the others.
+        # A rejected pod must not see that event itself (it would be requeued by its own rejection),
+        # so the move happens after the pod is back in the queue, as kube defers it.
+        if st.is_rejected():
+            self._handle_scheduling_failure(fwk, qpi, st, CLEAR_NOMINATED_NODE)
             uid = get_pod_key(assumed)
-            # Forgetting an assumed pod frees resources: treat it like an assigned pod's deletion.
             self.queue.move_all_to_active_or_backoff_queue(
-                EVENT_ASSIGNED_POD_DELETE, assumed, None,
-                (lambda p: get_pod_key(p) != uid) if st.is_rejected() else None)
-        self._handle_scheduling_failure(fwk, qpi, st, CLEAR_NOMINATED_NODE)
+                EVENT_ASSIGNED_POD_DELETE, assumed, None, lambda p: get_pod_key(p) != uid)
+        else:
+            self.queue.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, assumed, None)
+            self._handle_scheduling_failure(fwk, qpi, st, CLEAR_NOMINATED_NODE)
 
     # ----- failures ---------------------------------------------------------------------------
 

@@ -1,0 +1,97 @@
+"""The simulation driver: runs until quiet, reports every pod, never loops forever."""
+
+from typing import Any
+
+from wasmsched.cluster.simulation import MAX_CONSECUTIVE_ERRORS, Simulation
+from wasmsched.config import config_from_dict
+from wasmsched.framework.interface import FilterPlugin, PermitPlugin, Plugin
+from wasmsched.framework.status import Code, Status
+from wasmsched.plugins.registry import Registry
+from wasmsched.testing.builders import make_node, make_pod
+
+
+class AlwaysErrorFilter(FilterPlugin):
+    name = "AlwaysError"
+
+    def filter(self, state: Any, pod: Any, node_info: Any) -> Status | None:
+        return Status.error("boom")
+
+
+class WaitPermit(PermitPlugin):
+    """Holds every pod at Permit; pods labelled allow=true are allowed by a later pod's Permit."""
+
+    name = "WaitPermit"
+
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+
+    def permit(self, state: Any, pod: Any, node_name: str) -> tuple[Status | None, float]:
+        if pod.metadata.labels.get("release") == "true":
+            self.handle.iterate_over_waiting_pods(
+                lambda wp: wp.allow(self.name) if wp.get_pod().metadata.labels.get("allow") == "true" else None)
+            return None, 0
+        return Status(Code.WAIT), 30.0
+
+
+def _config(extra_plugin: str) -> Any:
+    return config_from_dict({
+        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler",
+                      "plugins": {"multiPoint": {"enabled": [{"name": extra_plugin}]}}}],
+    })
+
+
+def _sim(plugin: str, factory: Any) -> Simulation:
+    reg = Registry({plugin: factory})
+    return Simulation(_config(plugin), reg)
+
+
+def test_pod_failing_with_errors_is_reported_as_error_not_retried_forever() -> None:
+    sim = _sim("AlwaysError", lambda args, h: AlwaysErrorFilter())
+    sim.apply({"Node": [make_node("n1").capacity(cpu="1", pods="10").obj()], "Pod": [make_pod("p").obj()]})
+    result = sim.run_until_quiet()
+    sim.scheduler.close()
+    (p,) = result.pods
+    assert p.phase == "Error"
+    assert p.attempts == MAX_CONSECUTIVE_ERRORS
+    assert 'running "AlwaysError" filter plugin: boom' in p.message
+
+
+def test_permit_wait_times_out_on_the_simulated_clock_and_is_retried() -> None:
+    plugins: list[Plugin] = []
+
+    def factory(args: Any, handle: Any) -> Plugin:
+        plugins.append(WaitPermit(handle))
+        return plugins[-1]
+
+    sim = _sim("WaitPermit", factory)
+    sim.apply({"Node": [make_node("n1").capacity(cpu="4", pods="10").obj()],
+               "Pod": [make_pod("waiter").obj()]})
+    start = sim.clock.now()
+    result = sim.run_until_quiet()
+    sim.scheduler.close()
+    (p,) = result.pods
+    # Each attempt waits 30s at Permit and is rejected: the simulated clock moved, no wall time was
+    # spent, the assumed pod was forgotten. As in kube-scheduler, the first failure's PodScheduled
+    # condition write is a pod update that a plugin registered for all events (no EnqueueExtensions)
+    # requeues once; the second failure writes the same condition, no update, so the pod stays.
+    assert p.phase == "Unschedulable"
+    assert p.attempts == 2
+    assert "rejected due to timeout after waiting 30s at plugin WaitPermit" in p.message
+    assert sim.clock.now() - start >= 60
+    assert result.seconds < 5
+    assert sim.scheduler.cache.pod_count() == 0
+
+
+def test_permit_allow_lets_the_waiting_pod_bind() -> None:
+    def factory(args: Any, handle: Any) -> Plugin:
+        return WaitPermit(handle)
+
+    sim = _sim("WaitPermit", factory)
+    sim.apply({"Node": [make_node("n1").capacity(cpu="4", pods="10").obj()],
+               "Pod": [make_pod("held").label("allow", "true").obj(),
+                       make_pod("releaser").label("release", "true").obj()]})
+    result = sim.run_until_quiet()
+    sim.scheduler.close()
+    phases = {p.name: (p.phase, p.node) for p in result.pods}
+    assert phases == {"held": ("Scheduled", "n1"), "releaser": ("Scheduled", "n1")}
