@@ -23,17 +23,12 @@ from wasmsched.plugins.interpodaffinity.filtering import (
 )
 from wasmsched.testing.fake_handle import FakeHandle, RecordingClient
 
+from .util import fill_pod_affinity_term, labeled_node
+
 U, UU = Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 SKIP = "skip"
 
 Expr = tuple[str, str, list[str]]  # (key, operator, values)
-
-
-def raw_node(name: str, **labels: str) -> Node:
-    n = Node()
-    n.metadata.name = name
-    n.metadata.labels.update(labels)
-    return n
 
 
 def P(labels: dict[str, str] | None = None, node: str = "", ns: str = "", name: str = "",
@@ -49,14 +44,7 @@ def P(labels: dict[str, str] | None = None, node: str = "", ns: str = "", name: 
     for kind, terms in (("podAffinity", aff), ("podAntiAffinity", anti)):
         for exprs, tk in terms or []:
             t = getattr(p.spec.affinity, kind).requiredDuringSchedulingIgnoredDuringExecution.add()
-            t.topologyKey = tk
-            t.labelSelector.SetInParent()
-            for k, op, vals in exprs:
-                r = t.labelSelector.matchExpressions.add()
-                r.key, r.operator = k, op
-                r.values.extend(vals)
-            if aff_ns:
-                t.namespaces.extend(aff_ns)
+            fill_pod_affinity_term(t, exprs, tk, aff_ns)
             if ns_selector is not None:
                 t.namespaceSelector.SetInParent()
                 t.namespaceSelector.matchLabels.update(ns_selector)
@@ -77,7 +65,7 @@ def Exists(k: str) -> Expr:
 
 POD_LABEL = {"service": "securityscan"}
 POD_LABEL2 = {"security": "S1"}
-NODE1 = raw_node("node1", region="r1", zone="z11")
+NODE1 = labeled_node("node1", region="r1", zone="z11")
 EXISTING_POD = P(POD_LABEL, "node1", name="existing")
 
 SINGLE_NODE: list[tuple[str, Pod, list[Pod], Any]] = [
@@ -229,50 +217,50 @@ MULTI: list[tuple[str, Pod, list[Pod], list[Node], list[Any]]] = [
     (("A pod can be scheduled onto all the nodes that have the same topology key & label value with one of them "
      "has an existing pod that matches the affinity rules"), P(aff=[([In("foo", "bar")], "region")]),
      [P({"foo": "bar"}, "node1", name="p1")],
-     [raw_node("node1", **CHINA), raw_node("node2", **CHINA_AZ1), raw_node("node3", **INDIA)],
+     [labeled_node("node1", **CHINA), labeled_node("node2", **CHINA_AZ1), labeled_node("node3", **INDIA)],
      [None, None, (UU, AFF)]),
     (("The affinity rule is to schedule all of the pods of this collection to the same zone. The first pod of "
      "the collection should not be blocked from being scheduled onto any node"),
      P({"foo": "bar", "service": "securityscan"},
        aff=[([In("foo", "bar")], "zone"), ([In("service", "securityscan")], "zone")]),
      [P({"foo": "bar"}, "nodeA", name="p1")],
-     [raw_node("nodeA", zone="az1", hostname="h1"), raw_node("nodeB", zone="az2", hostname="h2")], [None, None]),
+     [labeled_node("nodeA", zone="az1", hostname="h1"), labeled_node("nodeB", zone="az2", hostname="h2")], [None, None]),
     ("The first pod of the collection can only be scheduled on nodes labelled with the requested topology keys",
      P({"foo": "bar", "service": "securityscan"},
        aff=[([In("foo", "bar")], "zone"), ([In("service", "securityscan")], "zone")]),
      [P({"foo": "bar"}, "nodeA", name="p1")],
-     [raw_node("nodeA", zoneLabel="az1", hostname="h1"), raw_node("nodeB", zoneLabel="az2", hostname="h2")],
+     [labeled_node("nodeA", zoneLabel="az1", hostname="h1"), labeled_node("nodeB", zoneLabel="az2", hostname="h2")],
      [(UU, AFF), (UU, AFF)]),
     (("NodeA and nodeB have same topologyKey and label value. NodeA has an existing pod that matches the inter "
      "pod affinity rule. The pod can not be scheduled onto nodeA and nodeB."),
      P(anti=[([In("foo", "abc")], "region")]), [P({"foo": "abc"}, "nodeA")],
-     [raw_node("nodeA", region="r1", hostname="nodeA"), raw_node("nodeB", region="r1", hostname="nodeB")],
+     [labeled_node("nodeA", region="r1", hostname="nodeA"), labeled_node("nodeB", region="r1", hostname="nodeB")],
      [(U, ANTI), (U, ANTI)]),
     ("This test ensures that anti-affinity matches a pod when any term of the anti-affinity rule matches a pod.",
      P(anti=[([In("foo", "abc")], "region"), ([In("service", "securityscan")], "zone")]),
      [P({"foo": "abc", "service": "securityscan"}, "nodeA")],
-     [raw_node("nodeA", region="r1", zone="z1", hostname="nodeA"),
-      raw_node("nodeB", region="r1", zone="z2", hostname="nodeB")], [(U, ANTI), (U, ANTI)]),
+     [labeled_node("nodeA", region="r1", zone="z1", hostname="nodeA"),
+      labeled_node("nodeB", region="r1", zone="z2", hostname="nodeB")], [(U, ANTI), (U, ANTI)]),
     (("NodeA and nodeB have same topologyKey and label value. NodeA has an existing pod that matches the inter "
      "pod affinity rule. The pod can not be scheduled onto nodeA and nodeB but can be scheduled onto nodeC"),
      P(anti=[([In("foo", "abc")], "region")]), [P({"foo": "abc"}, "nodeA")],
-     [raw_node("nodeA", **CHINA), raw_node("nodeB", **CHINA_AZ1), raw_node("nodeC", **INDIA)],
+     [labeled_node("nodeA", **CHINA), labeled_node("nodeB", **CHINA_AZ1), labeled_node("nodeC", **INDIA)],
      [(U, ANTI), (U, ANTI), None]),
     (("The pod can not be scheduled onto nodeA, nodeB, but can be scheduled onto nodeC (NodeC has an existing "
      "pod that match the inter pod affinity rule but in different namespace)"),
      P({"foo": "123"}, ns="NS1", anti=[([In("foo", "bar")], "region")]),
      [P({"foo": "bar"}, "nodeA", "NS1"), P({}, "nodeC", "NS2", anti=[([In("foo", "123")], "region")])],
-     [raw_node("nodeA", **CHINA), raw_node("nodeB", **CHINA_AZ1), raw_node("nodeC", **INDIA)],
+     [labeled_node("nodeA", **CHINA), labeled_node("nodeB", **CHINA_AZ1), labeled_node("nodeC", **INDIA)],
      [(U, ANTI), (U, ANTI), None]),
     (("Test existing pod's anti-affinity: if an existing pod has a term with invalid topologyKey, labelSelector "
      "of the term is firstly checked, and then topologyKey of the term is also checked"),
      P({"foo": ""}), [P({}, "nodeA", anti=[([Exists("foo")], "invalid-node-label")])],
-     [raw_node("nodeA", region="r1", zone="z1", hostname="nodeA"),
-      raw_node("nodeB", region="r1", zone="z1", hostname="nodeB")], [SKIP]),
+     [labeled_node("nodeA", region="r1", zone="z1", hostname="nodeA"),
+      labeled_node("nodeB", region="r1", zone="z1", hostname="nodeB")], [SKIP]),
     ("Test incoming pod's anti-affinity: even if labelSelector matches, we still check if topologyKey matches",
      P({}, "nodeA", anti=[([Exists("foo")], "invalid-node-label")]), [P({"foo": ""}, "nodeA")],
-     [raw_node("nodeA", region="r1", zone="z1", hostname="nodeA"),
-      raw_node("nodeB", region="r1", zone="z1", hostname="nodeB")], [None, None]),
+     [labeled_node("nodeA", region="r1", zone="z1", hostname="nodeA"),
+      labeled_node("nodeB", region="r1", zone="z1", hostname="nodeB")], [None, None]),
 ]
 
 
@@ -295,7 +283,7 @@ def test_add_remove_pod_and_clone() -> None:
     # Preemption: removing the only matching pod frees the node from the incoming pod's anti-affinity, on
     # the clone only.
     victim = P({"foo": "abc"}, "nodeA", name="victim")
-    nodes = [raw_node("nodeA", region="r1"), raw_node("nodeB", region="r2")]
+    nodes = [labeled_node("nodeA", region="r1"), labeled_node("nodeB", region="r2")]
     p = P(anti=[([In("foo", "abc")], "region")])
     pl, h = _plugin([victim], nodes)
     state = CycleState()

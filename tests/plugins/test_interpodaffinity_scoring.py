@@ -11,10 +11,12 @@ from wasmsched.api.types import Node, Pod
 from wasmsched.config.args import InterPodAffinityArgs
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interface import MAX_NODE_SCORE as MAX
-from wasmsched.framework.interface import NodeScore
 from wasmsched.framework.status import Code
 from wasmsched.plugins import interpodaffinity
 from wasmsched.testing.fake_handle import FakeHandle, RecordingClient
+
+from .util import fill_pod_affinity_term, score_each
+from .util import labeled_node as N
 
 Expr = tuple[str, str, list[str]]
 Affinity = Callable[[Pod], None]
@@ -26,14 +28,7 @@ NAMESPACES = {
 
 def _term(t: Any, exprs: list[Expr], tk: str, namespaces: list[str] | None = None,
           ns_selector: list[Expr] | None = None) -> None:
-    t.topologyKey = tk
-    t.labelSelector.SetInParent()
-    for k, op, vals in exprs:
-        r = t.labelSelector.matchExpressions.add()
-        r.key, r.operator = k, op
-        r.values.extend(vals)
-    if namespaces:
-        t.namespaces.extend(namespaces)
+    fill_pod_affinity_term(t, exprs, tk, namespaces)
     if ns_selector is not None:
         t.namespaceSelector.SetInParent()
         for k, op, vals in ns_selector:
@@ -95,13 +90,6 @@ def P(labels: dict[str, str] | None = None, node: str = "", affinity: Affinity |
     if affinity is not None:
         affinity(p)
     return p
-
-
-def N(name: str, **labels: str) -> Node:
-    n = Node()
-    n.metadata.name = name
-    n.metadata.labels.update(labels)
-    return n
 
 
 S1, S2 = {"security": "S1"}, {"security": "S2"}
@@ -186,11 +174,7 @@ def _run(p: Pod, pods: list[Pod], nodes: list[Node], args: InterPodAffinityArgs 
             return ERROR
         assert st.is_skip()
         return SKIP
-    scores = []
-    for ni in infos:
-        s, st = pl.score(state, p, ni)
-        assert st is None
-        scores.append(NodeScore(ni.name, s))
+    scores = score_each(pl, state, p, infos)
     assert pl.score_extensions().normalize_score(state, p, scores) is None
     return [s.score for s in scores]
 

@@ -11,7 +11,7 @@ from wasmsched.api.types import Node, NodeAffinity, NodeSelectorTerm, Pod
 from wasmsched.config.args import NodeAffinityArgs
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.events import ActionType, EventResource, QueueingHint
-from wasmsched.framework.interface import MAX_NODE_SCORE, NodeScore, PreFilterResult
+from wasmsched.framework.interface import MAX_NODE_SCORE, PreFilterResult
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins import nodeaffinity
@@ -19,6 +19,8 @@ from wasmsched.plugins.nodeaffinity import ERR_REASON_CONFLICT, ERR_REASON_ENFOR
 from wasmsched.plugins.nodeaffinity import NodeAffinity as NodeAffinityPlugin
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.testing.fake_handle import FakeHandle
+
+from .util import score_each
 
 Req = tuple[str, str, Sequence[str]]  # key, operator, values
 Term = dict[str, list[Req]]  # {"expr": [...], "fields": [...]}
@@ -244,14 +246,7 @@ def test_node_affinity_priority(name: str, pod_: Pod, nodes: list[tuple[str, dic
         status = pl.pre_score(state, pod_, infos)
         # A pod without preferred terms and no added preferred terms skips Score.
         assert status is None or status.is_skip()
-    got = []
-    for ni in infos:
-        score, st = pl.score(state, pod_, ni)
-        assert st is None
-        got.append(NodeScore(ni.name, score))
-    batch, st = pl.score_nodes(state, pod_, infos)
-    assert st is None
-    assert batch == [s.score for s in got]
+    got = score_each(pl, state, pod_, infos)
     assert pl.normalize_score(state, pod_, got) is None
     assert [s.score for s in got] == expected
 

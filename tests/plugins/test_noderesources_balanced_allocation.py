@@ -17,33 +17,15 @@ from wasmsched.plugins.noderesources.balanced_allocation import (
     balanced_resource_score,
     balanced_resource_scorer,
 )
-from wasmsched.testing.builders import make_pod
 from wasmsched.testing.fake_handle import FakeHandle
+
+from .util import request_pod as pod
+from .util import resource_node as make_node
+from .util import score_each
 
 GPU = "nvidia.com/gpu"
 DEFAULT_SET = [ResourceSpec("cpu", 1), ResourceSpec("memory", 1)]
 WITH_GPU = [ResourceSpec("cpu", 1), ResourceSpec("memory", 1), ResourceSpec(GPU, 1)]
-
-
-def make_node(name: str, milli_cpu: int, memory: int, extended: dict[str, int] | None = None) -> Node:
-    """makeNode of test_util.go."""
-    n = Node()
-    n.metadata.name = name
-    rl = {"cpu": f"{milli_cpu}m", "memory": str(memory), **{k: str(v) for k, v in (extended or {}).items()}}
-    for k, v in rl.items():
-        n.status.capacity[k].string = v
-        n.status.allocatable[k].string = v
-    return n
-
-
-def pod(*requests: dict[str, str], node: str = "") -> Pod:
-    """st.MakePod().Node(node).Req(r1).Req(r2)..."""
-    w = make_pod("p")
-    if node:
-        w.node(node)
-    for r in requests:
-        w.res(r)
-    return w.obj()
 
 
 def cpu_only(cpu: str) -> dict[str, str]:
@@ -116,13 +98,7 @@ def test_node_resources_balanced_allocation(name: str, requested_pod: Pod, nodes
     infos = handle.snapshot_shared_lister().list()
     if run_pre_score:
         assert pl.pre_score(state, requested_pod, infos) is None
-    got = []
-    for ni in infos:
-        score, st = pl.score(state, requested_pod, ni)
-        assert st is None
-        got.append(score)
-    assert got == want
-    assert pl.score_nodes(state, requested_pod, infos) == (want, None)
+    assert [s.score for s in score_each(pl, state, requested_pod, infos)] == want
 
 
 def test_best_effort_pod_skipped_in_pre_score() -> None:

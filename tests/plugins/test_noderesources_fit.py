@@ -36,6 +36,8 @@ from wasmsched.plugins.noderesources.fit import (
 from wasmsched.testing.builders import make_pod
 from wasmsched.testing.fake_handle import FakeHandle
 
+from .util import INVALID_RESOURCE_WEIGHTS, score_each
+
 EXT_A = "example.com/aaa"
 EXT_B = "example.com/bbb"
 K8S_IO_A = "kubernetes.io/something"
@@ -428,13 +430,7 @@ def test_fit_score(name: str, pod: Pod, nodes: list[Node], existing: list[Pod], 
     infos = handle.snapshot_shared_lister().list()
     if run_pre_score:
         assert pl.pre_score(state, pod, infos) is None
-    got = []
-    for ni in infos:
-        score, st = pl.score(state, pod, ni)
-        assert st is None
-        got.append(score)
-    assert got == want
-    assert pl.score_nodes(state, pod, infos) == (want, None)
+    assert [s.score for s in score_each(pl, state, pod, infos)] == want
 
 
 _POD_DELETE_ONLY = ActionType.DELETE
@@ -594,14 +590,7 @@ def test_have_any_requested_resources_increased(name: str, pod: Pod, original: d
 
 @pytest.mark.parametrize(
     ("name", "resources", "field"),
-    [
-        ("resource with negative weight", [ResourceSpec("memory", -1), ResourceSpec("cpu", 1)],
-         "args.scoringStrategy.resources[0].weight"),
-        ("resource with zero weight", [ResourceSpec("memory", 1), ResourceSpec("cpu", 0)],
-         "args.scoringStrategy.resources[1].weight"),
-        ("resource weight larger than MaxNodeScore", [ResourceSpec("memory", 1), ResourceSpec("cpu", 101)],
-         "args.scoringStrategy.resources[1].weight"),
-    ],
+    INVALID_RESOURCE_WEIGHTS,
 )
 def test_new_fit_validates_args(name: str, resources: list[ResourceSpec], field: str) -> None:
     with pytest.raises(ConfigError) as exc:

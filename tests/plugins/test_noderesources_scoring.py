@@ -23,8 +23,11 @@ from wasmsched.framework.status import Code
 from wasmsched.plugins import noderesources
 from wasmsched.plugins.noderesources import Fit
 from wasmsched.plugins.noderesources.requested_to_capacity_ratio import go_round_ratio
-from wasmsched.testing.builders import make_pod
 from wasmsched.testing.fake_handle import FakeHandle
+
+from .util import INVALID_RESOURCE_WEIGHTS
+from .util import request_pod as pod
+from .util import resource_node as make_node
 
 EXTENDED_RES = "abc.com/xyz"
 DEFAULT_RESOURCES = [ResourceSpec("cpu", 1), ResourceSpec("memory", 1)]
@@ -39,27 +42,6 @@ def st_node(name: str, resources: dict[str, str] | None = None) -> Node:
         n.status.capacity[k].string = v
         n.status.allocatable[k].string = v
     return n
-
-
-def make_node(name: str, milli_cpu: int, memory: int, extended: dict[str, int] | None = None) -> Node:
-    """makeNode of test_util.go."""
-    n = Node()
-    n.metadata.name = name
-    rl = {"cpu": f"{milli_cpu}m", "memory": str(memory), **{k: str(v) for k, v in (extended or {}).items()}}
-    for k, v in rl.items():
-        n.status.capacity[k].string = v
-        n.status.allocatable[k].string = v
-    return n
-
-
-def pod(*requests: dict[str, str], node: str = "", name: str = "p") -> Pod:
-    """st.MakePod().Node(node).Req(r1).Req(r2)...: one container per request map."""
-    w = make_pod(name)
-    if node:
-        w.node(node)
-    for r in requests:
-        w.res(r)
-    return w.obj()
 
 
 def cm(cpu: str, memory: str) -> dict[str, str]:
@@ -188,14 +170,7 @@ def test_resources_not_set_is_an_error(strategy: str) -> None:
 @pytest.mark.parametrize("strategy", [LEAST_ALLOCATED, MOST_ALLOCATED])
 @pytest.mark.parametrize(
     ("name", "resources", "field"),
-    [
-        ("resource with negative weight", [ResourceSpec("memory", -1), ResourceSpec("cpu", 1)],
-         "args.scoringStrategy.resources[0].weight"),
-        ("resource with zero weight", [ResourceSpec("memory", 1), ResourceSpec("cpu", 0)],
-         "args.scoringStrategy.resources[1].weight"),
-        ("resource weight larger than MaxNodeScore", [ResourceSpec("memory", 1), ResourceSpec("cpu", 101)],
-         "args.scoringStrategy.resources[1].weight"),
-    ],
+    INVALID_RESOURCE_WEIGHTS,
 )
 def test_invalid_resource_weights(strategy: str, name: str, resources: list[ResourceSpec], field: str) -> None:
     with pytest.raises(ConfigError) as exc:

@@ -22,6 +22,8 @@ from wasmsched.plugins.podtopologyspread.filtering import (
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.testing.fake_handle import FakeHandle
 
+from .util import add_spread_constraints, pods_on
+
 S, U, UU = Code.SUCCESS, Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 DNS, SA = "DoNotSchedule", "ScheduleAnyway"
 FOO = ("foo",)  # st.MakeLabelSelector().Exists("foo")
@@ -52,23 +54,7 @@ def incoming(labels: dict[str, str], *constraints: tuple[Any, ...], node_selecto
         w.node_affinity_in(affinity[0], affinity[2], affinity[1])
     if tolerate_unschedulable:
         w.toleration("node.kubernetes.io/unschedulable", operator="Exists")
-    p = w.obj()
-    for c in constraints:
-        max_skew, key, when, exists = c[:4]
-        extra: dict[str, Any] = c[4] if len(c) > 4 else {}
-        tsc = p.spec.topologySpreadConstraints.add()
-        tsc.maxSkew, tsc.topologyKey, tsc.whenUnsatisfiable = max_skew, key, when
-        if exists is not None:
-            tsc.labelSelector.SetInParent()
-            for k in exists:
-                r = tsc.labelSelector.matchExpressions.add()
-                r.key, r.operator = k, "Exists"
-        for k, v in extra.items():
-            if isinstance(v, list):
-                getattr(tsc, k).extend(v)
-            else:
-                setattr(tsc, k, v)
-    return p
+    return add_spread_constraints(w.obj(), *constraints)
 
 
 def new_plugin(pods: list[Pod], nodes: list[Node]) -> tuple[Any, FakeHandle]:
@@ -85,16 +71,6 @@ def _four_nodes(zone_b: str = "zone") -> list[Node]:
     ]
 
 
-def _pods(spec: str, **labels: str) -> list[Pod]:
-    """'node-a:2 node-b:1' -> pods p-a1, p-a2, p-b1 on those nodes with the labels."""
-    out = []
-    for part in spec.split():
-        n, cnt = part.split(":")
-        for i in range(int(cnt)):
-            out.append(pod(f"p-{n[-1]}{i + 1}", n, **labels))
-    return out
-
-
 # ---- TestSingleConstraint ----------------------------------------------------------------------
 
 SINGLE = [
@@ -108,29 +84,29 @@ SINGLE = [
       pod("p-y1", "node-y", foo="")],
      {"node-a": S, "node-b": S, "node-x": U, "node-y": U}),
     ("existing pods do not match null selector", incoming({"foo": ""}, (1, "zone", DNS, None)), _four_nodes(),
-     _pods("node-x:1 node-y:1", foo=""), {"node-a": S, "node-b": S, "node-x": S, "node-y": S}),
+     pods_on("node-x:1 node-y:1", foo=""), {"node-a": S, "node-b": S, "node-x": S, "node-y": S}),
     ("pods spread across zones as 3/3, all nodes fit", incoming({"foo": ""}, (1, "zone", DNS, FOO)),
-     _four_nodes(), _pods("node-a:2 node-b:1 node-y:3", foo=""),
+     _four_nodes(), pods_on("node-a:2 node-b:1 node-y:3", foo=""),
      {"node-a": S, "node-b": S, "node-x": S, "node-y": S}),
     ("pods spread across zones as 1/2 due to absence of label 'zone' on node-b",
      incoming({"foo": ""}, (1, "zone", DNS, FOO)), _four_nodes("zon"),
-     _pods("node-a:1 node-b:1 node-x:1 node-y:1", foo=""),
+     pods_on("node-a:1 node-b:1 node-x:1 node-y:1", foo=""),
      {"node-a": S, "node-b": UU, "node-x": U, "node-y": U}),
     ("pod cannot be scheduled as all nodes don't have label 'rack'", incoming({"foo": ""}, (1, "rack", DNS, FOO)),
      [node("node-a", zone="zone1", node="node-a"), node("node-x", zone="zone2", node="node-x")], [],
      {"node-a": UU, "node-x": UU}),
     ("pods spread across nodes as 2/1/0/3, only node-x fits", incoming({"foo": ""}, (1, "node", DNS, FOO)),
-     _four_nodes(), _pods("node-a:2 node-b:1 node-y:3", foo=""),
+     _four_nodes(), pods_on("node-a:2 node-b:1 node-y:3", foo=""),
      {"node-a": U, "node-b": U, "node-x": S, "node-y": U}),
     ("pods spread across nodes as 2/1/0/3, maxSkew is 2, node-b and node-x fit",
-     incoming({"foo": ""}, (2, "node", DNS, FOO)), _four_nodes(), _pods("node-a:2 node-b:1 node-y:3", foo=""),
+     incoming({"foo": ""}, (2, "node", DNS, FOO)), _four_nodes(), pods_on("node-a:2 node-b:1 node-y:3", foo=""),
      {"node-a": U, "node-b": S, "node-x": S, "node-y": U}),
     ("pods spread across nodes as 2/1/0/3, but pod doesn't match itself",
-     incoming({"bar": ""}, (1, "node", DNS, FOO)), _four_nodes(), _pods("node-a:2 node-b:1 node-y:3", foo=""),
+     incoming({"bar": ""}, (1, "node", DNS, FOO)), _four_nodes(), pods_on("node-a:2 node-b:1 node-y:3", foo=""),
      {"node-a": U, "node-b": S, "node-x": S, "node-y": U}),
     ("incoming pod has nodeAffinity, pods spread as 2/~1~/~0~/3, hence node-a fits",
      incoming({"foo": ""}, (1, "node", DNS, FOO), affinity=("node", "In", ["node-a", "node-y"])),
-     _four_nodes(), _pods("node-a:2 node-b:1 node-y:3", foo=""),
+     _four_nodes(), pods_on("node-a:2 node-b:1 node-y:3", foo=""),
      {"node-a": S, "node-b": S, "node-x": S, "node-y": U}),
     ("terminating Pods should be excluded", incoming({"foo": ""}, (1, "node", DNS, FOO)),
      [node("node-a", node="node-a"), node("node-b", node="node-b")],
@@ -138,23 +114,23 @@ SINGLE = [
      {"node-a": S, "node-b": U}),
     ("incoming pod has nodeAffinity, pods spread as 0/~2~/0/1, hence node-a fits",
      incoming({"foo": ""}, (1, "zone", DNS, FOO), affinity=("node", "NotIn", ["node-b"])),
-     _four_nodes(), _pods("node-b:2 node-y:1", foo=""),
+     _four_nodes(), pods_on("node-b:2 node-y:1", foo=""),
      {"node-a": S, "node-b": S, "node-x": U, "node-y": U}),
     (("pods spread across nodes as 2/2/1, maxSkew is 2, and the number of domains < minDomains, "
      "then the third node fits"), incoming({"foo": ""}, (2, "node", DNS, FOO, {"minDomains": 4})),
      [node("node-a", node="node-a"), node("node-b", node="node-b"), node("node-c", node="node-c")],
-     _pods("node-a:2 node-b:2 node-c:1", foo=""), {"node-a": U, "node-b": U, "node-c": S}),
+     pods_on("node-a:2 node-b:2 node-c:1", foo=""), {"node-a": U, "node-b": U, "node-c": S}),
     (("pods spread across nodes as 2/2/1, maxSkew is 2, and the number of domains > minDomains, "
      "then the all nodes fit"), incoming({"foo": ""}, (2, "node", DNS, FOO, {"minDomains": 2})),
      [node("node-a", node="node-a"), node("node-b", node="node-b"), node("node-c", node="node-c")],
-     _pods("node-a:2 node-b:2 node-c:1", foo=""), {"node-a": S, "node-b": S, "node-c": S}),
+     pods_on("node-a:2 node-b:2 node-c:1", foo=""), {"node-a": S, "node-b": S, "node-c": S}),
     (("pods spread across zone as 2/1, maxSkew is 2 and the number of domains < minDomains, "
      "then the third and fourth nodes fit"), incoming({"foo": ""}, (2, "zone", DNS, FOO, {"minDomains": 3})),
-     _four_nodes(), _pods("node-a:1 node-b:1 node-y:1", foo=""),
+     _four_nodes(), pods_on("node-a:1 node-b:1 node-y:1", foo=""),
      {"node-a": U, "node-b": U, "node-x": S, "node-y": S}),
     (("pods spread across zone as 2/1, maxSkew is 2 and the number of domains > minDomains, "
      "then the all nodes fit"), incoming({"foo": ""}, (2, "zone", DNS, FOO, {"minDomains": 1})),
-     _four_nodes(), _pods("node-a:1 node-b:1 node-y:1", foo=""),
+     _four_nodes(), pods_on("node-a:1 node-b:1 node-y:1", foo=""),
      {"node-a": S, "node-b": S, "node-x": S, "node-y": S}),
 ]
 
@@ -166,7 +142,7 @@ _TAINT_NODES = [
     node("node-a", node="node-a", foo=""), node("node-b", node="node-b", foo=""),
     node("node-x", node="node-x", foo=""), node("node-y", True, node="node-y"),
 ]
-_POLICY_PODS = _pods("node-a:1 node-b:1 node-y:1", foo="")
+_POLICY_PODS = pods_on("node-a:1 node-b:1 node-y:1", foo="")
 SINGLE += [
     ("NodeAffinityPolicy honored with labelSelectors",
      incoming({"foo": ""}, (1, "node", DNS, FOO), node_selector={"foo": ""}), _POLICY_NODES, _POLICY_PODS,
@@ -217,10 +193,10 @@ def test_single_constraint(name: str, p: Pod, nodes: list[Node], existing: list[
 MULTI = [
     ("two Constraints on zone and node, spreads = [3/3, 2/1/0/3]",
      incoming({"foo": ""}, (1, "zone", DNS, FOO), (1, "node", DNS, FOO)), _four_nodes(),
-     _pods("node-a:2 node-b:1 node-y:3", foo=""), {"node-a": U, "node-b": U, "node-x": S, "node-y": U}),
+     pods_on("node-a:2 node-b:1 node-y:3", foo=""), {"node-a": U, "node-b": U, "node-x": S, "node-y": U}),
     ("two Constraints on zone and node, spreads = [3/4, 2/1/0/4]",
      incoming({"foo": ""}, (1, "zone", DNS, FOO), (1, "node", DNS, FOO)), _four_nodes(),
-     _pods("node-a:2 node-b:1 node-y:4", foo=""), {"node-a": U, "node-b": U, "node-x": U, "node-y": U}),
+     pods_on("node-a:2 node-b:1 node-y:4", foo=""), {"node-a": U, "node-b": U, "node-x": U, "node-y": U}),
     ("Constraints hold different labelSelectors, spreads = [1/0, 1/0/0/1]",
      incoming({"foo": "", "bar": ""}, (1, "zone", DNS, FOO), (1, "node", DNS, BAR)), _four_nodes(),
      [pod("p-a1", "node-a", foo=""), pod("p-y1", "node-y", bar="")],
@@ -249,17 +225,17 @@ MULTI = [
               node_selector={"foo": ""}),
      [node("node-a", zone="zone1", node="node-a", foo=""), node("node-b", zone="zone1", node="node-b", foo=""),
       node("node-x", zone="zone2", node="node-x", foo=""), node("node-y", zone="zone2", node="node-y")],
-     _pods("node-a:1 node-b:1 node-y:1", foo=""), {"node-a": U, "node-b": U, "node-x": S, "node-y": U}),
+     pods_on("node-a:1 node-b:1 node-y:1", foo=""), {"node-a": U, "node-b": U, "node-x": S, "node-y": U}),
     ("two node inclusion Constraints, zone: honor/honor, node: honor/ignore",
      incoming({"foo": ""}, (1, "zone", DNS, FOO, {"nodeTaintsPolicy": "Honor"}), (1, "node", DNS, FOO)),
      [node("node-a", zone="zone1", node="node-a", foo=""), node("node-b", zone="zone1", node="node-b", foo=""),
       node("node-x", zone="zone2", node="node-x", foo=""), node("node-y", True, zone="zone2", node="node-y")],
-     _pods("node-a:1 node-b:1 node-y:1", foo=""), {"node-a": U, "node-b": U, "node-x": S, "node-y": U}),
+     pods_on("node-a:1 node-b:1 node-y:1", foo=""), {"node-a": U, "node-b": U, "node-x": S, "node-y": U}),
     ("two node inclusion Constraints, zone: honor/ignore, node: honor/ignore",
      incoming({"foo": ""}, (1, "zone", DNS, FOO), (1, "node", DNS, FOO), node_selector={"foo": ""}),
      [node("node-a", zone="zone1", node="node-a", foo=""), node("node-b", zone="zone1", node="node-b"),
       node("node-x", zone="zone2", node="node-x", foo=""), node("node-y", True, zone="zone2", node="node-y", foo="")],
-     _pods("node-a:1 node-b:1 node-y:1", foo=""), {"node-a": U, "node-b": S, "node-x": S, "node-y": U}),
+     pods_on("node-a:1 node-b:1 node-y:1", foo=""), {"node-a": U, "node-b": S, "node-x": S, "node-y": U}),
 ]
 
 
@@ -286,19 +262,19 @@ PRE_FILTER_STATE = [
     ("clean cluster with one spreadConstraint", incoming({"foo": ""}, (5, "zone", DNS, None, {})), _four_nodes(),
      [], ([("zone", 5)], [{"zone1": 0, "zone2": 0}], [0])),
     ("normal case with one spreadConstraint", incoming({"foo": ""}, (1, "zone", DNS, FOO)), _four_nodes(),
-     _pods("node-a:2 node-b:1 node-y:2", foo=""), ([("zone", 1)], [{"zone1": 3, "zone2": 2}], [2])),
+     pods_on("node-a:2 node-b:1 node-y:2", foo=""), ([("zone", 1)], [{"zone1": 3, "zone2": 2}], [2])),
     ("normal case with null label selector", incoming({"foo": ""}, (1, "zone", DNS, None)), _four_nodes(),
-     _pods("node-a:2 node-b:1 node-y:2", foo=""), ([("zone", 1)], [{"zone1": 0, "zone2": 0}], [0])),
+     pods_on("node-a:2 node-b:1 node-y:2", foo=""), ([("zone", 1)], [{"zone1": 0, "zone2": 0}], [0])),
     ("normal case with one spreadConstraint, on a 3-zone cluster", incoming({"foo": ""}, (1, "zone", DNS, FOO)),
      _four_nodes() + [node("node-o", zone="zone3", node="node-o"), node("node-p", zone="zone3", node="node-p")],
-     _pods("node-a:2 node-b:1 node-y:2", foo=""),
+     pods_on("node-a:2 node-b:1 node-y:2", foo=""),
      ([("zone", 1)], [{"zone1": 3, "zone2": 2, "zone3": 0}], [0])),
     ("namespace mismatch doesn't count", incoming({"foo": ""}, (1, "zone", DNS, FOO)), _four_nodes(),
      [pod("p-a1", "node-a", foo=""), pod("p-a2", "node-a", "ns1", foo=""), pod("p-b1", "node-b", foo=""),
       pod("p-y1", "node-y", "ns2", foo=""), pod("p-y2", "node-y", foo="")],
      ([("zone", 1)], [{"zone1": 2, "zone2": 1}], [1])),
     ("normal case with two spreadConstraints", incoming({"foo": ""}, (1, "zone", DNS, FOO), (1, "node", DNS, FOO)),
-     _four_nodes(), _pods("node-a:2 node-b:1 node-y:4", foo=""),
+     _four_nodes(), pods_on("node-a:2 node-b:1 node-y:4", foo=""),
      ([("zone", 1), ("node", 1)],
       [{"zone1": 3, "zone2": 4}, {"node-a": 2, "node-b": 1, "node-x": 0, "node-y": 4}], [3, 0])),
     ("soft spreadConstraints should be bypassed",
@@ -306,7 +282,7 @@ PRE_FILTER_STATE = [
               (1, "node", DNS, FOO)),
      [node("node-a", zone="zone1", node="node-a"), node("node-b", zone="zone1", node="node-b"),
       node("node-y", zone="zone2", node="node-y")],
-     _pods("node-a:2 node-b:1 node-y:4", foo=""),
+     pods_on("node-a:2 node-b:1 node-y:4", foo=""),
      ([("zone", 1), ("node", 1)], [{"zone1": 3, "zone2": 4}, {"node-a": 2, "node-b": 1, "node-y": 4}], [3, 1])),
     ("different labelSelectors - simple version",
      incoming({"foo": "", "bar": ""}, (1, "zone", DNS, FOO), (1, "node", DNS, BAR)),
@@ -324,7 +300,7 @@ PRE_FILTER_STATE = [
      ([("zone", 1), ("node", 1)], [{"zone1": 3, "zone2": 4}, {"node-a": 1, "node-b": 0, "node-y": 2}], [3, 0])),
     ("two spreadConstraints, and with podAffinity",
      incoming({"foo": ""}, (1, "zone", DNS, FOO), (1, "node", DNS, FOO), affinity=("node", "NotIn", ["node-x"])),
-     _four_nodes(), _pods("node-a:2 node-b:1 node-y:4", foo=""),
+     _four_nodes(), pods_on("node-a:2 node-b:1 node-y:4", foo=""),
      ([("zone", 1), ("node", 1)], [{"zone1": 3, "zone2": 4}, {"node-a": 2, "node-b": 1, "node-y": 4}], [3, 1])),
     ("NodeAffinityPolicy honored with labelSelectors",
      incoming({"foo": ""}, (1, "node", DNS, BAR), node_selector={"foo": ""}), _AFFINITY_NODES, _AFFINITY_PODS,
@@ -348,7 +324,7 @@ PRE_FILTER_STATE = [
       pod("p-y1", "node-y", foo="a", bar=""), pod("p-y2", "node-y", foo="a")],
      ([("zone", 1)], [{"zone1": 1, "zone2": 1}], [1])),
     ("empty label selector counts no pods (extra, derived from filtering.go)",
-     incoming({"foo": ""}, (1, "zone", DNS, ())), _four_nodes(), _pods("node-a:2 node-y:1", foo=""),
+     incoming({"foo": ""}, (1, "zone", DNS, ())), _four_nodes(), pods_on("node-a:2 node-y:1", foo=""),
      ([("zone", 1)], [{"zone1": 0, "zone2": 0}], [0])),
 ]
 
@@ -437,21 +413,21 @@ REMOVE_POD = [
      incoming({"foo": ""}, (1, "zone", DNS, FOO)),
      [node("node-a", zone="zone1", node="node-a"), node("node-b", zone="zone1", node="node-b"),
       node("node-x", zone="zone2", node="node-x")],
-     _pods("node-a:1 node-b:1 node-x:1", foo=""), 0, None, 0, ([("zone", 1)], [{"zone1": 1, "zone2": 1}], [1])),
+     pods_on("node-a:1 node-b:1 node-x:1", foo=""), 0, None, 0, ([("zone", 1)], [{"zone1": 1, "zone2": 1}], [1])),
     ("one spreadConstraint on node, topologyKeyToMinPodsMap changed",
      incoming({"foo": ""}, (1, "zone", DNS, FOO)), _four_nodes(),
-     _pods("node-a:1 node-b:1 node-x:1 node-y:1", foo=""), 0, None, 0,
+     pods_on("node-a:1 node-b:1 node-x:1 node-y:1", foo=""), 0, None, 0,
      ([("zone", 1)], [{"zone1": 1, "zone2": 2}], [1])),
     ("delete an irrelevant pod won't help", incoming({"foo": ""}, (1, "zone", DNS, FOO)), _four_nodes(),
-     [pod("p-a0", "node-a", bar="")] + _pods("node-a:1 node-b:1 node-x:1 node-y:1", foo=""), 0, None, 0,
+     [pod("p-a0", "node-a", bar="")] + pods_on("node-a:1 node-b:1 node-x:1 node-y:1", foo=""), 0, None, 0,
      ([("zone", 1)], [{"zone1": 2, "zone2": 2}], [2])),
     ("delete a non-existing pod won't help", incoming({"foo": ""}, (1, "zone", DNS, FOO)), _four_nodes(),
-     _pods("node-a:1 node-b:1 node-x:1 node-y:1", foo=""), -1, pod("p-a0", "node-a", bar=""), 0,
+     pods_on("node-a:1 node-b:1 node-x:1 node-y:1", foo=""), -1, pod("p-a0", "node-a", bar=""), 0,
      ([("zone", 1)], [{"zone1": 2, "zone2": 2}], [2])),
     ("two spreadConstraints", incoming({"foo": ""}, (1, "zone", DNS, FOO), (1, "node", DNS, FOO)),
      [node("node-a", zone="zone1", node="node-a"), node("node-b", zone="zone1", node="node-b"),
       node("node-x", zone="zone2", node="node-x")],
-     _pods("node-a:2 node-b:1 node-x:2", foo=""), 3, None, 2,
+     pods_on("node-a:2 node-b:1 node-x:2", foo=""), 3, None, 2,
      ([("zone", 1), ("node", 1)], [{"zone1": 3, "zone2": 1}, {"node-a": 2, "node-b": 1, "node-x": 1}], [1, 1])),
     ("remove a pod when scheduling node affinity unmatched pod with NodeInclusionPolicy enabled",
      incoming({"foo": ""}, (1, "zone", DNS, FOO), affinity=("foo", "NotIn", ["bar"])),
@@ -481,7 +457,7 @@ def test_pre_filter_state_remove_pod(name: str, p: Pod, nodes: list[Node], exist
 def test_state_clone_is_independent() -> None:
     nodes = [node("node-a", node="node-a"), node("node-b", node="node-b")]
     p = incoming({"foo": ""}, (1, "node", DNS, FOO))
-    pl, h = new_plugin(_pods("node-a:1", foo=""), nodes)
+    pl, h = new_plugin(pods_on("node-a:1", foo=""), nodes)
     state = CycleState()
     pl.pre_filter(state, p, h.snapshot_shared_lister().list())
     c = state.clone()

@@ -9,10 +9,11 @@ import pytest
 from wasmsched.api.types import Node, Pod
 from wasmsched.config.args import PodTopologySpreadArgs
 from wasmsched.framework.cycle_state import CycleState
-from wasmsched.framework.interface import NodeScore
 from wasmsched.plugins import podtopologyspread
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.testing.fake_handle import FakeHandle
+
+from .util import add_spread_constraints, pods_on, score_each
 
 HOST = "kubernetes.io/hostname"
 SA, DNS = "ScheduleAnyway", "DoNotSchedule"
@@ -31,62 +32,39 @@ def hnodes(*names: str) -> list[Node]:
     return [node(n) for n in names]
 
 
-def pods(spec: str, **labels: str) -> list[Pod]:
-    """'node-a:2 node-b:1' -> p-a1, p-a2, p-b1 placed on those nodes, with the labels."""
-    out = []
-    for part in spec.split():
-        n, cnt = part.split(":")
-        for i in range(int(cnt)):
-            out.append(make_pod(f"p-{n[-1]}{i + 1}").labels(labels).node(n).obj())
-    return out
-
-
 def incoming(labels: dict[str, str], *constraints: tuple[Any, ...]) -> Pod:
-    p = make_pod("p").labels(labels).obj()
-    for c in constraints:
-        max_skew, key, when, exists = c[:4]
-        extra: dict[str, Any] = c[4] if len(c) > 4 else {}
-        tsc = p.spec.topologySpreadConstraints.add()
-        tsc.maxSkew, tsc.topologyKey, tsc.whenUnsatisfiable = max_skew, key, when
-        if exists is not None:
-            tsc.labelSelector.SetInParent()
-            for k in exists:
-                r = tsc.labelSelector.matchExpressions.add()
-                r.key, r.operator = k, "Exists"
-        for k, v in extra.items():
-            setattr(tsc, k, v)
-    return p
+    return add_spread_constraints(make_pod("p").labels(labels).obj(), *constraints)
 
 
 CASES = [
     ("one constraint on node, no existing pods", incoming({"foo": ""}, (1, HOST, SA, FOO)), [],
      hnodes("node-a", "node-b"), [], {"node-a": 100, "node-b": 100}),
     ("one constraint on node, only one node is candidate", incoming({"foo": ""}, (1, HOST, SA, FOO)),
-     pods("node-a:2 node-b:1", foo=""), hnodes("node-a"), hnodes("node-b"), {"node-a": 100}),
+     pods_on("node-a:2 node-b:1", foo=""), hnodes("node-a"), hnodes("node-b"), {"node-a": 100}),
     ("one constraint on node, all nodes have the same number of matching pods",
-     incoming({"foo": ""}, (1, HOST, SA, FOO)), pods("node-a:1 node-b:1", foo=""), hnodes("node-a", "node-b"), [],
+     incoming({"foo": ""}, (1, HOST, SA, FOO)), pods_on("node-a:1 node-b:1", foo=""), hnodes("node-a", "node-b"), [],
      {"node-a": 100, "node-b": 100}),
     ("one constraint on node, all 4 nodes are candidates", incoming({"foo": ""}, (1, HOST, SA, FOO)),
-     pods("node-a:2 node-b:1 node-d:3", foo=""), hnodes("node-a", "node-b", "node-c", "node-d"), [],
+     pods_on("node-a:2 node-b:1 node-d:3", foo=""), hnodes("node-a", "node-b", "node-c", "node-d"), [],
      {"node-a": 20, "node-b": 60, "node-c": 100, "node-d": 0}),
     ("one constraint on node, null selector", incoming({"foo": ""}, (1, HOST, SA, None)),
-     pods("node-a:2 node-b:1 node-d:3", foo=""), hnodes("node-a", "node-b", "node-c", "node-d"), [],
+     pods_on("node-a:2 node-b:1 node-d:3", foo=""), hnodes("node-a", "node-b", "node-c", "node-d"), [],
      {"node-a": 100, "node-b": 100, "node-c": 100, "node-d": 100}),
     ("one constraint on node, all 4 nodes are candidates, maxSkew=2", incoming({"foo": ""}, (2, HOST, SA, FOO)),
-     pods("node-a:2 node-b:1 node-d:3", foo=""), hnodes("node-a", "node-b", "node-c", "node-d"), [],
+     pods_on("node-a:2 node-b:1 node-d:3", foo=""), hnodes("node-a", "node-b", "node-c", "node-d"), [],
      {"node-a": 33, "node-b": 66, "node-c": 100, "node-d": 16}),
     ("one constraint on node, all 4 nodes are candidates, maxSkew=3", incoming({"foo": ""}, (3, HOST, SA, FOO)),
-     pods("node-a:4 node-b:3 node-c:2 node-d:1", foo=""), hnodes("node-a", "node-b", "node-c", "node-d"), [],
+     pods_on("node-a:4 node-b:3 node-c:2 node-d:1", foo=""), hnodes("node-a", "node-b", "node-c", "node-d"), [],
      {"node-a": 44, "node-b": 66, "node-c": 77, "node-d": 100}),
     ("one constraint on node, 3 out of 4 nodes are candidates", incoming({"foo": ""}, (1, HOST, SA, FOO)),
-     pods("node-a:4 node-b:2 node-x:1 node-y:3", foo=""), hnodes("node-a", "node-b", "node-x"), hnodes("node-y"),
+     pods_on("node-a:4 node-b:2 node-x:1 node-y:3", foo=""), hnodes("node-a", "node-b", "node-x"), hnodes("node-y"),
      {"node-a": 33, "node-b": 83, "node-x": 100}),
     ("one constraint on node, 3 out of 4 nodes are candidates, one node doesn't match topology key",
-     incoming({"foo": ""}, (1, HOST, SA, FOO)), pods("node-a:4 node-b:2 node-x:1 node-y:3", foo=""),
+     incoming({"foo": ""}, (1, HOST, SA, FOO)), pods_on("node-a:4 node-b:2 node-x:1 node-y:3", foo=""),
      [node("node-a"), node("node-b", True, n="node-b"), node("node-x")], hnodes("node-y"),
      {"node-a": 16, "node-b": 0, "node-x": 100}),
     ("one constraint on zone, 3 out of 4 nodes are candidates", incoming({"foo": ""}, (1, "zone", SA, FOO)),
-     pods("node-a:4 node-b:2 node-x:1 node-y:3", foo=""),
+     pods_on("node-a:4 node-b:2 node-x:1 node-y:3", foo=""),
      [node("node-a", zone="zone1"), node("node-b", zone="zone1"), node("node-x", zone="zone2")],
      [node("node-y", zone="zone2")], {"node-a": 75, "node-b": 75, "node-x": 100}),
 ]
@@ -103,13 +81,7 @@ def _run(p: Pod, existing: list[Pod], nodes: list[Node], failed: list[Node],
     if st is not None:
         assert st.is_skip()
         return None
-    scores = []
-    for ni in filtered:
-        s, st = pl.score(state, p, ni)
-        assert st is None
-        scores.append(NodeScore(ni.name, s))
-    batch, st = pl.score_nodes(state, p, filtered)
-    assert st is None and batch == [s.score for s in scores]
+    scores = score_each(pl, state, p, filtered)
     assert pl.score_extensions().normalize_score(state, p, scores) is None
     return {s.name: s.score for s in scores}
 

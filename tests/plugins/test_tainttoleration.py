@@ -7,13 +7,15 @@ import pytest
 from wasmsched.api.types import Node, Pod
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.events import ActionType, EventResource, QueueingHint
-from wasmsched.framework.interface import MAX_NODE_SCORE, NodeScore
+from wasmsched.framework.interface import MAX_NODE_SCORE
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins import tainttoleration
 from wasmsched.plugins.tainttoleration import ERR_REASON_UNTOLERATED, TaintToleration
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.testing.fake_handle import FakeHandle
+
+from .util import score_each
 
 Tol = tuple[str, str, str, str]  # key, operator, value, effect
 Tnt = tuple[str, str, str]  # key, value, effect
@@ -99,14 +101,7 @@ def test_taint_toleration_score(name: str, tolerations: list[Tol], nodes: list[t
     infos = [NodeInfo(n) for n in node_objs]
     state = CycleState()
     assert pl.pre_score(state, pod, infos) is None
-    got = []
-    for ni in infos:
-        score, st = pl.score(state, pod, ni)
-        assert st is None
-        got.append(NodeScore(ni.name, score))
-    batch, st = pl.score_nodes(state, pod, infos)
-    assert st is None
-    assert batch == [s.score for s in got]
+    got = score_each(pl, state, pod, infos)
     ext = pl.score_extensions()
     assert ext is not None
     assert ext.normalize_score(state, pod, got) is None

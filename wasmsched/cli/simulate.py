@@ -76,6 +76,8 @@ def _build(args: argparse.Namespace) -> tuple[Simulation, list[str]]:
         except ManifestError as e:
             raise BadInput(str(e)) from e
         warnings.extend(loaded.warnings)
+        if not loaded.objects:
+            warnings.append(f"{', '.join(args.paths)}: no Kubernetes objects found")
         sources = {id(o.message): f"{o.source}: document {o.document}" for o in loaded.objects}
         for kind, msgs in loaded.by_kind.items():
             objects.setdefault(kind, []).extend(msgs)

@@ -18,3 +18,14 @@ def as_pair(cls: type[T], old_obj: Any, new_obj: Any) -> tuple[T | None, T | Non
     if old_obj is not None and not isinstance(old_obj, cls):
         return None
     return old_obj, new_obj
+
+
+def as_update(cls: type[T], old_obj: Any, new_obj: Any) -> tuple[T | None, T] | None:
+    """(old, new) of an add (old None) or update typed as cls; None if new is None or a type is wrong.
+
+    Hints whose answer to both of those cases is Queue start with this.
+    """
+    typed = as_pair(cls, old_obj, new_obj)
+    if typed is None or typed[1] is None:
+        return None
+    return typed[0], typed[1]

@@ -26,6 +26,7 @@ from wasmsched.framework.interface import (
 )
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import AffinityTerm, NodeInfo, PodInfo
+from wasmsched.plugins.helper.prefilter_state import filter_nodes_with_state, filter_with_state
 from wasmsched.plugins.interpodaffinity import filtering, scoring
 
 NAME = "InterPodAffinity"
@@ -54,32 +55,25 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
 
     def add_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo,
                 node_info: NodeInfo) -> Status | None:
-        s = filtering.get_pre_filter_state(state)
-        if isinstance(s, Status):
-            return s
-        s.update_with_pod(pod_info_to_add, node_info.node, 1)
-        return None
+        return self._update_state(state, pod_info_to_add, node_info, 1)
 
     def remove_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_remove: PodInfo,
                    node_info: NodeInfo) -> Status | None:
+        return self._update_state(state, pod_info_to_remove, node_info, -1)
+
+    @staticmethod
+    def _update_state(state: CycleState, pod_info: PodInfo, node_info: NodeInfo, multiplier: int) -> Status | None:
         s = filtering.get_pre_filter_state(state)
         if isinstance(s, Status):
             return s
-        s.update_with_pod(pod_info_to_remove, node_info.node, -1)
+        s.update_with_pod(pod_info, node_info.node, multiplier)
         return None
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
-        s = filtering.get_pre_filter_state(state)
-        if isinstance(s, Status):
-            return s
-        return filtering.filter_node(s, node_info)
+        return filter_with_state(filtering.get_pre_filter_state, filtering.filter_node, state, node_info)
 
     def filter_nodes(self, state: CycleState, pod: Pod, node_infos: Sequence[NodeInfo]) -> list[Status | None]:
-        s = filtering.get_pre_filter_state(state)
-        if isinstance(s, Status):
-            return [s] * len(node_infos)
-        f = filtering.filter_node
-        return [f(s, ni) for ni in node_infos]
+        return filter_nodes_with_state(filtering.get_pre_filter_state, filtering.filter_node, state, node_infos)
 
     # -- PreScore / Score --------------------------------------------------------------------
 

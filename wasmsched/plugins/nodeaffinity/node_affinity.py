@@ -30,7 +30,7 @@ from wasmsched.framework.interface import (
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins.helper.normalize_score import default_normalize_score
-from wasmsched.plugins.helper.objects import as_pair
+from wasmsched.plugins.helper.objects import as_update
 
 NAME = "NodeAffinity"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
@@ -130,12 +130,10 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
         ]
 
     def is_schedulable_after_node_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
-        typed = as_pair(Node, old_obj, new_obj)
+        typed = as_update(Node, old_obj, new_obj)
         if typed is None:
             return QueueingHint.QUEUE
         original, modified = typed
-        if modified is None:
-            return QueueingHint.QUEUE
         if self.added_node_selector is not None and not self.added_node_selector.match(modified):
             return QueueingHint.QUEUE_SKIP
         required = RequiredNodeAffinity.from_pod(pod)

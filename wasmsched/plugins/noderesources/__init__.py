@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
-from wasmsched.config.args import NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs
+from wasmsched.config.args import NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs, PluginArgs
 from wasmsched.config.errors import ConfigError
 from wasmsched.framework.interface import Handle, Plugin
 from wasmsched.plugins.noderesources.balanced_allocation import NAME as BALANCED_ALLOCATION_NAME
@@ -24,27 +24,27 @@ __all__ = [
 ]
 
 
-def new_fit(args: Any, handle: Handle) -> Plugin:
-    """NewFit: validates the args (None: the v1 defaults; a dict: decoded as YAML args) and builds the plugin."""
-    fit_args = NodeResourcesFitArgs.default() if args is None else args
-    if isinstance(fit_args, dict):
-        fit_args = NodeResourcesFitArgs.from_dict(fit_args)
-    if not isinstance(fit_args, NodeResourcesFitArgs):
-        raise TypeError(f"want args to be of type NodeResourcesFitArgs, got {type(args).__name__}")
-    errs = fit_args.validate()
+A = TypeVar("A", bound=PluginArgs)
+
+
+def _validated_args(cls: type[A], args: Any) -> A:
+    """None: the v1 defaults; a dict: decoded as YAML args; raises ConfigError when invalid."""
+    decoded = cls.default() if args is None else args
+    if isinstance(decoded, dict):
+        decoded = cls.from_dict(decoded)
+    if not isinstance(decoded, cls):
+        raise TypeError(f"want args to be of type {cls.__name__}, got {type(args).__name__}")
+    errs = decoded.validate()
     if errs:
         raise ConfigError(errs)
-    return Fit(fit_args, handle)
+    return decoded
+
+
+def new_fit(args: Any, handle: Handle) -> Plugin:
+    """NewFit: validates the args (None: the v1 defaults; a dict: decoded as YAML args) and builds the plugin."""
+    return Fit(_validated_args(NodeResourcesFitArgs, args), handle)
 
 
 def new_balanced_allocation(args: Any, handle: Handle) -> Plugin:
     """NewBalancedAllocation: validates the args (None: the v1 defaults; a dict: decoded) and builds it."""
-    ba_args = NodeResourcesBalancedAllocationArgs.default() if args is None else args
-    if isinstance(ba_args, dict):
-        ba_args = NodeResourcesBalancedAllocationArgs.from_dict(ba_args)
-    if not isinstance(ba_args, NodeResourcesBalancedAllocationArgs):
-        raise TypeError(f"want args to be of type NodeResourcesBalancedAllocationArgs, got {type(args).__name__}")
-    errs = ba_args.validate()
-    if errs:
-        raise ConfigError(errs)
-    return BalancedAllocation(ba_args, handle)
+    return BalancedAllocation(_validated_args(NodeResourcesBalancedAllocationArgs, args), handle)

@@ -22,6 +22,7 @@ from wasmsched.framework.types import (
     RESOURCE_MEMORY,
     NodeInfo,
 )
+from wasmsched.plugins.helper.gomath import div_trunc
 
 # scorer(requested, allocated, allocatable) -> score. `requested` includes the incoming pod,
 # `allocated` is the node's usage before it; entries of resources left out are 0 everywhere.
@@ -37,6 +38,27 @@ class ResourceSpecLike(Protocol):
 
     @property
     def weight(self) -> int: ...
+
+
+def weighted_mean_scorer(resources: Sequence[ResourceSpecLike],
+                         resource_score: Callable[[int, int], int]) -> ScorerFn:
+    """The loop of leastResourceScorer and mostResourceScorer: the weighted mean (Go integer
+    division) of resource_score(requested, allocatable) over the resources the node allocates."""
+    weights = [r.weight for r in resources]
+
+    def scorer(requested: Sequence[int], _allocated: Sequence[int], allocatable: Sequence[int]) -> int:
+        node_score = weight_sum = 0
+        for i, capacity in enumerate(allocatable):
+            if capacity == 0:
+                continue
+            weight = weights[i]
+            node_score += resource_score(requested[i], capacity) * weight
+            weight_sum += weight
+        if weight_sum == 0:
+            return 0
+        return div_trunc(node_score, weight_sum)
+
+    return scorer
 
 
 def pod_resource_requests(pod: Pod, non_zero: bool) -> dict[str, int]:

@@ -18,7 +18,7 @@ from wasmsched.framework.events import (
 from wasmsched.framework.interface import EnqueueExtensions, FilterPlugin
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import NodeInfo
-from wasmsched.plugins.helper.objects import as_pair
+from wasmsched.plugins.helper.objects import as_update
 
 NAME = "NodeUnschedulable"
 
@@ -76,8 +76,8 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
 
     def is_schedulable_after_pod_toleration_change(self, pod: Pod, old_obj: Any,
                                                    new_obj: Any) -> QueueingHint:
-        typed = as_pair(Pod, old_obj, new_obj)
-        if typed is None or typed[1] is None:
+        typed = as_update(Pod, old_obj, new_obj)
+        if typed is None:
             return QueueingHint.QUEUE
         modified = typed[1]
         if pod.metadata.uid == modified.metadata.uid:
@@ -89,12 +89,10 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
         return QueueingHint.QUEUE_SKIP
 
     def is_schedulable_after_node_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
-        typed = as_pair(Node, old_obj, new_obj)
+        typed = as_update(Node, old_obj, new_obj)
         if typed is None:
             return QueueingHint.QUEUE
         original, modified = typed
-        if modified is None:
-            return QueueingHint.QUEUE
         # Queue when a node becomes schedulable, or a schedulable node is added.
         if original is not None and original.spec.unschedulable and not modified.spec.unschedulable:
             return QueueingHint.QUEUE

@@ -27,6 +27,7 @@ from wasmsched.framework.interface import (
 )
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import NodeInfo, PodInfo
+from wasmsched.plugins.helper.prefilter_state import filter_nodes_with_state, filter_with_state
 from wasmsched.plugins.helper.spread import default_selector
 from wasmsched.plugins.podtopologyspread import filtering, scoring
 from wasmsched.plugins.podtopologyspread.common import (
@@ -117,34 +118,26 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
 
     def add_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo,
                 node_info: NodeInfo) -> Status | None:
-        s = filtering.get_pre_filter_state(state)
-        if isinstance(s, Status):
-            return s
-        filtering.update_with_pod(s, pod_info_to_add.pod, pod_to_schedule, node_info.node, 1,
-                                  self.required_node_affinity(pod_to_schedule))
-        return None
+        return self._update_state(state, pod_to_schedule, pod_info_to_add, node_info, 1)
 
     def remove_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_remove: PodInfo,
                    node_info: NodeInfo) -> Status | None:
+        return self._update_state(state, pod_to_schedule, pod_info_to_remove, node_info, -1)
+
+    def _update_state(self, state: CycleState, pod_to_schedule: Pod, pod_info: PodInfo, node_info: NodeInfo,
+                      delta: int) -> Status | None:
         s = filtering.get_pre_filter_state(state)
         if isinstance(s, Status):
             return s
-        filtering.update_with_pod(s, pod_info_to_remove.pod, pod_to_schedule, node_info.node, -1,
+        filtering.update_with_pod(s, pod_info.pod, pod_to_schedule, node_info.node, delta,
                                   self.required_node_affinity(pod_to_schedule))
         return None
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
-        s = filtering.get_pre_filter_state(state)
-        if isinstance(s, Status):
-            return s
-        return filtering.filter_node(s, node_info)
+        return filter_with_state(filtering.get_pre_filter_state, filtering.filter_node, state, node_info)
 
     def filter_nodes(self, state: CycleState, pod: Pod, node_infos: Sequence[NodeInfo]) -> list[Status | None]:
-        s = filtering.get_pre_filter_state(state)
-        if isinstance(s, Status):
-            return [s] * len(node_infos)
-        f = filtering.filter_node
-        return [f(s, ni) for ni in node_infos]
+        return filter_nodes_with_state(filtering.get_pre_filter_state, filtering.filter_node, state, node_infos)
 
     # -- PreScore / Score --------------------------------------------------------------------
 

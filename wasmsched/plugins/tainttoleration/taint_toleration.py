@@ -27,7 +27,7 @@ from wasmsched.framework.interface import (
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins.helper.normalize_score import default_normalize_score
-from wasmsched.plugins.helper.objects import as_pair
+from wasmsched.plugins.helper.objects import as_update
 from wasmsched.plugins.helper.taint import TAINT_EFFECT_PREFER_NO_SCHEDULE, do_not_schedule_taints_filter_func
 
 NAME = "TaintToleration"
@@ -91,12 +91,10 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
         ]
 
     def is_schedulable_after_node_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
-        typed = as_pair(Node, old_obj, new_obj)
+        typed = as_update(Node, old_obj, new_obj)
         if typed is None:
             return QueueingHint.QUEUE
         original, modified = typed
-        if modified is None:
-            return QueueingHint.QUEUE
         tolerations = pod.spec.tolerations
         was_untolerated = True
         if original is not None:
@@ -110,8 +108,8 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
                                                    new_obj: Any) -> QueueingHint:
         # kube 1.37 registers TargetPod (own updates only); with the Pod resource here the UID
         # check keeps other pods' updates from requeueing this one.
-        typed = as_pair(Pod, old_obj, new_obj)
-        if typed is None or typed[1] is None:
+        typed = as_update(Pod, old_obj, new_obj)
+        if typed is None:
             return QueueingHint.QUEUE
         if pod.metadata.uid == typed[1].metadata.uid:
             return QueueingHint.QUEUE
