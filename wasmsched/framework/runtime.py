@@ -310,24 +310,25 @@ class Framework:
 
     def run_pre_filter_extension_add_pod(self, state: CycleState, pod_to_schedule: Pod,
                                          pod_info_to_add: PodInfo, node_info: NodeInfo) -> Status | None:
-        for pl in self.points["pre_filter"]:
-            ext = pl.pre_filter_extensions()
-            if ext is None or pl.name in state.skip_filter_plugins:
-                continue
-            st = ext.add_pod(state, pod_to_schedule, pod_info_to_add, node_info)
-            if st is not None and not st.is_success():
-                return Status.error(f'running AddPod on PreFilter plugin "{pl.name}": {st.message()}', pl.name)
-        return None
+        return self._run_pre_filter_extension("AddPod", state, pod_to_schedule, pod_info_to_add, node_info)
 
     def run_pre_filter_extension_remove_pod(self, state: CycleState, pod_to_schedule: Pod,
                                             pod_info_to_remove: PodInfo, node_info: NodeInfo) -> Status | None:
+        return self._run_pre_filter_extension("RemovePod", state, pod_to_schedule, pod_info_to_remove, node_info)
+
+    def _run_pre_filter_extension(self, which: str, state: CycleState, pod_to_schedule: Pod, pod_info: PodInfo,
+                                  node_info: NodeInfo) -> Status | None:
         for pl in self.points["pre_filter"]:
             ext = pl.pre_filter_extensions()
             if ext is None or pl.name in state.skip_filter_plugins:
                 continue
-            st = ext.remove_pod(state, pod_to_schedule, pod_info_to_remove, node_info)
+            fn = ext.add_pod if which == "AddPod" else ext.remove_pod
+            try:
+                st = fn(state, pod_to_schedule, pod_info, node_info)
+            except Exception as e:
+                st = Status.error(e)
             if st is not None and not st.is_success():
-                return Status.error(f'running RemovePod on PreFilter plugin "{pl.name}": {st.message()}', pl.name)
+                return Status.error(f'running {which} on PreFilter plugin "{pl.name}": {st.message()}', pl.name)
         return None
 
     def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
