@@ -276,6 +276,10 @@ class EventRecorder(Protocol):
 class ClusterClient(Protocol):
     """What the scheduler needs from where objects live (API server or the embedded cluster)."""
 
+    def get_pod(self, namespace: str, name: str) -> Pod | None:
+        """The current object (the informer cache's view); None when the pod no longer exists."""
+        ...
+
     def bind(self, pod: Pod, node_name: str) -> None: ...
 
     def delete_pod(self, pod: Pod, reason: str) -> None: ...

@@ -409,8 +409,7 @@ class Scheduler:
             self.client.set_nominated_node_name(pod, nominating.nominated_node_name)
 
     def _current_pod(self, pod: Pod) -> Pod | None:
-        get = getattr(self.client, "get_pod", None)
-        return get(pod.metadata.namespace, pod.metadata.name) if get is not None else pod
+        return self.client.get_pod(pod.metadata.namespace, pod.metadata.name)
 
     def _record(self, pod: Pod) -> PodRecord:
         key = f"{pod.metadata.namespace}/{pod.metadata.name}"

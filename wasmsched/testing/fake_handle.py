@@ -22,6 +22,9 @@ class RecordingClient:
         self.pdbs = pdbs or []
         self.namespaces = dict(namespaces or {})
 
+    def get_pod(self, namespace: str, name: str) -> Pod | None:
+        return None
+
     def bind(self, pod: Pod, node_name: str) -> None:
         self.bindings.append((pod.metadata.name, node_name))
 
