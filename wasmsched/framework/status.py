@@ -35,7 +35,7 @@ def code_name(code: int) -> str:
     return _CODE_NAMES.get(code, f"Unknown({code})")
 
 
-@dataclass
+@dataclass(slots=True)
 class Status:
     """A plugin result. `None` is used for Success everywhere, as a nil *Status is in Go."""
 

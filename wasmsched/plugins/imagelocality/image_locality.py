@@ -10,6 +10,7 @@ from wasmsched.framework.interface import MAX_NODE_SCORE, Handle, ScorePlugin
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import ImageStateSummary, NodeInfo
 from wasmsched.plugins.helper.gomath import div_trunc
+from wasmsched.plugins.helper.nodefacts import MAX_MEMO_ENTRIES, token
 
 NAME = "ImageLocality"
 
@@ -20,6 +21,8 @@ MIN_THRESHOLD = 23 * MB
 MAX_CONTAINER_THRESHOLD = 1000 * MB
 
 DEFAULT_IMAGE_TAG = "latest"
+
+_MEMO_KEY = "imagelocality.scores"
 
 
 def normalized_image_name(name: str) -> str:
@@ -87,6 +90,36 @@ class ImageLocality(ScorePlugin):
         images = pod_images(pod)
         n = len(images)
         total = self._total_num_nodes()
-        return [
-            calculate_priority(sum_image_scores(ni.image_states, images, total), n) for ni in node_infos
-        ], None
+        # Every sum below MIN_THRESHOLD (a node without any of the images) scores the same.
+        low = calculate_priority(0, n)
+        f_total = float(total)
+        # A score depends on the node's image states (replaced, never mutated, when they change)
+        # and on the pod's images and the node count: memoized per node under that key.
+        pod_key = token((_MEMO_KEY, tuple(images), total))
+        out: list[int] = []
+        append = out.append
+        for ni in node_infos:
+            states = ni.image_states
+            if not states:
+                append(low)
+                continue
+            memo = ni.memo()
+            entry = memo.get(_MEMO_KEY)
+            if entry is None or entry[0] is not states:
+                entry = (states, {})
+                memo[_MEMO_KEY] = entry
+            scores: dict[int, int] = entry[1]
+            score = scores.get(pod_key)
+            if score is None:
+                # sum_image_scores with scaled_image_score inlined (same float operations).
+                sum_scores = 0
+                for name in images:
+                    st = states.get(name)
+                    if st is not None:
+                        sum_scores += int(float(st.size) * (float(st.num_nodes) / f_total))
+                score = low if sum_scores < MIN_THRESHOLD else calculate_priority(sum_scores, n)
+                if len(scores) >= MAX_MEMO_ENTRIES:
+                    scores.clear()
+                scores[pod_key] = score
+            append(score)
+        return out, None

@@ -19,6 +19,8 @@ from wasmsched.plugins.interpodaffinity.terms import (
 if TYPE_CHECKING:
     from wasmsched.plugins.interpodaffinity.plugin import InterPodAffinity
 
+# The incoming pod's PodInfo, built by PreFilter, for PreScore of the same cycle.
+POD_INFO_KEY = "InterPodAffinity.podInfo"
 PRE_FILTER_STATE_KEY = "PreFilterInterPodAffinity"
 ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't satisfy existing pods anti-affinity rules"
 ERR_REASON_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod affinity rules"
@@ -112,15 +114,34 @@ def get_pre_filter_state(state: CycleState) -> PreFilterState | Status:
     return s
 
 
+def has_pod_affinity(pod: Pod) -> bool:
+    """Whether the pod has podAffinity or podAntiAffinity (PodInfo.has_affinity)."""
+    spec = pod.spec
+    if not spec.HasField("affinity"):
+        return False
+    a = spec.affinity
+    return a.HasField("podAffinity") or a.HasField("podAntiAffinity")
+
+
 def pre_filter(pl: InterPodAffinity, state: CycleState, pod: Pod,
                all_nodes: Sequence[NodeInfo]) -> Status | None:
     nodes_with_anti: Sequence[NodeInfo] = pl.handle.snapshot_shared_lister().have_pods_with_required_anti_affinity_list()
+    if not nodes_with_anti and not has_pod_affinity(pod):
+        # No existing pod has required anti-affinity and the pod has no terms (so nothing to
+        # parse, either): Skip, without building the pod's PodInfo.
+        return Status.skip()
     try:
         pi = PodInfo(pod)
     except ValueError as e:  # an invalid label selector in the pod's terms
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [f"parsing pod: {e}"])
+    # PreScore of the same cycle reuses it (building a PodInfo computes the pod's requests too).
+    state.write(POD_INFO_KEY, pi)
     cache = NamespaceLabelCache(pl.handle.client())
     aff, anti = resolve_required(pi, cache)
+    if not nodes_with_anti and not aff and not anti:
+        # No term to count: the result below would be Skip. The namespace lookup (a call into
+        # the cluster client) is avoided.
+        return Status.skip()
     ns_labels = cache.get(pod.metadata.namespace) or {}
     s = PreFilterState(pi, aff, anti, ns_labels)
 

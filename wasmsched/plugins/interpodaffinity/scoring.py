@@ -10,6 +10,7 @@ from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interface import MAX_NODE_SCORE, NodeScore
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import NodeInfo, PodInfo
+from wasmsched.plugins.interpodaffinity.filtering import POD_INFO_KEY, has_pod_affinity
 from wasmsched.plugins.interpodaffinity.terms import NamespaceLabelCache, ResolvedTerm, resolve_preferred
 
 if TYPE_CHECKING:
@@ -79,10 +80,18 @@ def pre_score(pl: InterPodAffinity, state: CycleState, pod: Pod, nodes: Sequence
     # Unless the incoming pod has preferred terms, only nodes hosting pods with affinity matter.
     all_nodes = lister.list() if has_constraints else lister.have_pods_with_affinity_list()
 
-    try:
-        pi = PodInfo(pod)
-    except ValueError as e:
-        return Status.error(f"failed to parse pod: {e}")
+    if not all_nodes and not has_pod_affinity(pod):
+        # No node to visit and no terms to parse: nothing to score.
+        return Status.skip()
+    cached = state.get(POD_INFO_KEY)
+    if isinstance(cached, PodInfo) and cached.pod is pod:
+        # PreFilter parsed the pod this cycle.
+        pi = cached
+    else:
+        try:
+            pi = PodInfo(pod)
+        except ValueError as e:
+            return Status.error(f"failed to parse pod: {e}")
     cache = NamespaceLabelCache(pl.handle.client())
     aff, anti = resolve_preferred(pi, cache)
     ns_labels = cache.get(pod.metadata.namespace) or {}

@@ -27,12 +27,22 @@ from wasmsched.framework.interface import (
     PreScorePlugin,
     ScorePlugin,
 )
-from wasmsched.framework.status import Status
+from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo
+from wasmsched.plugins.helper.nodefacts import (
+    FACTS_KEY,
+    node_facts,
+    node_selector_matches,
+    preferred_terms_score,
+    required_node_affinity_matches,
+    token,
+)
 from wasmsched.plugins.helper.normalize_score import default_normalize_score
 from wasmsched.plugins.helper.objects import as_update
 
 NAME = "NodeAffinity"
+# Status.unresolvable(reason), built directly in per-node loops.
+_UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 
@@ -41,6 +51,8 @@ ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
 ERR_REASON_CONFLICT = "pod affinity terms conflict"
 
 OBJECT_NAME_FIELD = "metadata.name"
+
+_FILTER_MEMO = "NodeAffinity.filter"
 
 
 class _PreFilterState:
@@ -206,16 +218,28 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
                      node_infos: Sequence[NodeInfo]) -> list[Status | None]:
         added = self.added_node_selector
         required = self._required(state, pod)
-        match = required.match
+        # The answer is a pure function of the node object and the two selectors: memoized per
+        # node under a token for the selectors ("": matches, else the reason).
+        tok = token((_FILTER_MEMO, required, added))
         out: list[Status | None] = [None] * len(node_infos)
         for i, ni in enumerate(node_infos):
             node = ni.node
             if node is None:
                 continue
-            if added is not None and not added.match(node):
-                out[i] = Status.unresolvable(ERR_REASON_ENFORCED)
-            elif not match(node):
-                out[i] = Status.unresolvable(ERR_REASON_POD)
+            f = ni.memo().get(FACTS_KEY)
+            if f is None or f.node is not node:
+                f = node_facts(ni, node)
+            reason: str | None = f.results.get(tok)
+            if reason is None:
+                if added is not None and not node_selector_matches(added, f):
+                    reason = ERR_REASON_ENFORCED
+                elif not required_node_affinity_matches(required, f):
+                    reason = ERR_REASON_POD
+                else:
+                    reason = ""
+                f.remember(tok, reason)
+            if reason:
+                out[i] = Status(_UNRESOLVABLE, [reason])
         return out
 
     # --- PreScore / Score --------------------------------------------------------------------
@@ -265,11 +289,14 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
             node = ni.node
             if node is None:
                 continue
+            f = ni.memo().get(FACTS_KEY)
+            if f is None or f.node is not node:
+                f = node_facts(ni, node)
             count = 0
             if added is not None:
-                count += added.score(node)
+                count += preferred_terms_score(added, f)
             if preferred is not None:
-                count += preferred.score(node)
+                count += preferred_terms_score(preferred, f)
             out[i] = count
         return out, None
 

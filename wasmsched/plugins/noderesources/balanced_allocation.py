@@ -17,7 +17,11 @@ from wasmsched.framework.interface import MAX_NODE_SCORE, Handle, PreScorePlugin
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins.helper.gomath import div_trunc
-from wasmsched.plugins.noderesources.resource_allocation import ResourceAllocationScorer
+from wasmsched.plugins.noderesources.resource_allocation import (
+    ResourceAllocationScorer,
+    ScorerFn,
+    score_cpu_mem,
+)
 
 NAME = "NodeResourcesBalancedAllocation"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
@@ -89,13 +93,45 @@ def balanced_resource_scorer(requested: Sequence[int], allocated: Sequence[int],
     return half + (diff // 2 if diff >= 0 else div_trunc(diff, 2))
 
 
+def balanced_cpu_mem(ni: NodeInfo, pod_cpu: int, pod_mem: int, scorer: ScorerFn, use_requested: bool) -> int:
+    """score_cpu_mem with balanced_resource_scorer, inlined for the usual case of a node
+    allocating both; the float operations are those of balanced_resource_score."""
+    alloc = ni.allocatable
+    a_cpu = alloc.milli_cpu
+    a_mem = alloc.memory
+    if a_cpu == 0 or a_mem == 0:
+        return score_cpu_mem(ni, pod_cpu, pod_mem, scorer, use_requested)
+    used = ni.requested if use_requested else ni.non_zero_requested
+    u_cpu = used.milli_cpu
+    u_mem = used.memory
+    fa_cpu = float(a_cpu)
+    fa_mem = float(a_mem)
+    f0 = float(u_cpu + pod_cpu) / fa_cpu
+    f1 = float(u_mem + pod_mem) / fa_mem
+    if f0 > 1:
+        f0 = 1.0
+    if f1 > 1:
+        f1 = 1.0
+    with_pod = int((1 - abs((f0 - f1) / 2)) * float(MAX_NODE_SCORE))
+    f0 = float(u_cpu) / fa_cpu
+    f1 = float(u_mem) / fa_mem
+    if f0 > 1:
+        f0 = 1.0
+    if f1 > 1:
+        f1 = 1.0
+    without_pod = int((1 - abs((f0 - f1) / 2)) * float(MAX_NODE_SCORE))
+    half = MAX_NODE_SCORE // 2
+    diff = half + with_pod - without_pod
+    return half + (diff // 2 if diff >= 0 else div_trunc(diff, 2))
+
+
 class BalancedAllocation(PreScorePlugin, ScorePlugin):
     name = NAME
 
     def __init__(self, args: NodeResourcesBalancedAllocationArgs, handle: Handle | None = None) -> None:
         self.handle = handle
         self.scorer = ResourceAllocationScorer(NAME, balanced_resource_scorer, args.resources,
-                                               use_requested=True)
+                                               use_requested=True, cpu_mem_fn=balanced_cpu_mem)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         pod_requests = self.scorer.calculate_pod_resource_request_list(pod)

@@ -50,7 +50,7 @@ from wasmsched.framework.types import (
     Resource,
 )
 from wasmsched.plugins.helper.objects import as_pair
-from wasmsched.plugins.noderesources.least_allocated import least_resource_scorer
+from wasmsched.plugins.noderesources.least_allocated import least_cpu_mem, least_resource_scorer
 from wasmsched.plugins.noderesources.most_allocated import most_resource_scorer
 from wasmsched.plugins.noderesources.requested_to_capacity_ratio import requested_to_capacity_ratio_scorer
 from wasmsched.plugins.noderesources.resource_allocation import ResourceAllocationScorer
@@ -210,8 +210,10 @@ def _fits_fast(s: PreFilterState, ni: NodeInfo) -> bool:
 def _scorer_for(args: NodeResourcesFitArgs) -> ResourceAllocationScorer:
     strategy = args.scoring_strategy
     resources = strategy.resources
+    batch = None
     if strategy.type == LEAST_ALLOCATED:
         fn = least_resource_scorer(resources)
+        batch = least_cpu_mem(resources)
     elif strategy.type == MOST_ALLOCATED:
         fn = most_resource_scorer(resources)
     elif strategy.type == REQUESTED_TO_CAPACITY_RATIO:
@@ -219,7 +221,7 @@ def _scorer_for(args: NodeResourcesFitArgs) -> ResourceAllocationScorer:
         fn = requested_to_capacity_ratio_scorer(resources, rtc.shape if rtc is not None else [])
     else:
         raise ValueError(f"scoring strategy {strategy.type} is not supported")
-    return ResourceAllocationScorer(strategy.type, fn, resources)
+    return ResourceAllocationScorer(strategy.type, fn, resources, cpu_mem_fn=batch)
 
 
 class Fit(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreScorePlugin, ScorePlugin):
@@ -275,9 +277,16 @@ class Fit(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreScorePlugin, Scor
         if isinstance(s, Status):
             return [s] * len(node_infos)
         out: list[Status | None] = [None] * len(node_infos)
+        cpu, mem, eph, scalars = s.milli_cpu, s.memory, s.ephemeral_storage, s.scalars
+        # Most nodes fit: a cheap yes/no first (_fits_fast inlined), the reasons only for the others.
         for i, ni in enumerate(node_infos):
-            # Most nodes fit: a cheap yes/no first, the reasons only for the others.
-            if not _fits_fast(s, ni):
+            alloc = ni.allocatable
+            used = ni.requested
+            if (len(ni.pods) + 1 > alloc.allowed_pod_number
+                    or (cpu > 0 and cpu > alloc.milli_cpu - used.milli_cpu)
+                    or (mem > 0 and mem > alloc.memory - used.memory)
+                    or (eph > 0 and eph > alloc.ephemeral_storage - used.ephemeral_storage)
+                    or (scalars and not _fits_fast(s, ni))):
                 out[i] = _status_for(fits_request(s, ni))
         return out
 

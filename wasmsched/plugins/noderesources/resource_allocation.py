@@ -10,6 +10,7 @@ does not request, are left out of the score.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
@@ -23,10 +24,17 @@ from wasmsched.framework.types import (
     NodeInfo,
 )
 from wasmsched.plugins.helper.gomath import div_trunc
+from wasmsched.plugins.helper.nodefacts import MAX_MEMO_ENTRIES, token
 
 # scorer(requested, allocated, allocatable) -> score. `requested` includes the incoming pod,
 # `allocated` is the node's usage before it; entries of resources left out are 0 everywhere.
 ScorerFn = Callable[[Sequence[int], Sequence[int], Sequence[int]], int]
+
+# A scorer's fast form for the (cpu, memory) configuration: (node, pod cpu, pod memory, scorer,
+# use_requested) -> the score `scorer` gives the node (score_cpu_mem is the reference form).
+CpuMemFn = Callable[[NodeInfo, int, int, ScorerFn, bool], int]
+
+_memo_ids = itertools.count()
 
 _CPU, _MEMORY, _EPHEMERAL, _OTHER = 0, 1, 2, 3
 _KINDS = {RESOURCE_CPU: _CPU, RESOURCE_MEMORY: _MEMORY, RESOURCE_EPHEMERAL_STORAGE: _EPHEMERAL}
@@ -73,12 +81,16 @@ def pod_resource_requests(pod: Pod, non_zero: bool) -> dict[str, int]:
 class ResourceAllocationScorer:
     """resourceAllocationScorer: the resources to score, their scorer, and which requests to use."""
 
-    __slots__ = ("_specs", "name", "resources", "scorer", "use_requested")
+    __slots__ = ("_memo_key", "_specs", "cpu_mem_fn", "name", "resources", "scorer", "use_requested")
 
     def __init__(self, name: str, scorer: ScorerFn, resources: Sequence[ResourceSpecLike],
-                 use_requested: bool = False) -> None:
+                 use_requested: bool = False, cpu_mem_fn: CpuMemFn | None = None) -> None:
         self.name = name
         self.scorer = scorer
+        # Optional: the scorer's fast form for the (cpu, memory) configuration.
+        self.cpu_mem_fn = cpu_mem_fn
+        # This scorer's entry in the NodeInfo memo (see score_nodes).
+        self._memo_key = f"noderesources.scores#{next(_memo_ids)}"
         self.resources = list(resources)
         # BalancedAllocation scores the plain requests; the Fit strategies the non-zero ones.
         self.use_requested = use_requested
@@ -130,22 +142,55 @@ class ResourceAllocationScorer:
 
     def score_nodes(self, node_infos: Sequence[NodeInfo],
                     pod_requests: Sequence[int]) -> tuple[list[int], Status | None]:
-        """score() for every node; the default cpu + memory configuration takes a shortcut."""
+        """score() for every node.
+
+        A score depends only on the node's allocatable and requests and on the pod's requests, so
+        it is memoized per NodeInfo version (NodeInfo.generation changes with every pod added or
+        removed, and the memo is replaced with the node object) and per pod request: pods of the
+        same shape reuse the scores of the nodes that did not change since.
+        """
         if not self.resources:
             return [], Status.error("resources not found")
-        if len(self._specs) != 2 or self._specs[0][0] != _CPU or self._specs[1][0] != _MEMORY:
-            return [self.score(ni, pod_requests)[0] for ni in node_infos], None
-        scorer = self.scorer
-        pod_cpu, pod_mem = pod_requests[0], pod_requests[1]
-        use_requested = self.use_requested
-        out = [0] * len(node_infos)
-        for j, ni in enumerate(node_infos):
-            alloc = ni.allocatable
-            used = ni.requested if use_requested else ni.non_zero_requested
-            a_cpu, a_mem = alloc.milli_cpu, alloc.memory
-            u_cpu = used.milli_cpu if a_cpu else 0
-            u_mem = used.memory if a_mem else 0
-            out[j] = scorer(
-                (u_cpu + pod_cpu if a_cpu else 0, u_mem + pod_mem if a_mem else 0), (u_cpu, u_mem), (a_cpu, a_mem)
-            )
+        compute: Callable[[NodeInfo], int]
+        if len(self._specs) == 2 and self._specs[0][0] == _CPU and self._specs[1][0] == _MEMORY:
+            # The default cpu + memory configuration takes a shortcut.
+            fn = self.cpu_mem_fn or score_cpu_mem
+            scorer = self.scorer
+            pod_cpu, pod_mem = pod_requests[0], pod_requests[1]
+            use_requested = self.use_requested
+
+            def compute(ni: NodeInfo) -> int:
+                return fn(ni, pod_cpu, pod_mem, scorer, use_requested)
+        else:
+            def compute(ni: NodeInfo) -> int:
+                return self.score(ni, pod_requests)[0]
+        memo_key = self._memo_key
+        pod_key = token((memo_key, *pod_requests))
+        out: list[int] = []
+        append = out.append
+        for ni in node_infos:
+            memo = ni.memo()
+            generation = ni.generation
+            entry = memo.get(memo_key)
+            if entry is None or entry[0] != generation:
+                entry = (generation, {})
+                memo[memo_key] = entry
+            scores: dict[int, int] = entry[1]
+            score = scores.get(pod_key)
+            if score is None:
+                score = compute(ni)
+                if len(scores) >= MAX_MEMO_ENTRIES:
+                    scores.clear()
+                scores[pod_key] = score
+            append(score)
         return out, None
+
+
+def score_cpu_mem(ni: NodeInfo, pod_cpu: int, pod_mem: int, scorer: ScorerFn, use_requested: bool) -> int:
+    """One node of ResourceAllocationScorer.score_nodes' (cpu, memory) path."""
+    alloc = ni.allocatable
+    used = ni.requested if use_requested else ni.non_zero_requested
+    a_cpu, a_mem = alloc.milli_cpu, alloc.memory
+    u_cpu = used.milli_cpu if a_cpu else 0
+    u_mem = used.memory if a_mem else 0
+    return scorer((u_cpu + pod_cpu if a_cpu else 0, u_mem + pod_mem if a_mem else 0), (u_cpu, u_mem), (a_cpu, a_mem))

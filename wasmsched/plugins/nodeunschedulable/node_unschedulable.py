@@ -16,11 +16,14 @@ from wasmsched.framework.events import (
     QueueingHint,
 )
 from wasmsched.framework.interface import EnqueueExtensions, FilterPlugin
-from wasmsched.framework.status import Status
+from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo
+from wasmsched.plugins.helper.nodefacts import FACTS_KEY, node_facts
 from wasmsched.plugins.helper.objects import as_update
 
 NAME = "NodeUnschedulable"
+# Status.unresolvable(reason), built directly in per-node loops.
+_UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 
 ERR_REASON_UNKNOWN_CONDITION = "node(s) had unknown conditions"
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
@@ -53,12 +56,17 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
         tolerated: bool | None = None
         for i, ni in enumerate(node_infos):
             node = ni.node
-            if node is None or not node.spec.unschedulable:
+            if node is None:
+                continue
+            f = ni.memo().get(FACTS_KEY)
+            if f is None or f.node is not node:
+                f = node_facts(ni, node)
+            if not f.unschedulable:
                 continue
             if tolerated is None:
                 tolerated = _tolerates_unschedulable(pod)
             if not tolerated:
-                out[i] = Status.unresolvable(ERR_REASON_UNSCHEDULABLE)
+                out[i] = Status(_UNRESOLVABLE, [ERR_REASON_UNSCHEDULABLE])
         return out
 
     def events_to_register(self) -> list[ClusterEventWithHint]:

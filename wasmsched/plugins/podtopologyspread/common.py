@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from wasmsched.api.labels import Selector, compile_label_selector
 from wasmsched.api.taints import find_untolerated_taint
 from wasmsched.api.types import Node, Pod, TopologySpreadConstraint
-from wasmsched.framework.types import PodInfo
+from wasmsched.framework.types import NodeInfo, PodInfo
+from wasmsched.plugins.helper.nodefacts import MAX_MEMO_ENTRIES, token
 from wasmsched.plugins.helper.taint import do_not_schedule_taints_filter_func
 
 LABEL_HOSTNAME = "kubernetes.io/hostname"
@@ -98,6 +99,36 @@ def count_pods_match_selector(pod_infos: Sequence[PodInfo], c: SpreadConstraint,
         if matches(p.metadata.labels):
             count += 1
     return count
+
+
+# Counts are memoized per NodeInfo version (NodeInfo.generation changes with every pod added or
+# removed) under a token for (namespace, selector), so hashing the selector happens once per
+# cycle rather than once per node.
+_COUNTS_MEMO_KEY = "podtopologyspread.counts"
+
+
+def selector_token(c: SpreadConstraint, ns: str) -> int:
+    """A token naming the pods count_pods_match_selector(_, c, ns) counts, for count_pods_memo."""
+    return token((_COUNTS_MEMO_KEY, ns, c.selector))
+
+
+def count_pods_memo(ni: NodeInfo, c: SpreadConstraint, ns: str, tok: int) -> int:
+    """count_pods_match_selector(ni.pods, c, ns), memoized per node version; tok is
+    selector_token(c, ns)."""
+    memo = ni.memo()
+    entry = memo.get(_COUNTS_MEMO_KEY)
+    generation = ni.generation
+    if entry is None or entry[0] != generation:
+        entry = (generation, {})
+        memo[_COUNTS_MEMO_KEY] = entry
+    counts: dict[int, int] = entry[1]
+    n = counts.get(tok)
+    if n is None:
+        n = count_pods_match_selector(ni.pods, c, ns)
+        if len(counts) >= MAX_MEMO_ENTRIES:
+            counts.clear()
+        counts[tok] = n
+    return n
 
 
 def pod_labels_match_spread_constraints(constraints: Sequence[SpreadConstraint],

@@ -5,16 +5,20 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from wasmsched.api.taints import find_untolerated_taint
 from wasmsched.api.types import Node, Pod
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo
+from wasmsched.plugins.helper.nodefacts import FACTS_KEY, node_facts, required_node_affinity_matches
 from wasmsched.plugins.podtopologyspread.common import (
     MAX_INT32,
+    POLICY_HONOR,
     SpreadConstraint,
-    count_pods_match_selector,
+    count_pods_memo,
     match_node_inclusion_policies,
     node_labels_match_spread_constraints,
+    selector_token,
 )
 
 if TYPE_CHECKING:
@@ -107,20 +111,47 @@ def cal_pre_filter_state(pl: PodTopologySpread, pod: Pod, all_nodes: Sequence[No
         return s
     counts: list[dict[str, int]] = [{} for _ in constraints]
     ns = pod.metadata.namespace
-    affinity_match = pl.required_node_affinity(pod)
+    # The inclusion policies are pure functions of the pod and node: evaluated at most once per
+    # node, and not at all for a pod without node selector or required node affinity.
+    affinity = pl.required_node_affinity_or_none(pod)
+    tolerations = list(pod.spec.tolerations)
+    keys = [c.topology_key for c in constraints]
+    # Per constraint: (key, counts, constraint, honor node affinity, honor taints, counts memo token).
+    plan = [(c.topology_key, counts[i], c, affinity is not None and c.node_affinity_policy == POLICY_HONOR,
+             c.node_taints_policy == POLICY_HONOR, selector_token(c, ns)) for i, c in enumerate(constraints)]
     for ni in all_nodes:
         node = ni.node
         if node is None:
             continue
-        labels = node.metadata.labels
-        if not node_labels_match_spread_constraints(labels, constraints):
+        f = ni.memo().get(FACTS_KEY)
+        if f is None or f.node is not node:
+            f = node_facts(ni, node)
+        labels = f.labels
+        missing = False
+        for k in keys:
+            if k not in labels:
+                missing = True
+                break
+        if missing:
             continue
-        for i, c in enumerate(constraints):
-            if not match_node_inclusion_policies(c, pod, node, affinity_match):
-                continue
-            value = labels[c.topology_key]
-            m = counts[i]
-            m[value] = m.get(value, 0) + count_pods_match_selector(ni.pods, c, ns)
+        affinity_ok: bool | None = None
+        taints_ok: bool | None = None
+        pods = ni.pods
+        for key, m, c, honor_affinity, honor_taints, token in plan:
+            if honor_affinity:
+                if affinity_ok is None:
+                    affinity_ok = affinity is None or required_node_affinity_matches(affinity, f)
+                if not affinity_ok:
+                    continue
+            if honor_taints:
+                if taints_ok is None:
+                    taints_ok = find_untolerated_taint(f.do_not_schedule_taints, tolerations) is None
+                if not taints_ok:
+                    continue
+            value = labels[key]
+            # A node without pods (or an empty selector) counts 0 but still makes its domain eligible.
+            n = count_pods_memo(ni, c, ns, token) if pods and not c.selector_empty else 0
+            m[value] = m.get(value, 0) + n
     s.tp_value_to_match_num = counts
     for m in counts:
         paths = CriticalPaths()
@@ -157,7 +188,10 @@ def filter_node(s: PreFilterState, node_info: NodeInfo) -> Status | None:
         return Status.error("node not found")
     if not s.constraints:
         return None
-    labels = node.metadata.labels
+    f = node_info.memo().get(FACTS_KEY)
+    if f is None or f.node is not node:
+        f = node_facts(node_info, node)
+    labels = f.labels
     for i, c in enumerate(s.constraints):
         tp_val = labels.get(c.topology_key)
         if tp_val is None:

@@ -79,6 +79,15 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         # Parsing errors are ignored for backwards compatibility, as kube does.
         return RequiredNodeAffinity.from_pod(pod).match
 
+    @staticmethod
+    def required_node_affinity_or_none(pod: Pod) -> RequiredNodeAffinity | None:
+        """What required_node_affinity matches, or None when the pod has no node selector or
+        required node affinity (every node matches then)."""
+        affinity = RequiredNodeAffinity.from_pod(pod)
+        if affinity.label_selector is None and affinity.node_selector is None:
+            return None
+        return affinity
+
     def build_default_constraints(self, pod: Pod, action: str) -> list[SpreadConstraint]:
         """Default constraints with the selector of the pod's Services/controllers; none if empty."""
         constraints = filter_topology_spread_constraints(self.default_constraints, pod.metadata.labels, action)
@@ -158,8 +167,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         s = scoring.get_pre_score_state(state)
         if isinstance(s, Status):
             return [], s
-        f = scoring.score_node
-        return [f(s, pod, ni) for ni in node_infos], None
+        return scoring.score_nodes(s, pod, node_infos), None
 
     def score_extensions(self) -> PodTopologySpread:
         return self

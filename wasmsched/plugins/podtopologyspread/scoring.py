@@ -6,19 +6,22 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from wasmsched.api.taints import find_untolerated_taint
 from wasmsched.api.types import Pod
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interface import MAX_NODE_SCORE, NodeScore
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import NodeInfo
+from wasmsched.plugins.helper.nodefacts import FACTS_KEY, node_facts, required_node_affinity_matches
 from wasmsched.plugins.podtopologyspread.common import (
     LABEL_HOSTNAME,
+    POLICY_HONOR,
     SCHEDULE_ANYWAY,
     SpreadConstraint,
     count_pods_match_selector,
+    count_pods_memo,
     filter_topology_spread_constraints,
-    match_node_inclusion_policies,
-    node_labels_match_spread_constraints,
+    selector_token,
 )
 
 if TYPE_CHECKING:
@@ -65,29 +68,41 @@ def _init_pre_score_state(pl: PodTopologySpread, s: PreScoreState, pod: Pod, fil
         s.constraints = pl.build_default_constraints(pod, SCHEDULE_ANYWAY)
     if not s.constraints:
         return
-    s.topology_value_to_pod_counts = [{} for _ in s.constraints]
-    topo_size = [0] * len(s.constraints)
+    constraints = s.constraints
+    s.topology_value_to_pod_counts = [{} for _ in constraints]
+    # (index, key, counts) of the constraints counted per topology value (not hostname).
+    keyed = [(i, c.topology_key, s.topology_value_to_pod_counts[i])
+             for i, c in enumerate(constraints) if c.topology_key != LABEL_HOSTNAME]
+    keys = [c.topology_key for c in constraints]
+    ignored_nodes = s.ignored_nodes
     for ni in filtered_nodes:
         node = ni.node
         if node is None:
             continue
-        labels = node.metadata.labels
-        if require_all_topologies and not node_labels_match_spread_constraints(labels, s.constraints):
-            # Nodes without all the topology keys are ignored when scoring.
-            s.ignored_nodes.add(node.metadata.name)
-            continue
-        for i, c in enumerate(s.constraints):
-            if c.topology_key == LABEL_HOSTNAME:
+        f = ni.memo().get(FACTS_KEY)
+        if f is None or f.node is not node:
+            f = node_facts(ni, node)
+        labels = f.labels
+        if require_all_topologies:
+            missing = False
+            for k in keys:
+                if k not in labels:
+                    missing = True
+                    break
+            if missing:
+                # Nodes without all the topology keys are ignored when scoring.
+                ignored_nodes.add(node.metadata.name)
                 continue
-            value = labels.get(c.topology_key, "")
-            counts = s.topology_value_to_pod_counts[i]
+        for _, key, counts in keyed:
+            value = labels.get(key, "")
             if value not in counts:
                 counts[value] = 0
-                topo_size[i] += 1
-    for i, c in enumerate(s.constraints):
+    # The number of distinct values seen is the size of the topology.
+    topo_size = [len(m) for m in s.topology_value_to_pod_counts]
+    for i, c in enumerate(constraints):
         sz = topo_size[i]
         if c.topology_key == LABEL_HOSTNAME:
-            sz = len(filtered_nodes) - len(s.ignored_nodes)
+            sz = len(filtered_nodes) - len(ignored_nodes)
         s.topology_normalizing_weight.append(topology_normalizing_weight(sz))
 
 
@@ -102,26 +117,66 @@ def pre_score(pl: PodTopologySpread, state: CycleState, pod: Pod, filtered_nodes
     _init_pre_score_state(pl, s, pod, filtered_nodes, require_all)
     if not s.constraints:
         return Status.skip()
-    affinity_match = pl.required_node_affinity(pod)
+    # Constraints whose counts are gathered here: hostname counts are done in Score, an empty
+    # selector counts no pods, and only values of candidate nodes are counted.
+    work = [(c.topology_key, s.topology_value_to_pod_counts[i], c) for i, c in enumerate(s.constraints)
+            if c.topology_key != LABEL_HOSTNAME and not c.selector_empty and s.topology_value_to_pod_counts[i]]
+    if work:
+        _count_matching_pods(pl, pod, all_nodes, s.constraints if require_all else (), work)
+    state.write(PRE_SCORE_STATE_KEY, s)
+    return None
+
+
+def _count_matching_pods(pl: PodTopologySpread, pod: Pod, all_nodes: Sequence[NodeInfo],
+                         required_keys: Sequence[SpreadConstraint],
+                         work: Sequence[tuple[str, dict[str, int], SpreadConstraint]]) -> None:
+    """Adds the pods matching each constraint on every node to the counts of the node's value.
+
+    Nodes without pods add nothing, so they are passed over before any label or policy check;
+    the inclusion policies (pure functions of the pod and node) are evaluated once per node.
+    """
     ns = pod.metadata.namespace
+    affinity = pl.required_node_affinity_or_none(pod)
+    tolerations = list(pod.spec.tolerations)
+    keys = [c.topology_key for c in required_keys]
+    # Per constraint: (key, counts, constraint, honor node affinity, honor taints).
+    plan = [(key, counts, c, affinity is not None and c.node_affinity_policy == POLICY_HONOR,
+             c.node_taints_policy == POLICY_HONOR, selector_token(c, ns)) for key, counts, c in work]
     for ni in all_nodes:
+        pods = ni.pods
+        if not pods:
+            continue
         node = ni.node
         if node is None:
             continue
-        labels = node.metadata.labels
-        if require_all and not node_labels_match_spread_constraints(labels, s.constraints):
+        f = ni.memo().get(FACTS_KEY)
+        if f is None or f.node is not node:
+            f = node_facts(ni, node)
+        labels = f.labels
+        missing = False
+        for k in keys:
+            if k not in labels:
+                missing = True
+                break
+        if missing:
             continue
-        for i, c in enumerate(s.constraints):
-            if not match_node_inclusion_policies(c, pod, node, affinity_match):
-                continue
-            value = labels.get(c.topology_key, "")
-            counts = s.topology_value_to_pod_counts[i]
-            # Only values of candidate nodes are counted; hostname counts are done in Score.
+        affinity_ok: bool | None = None
+        taints_ok: bool | None = None
+        for key, counts, c, honor_affinity, honor_taints, token in plan:
+            value = labels.get(key, "")
             if value not in counts:
                 continue
-            counts[value] += count_pods_match_selector(ni.pods, c, ns)
-    state.write(PRE_SCORE_STATE_KEY, s)
-    return None
+            if honor_affinity:
+                if affinity_ok is None:
+                    affinity_ok = affinity is None or required_node_affinity_matches(affinity, f)
+                if not affinity_ok:
+                    continue
+            if honor_taints:
+                if taints_ok is None:
+                    taints_ok = find_untolerated_taint(f.do_not_schedule_taints, tolerations) is None
+                if not taints_ok:
+                    continue
+            counts[value] += count_pods_memo(ni, c, ns, token)
 
 
 def get_pre_score_state(state: CycleState) -> PreScoreState | Status:
@@ -151,6 +206,41 @@ def score_node(s: PreScoreState, pod: Pod, node_info: NodeInfo) -> int:
         score += score_for_count(cnt, c.max_skew, s.topology_normalizing_weight[i])
     # Go's math.Round rounds half away from zero; scores are never negative here.
     return math.floor(score + 0.5)
+
+
+def score_nodes(s: PreScoreState, pod: Pod, node_infos: Sequence[NodeInfo]) -> list[int]:
+    """score_node for every node."""
+    ns = pod.metadata.namespace
+    ignored = s.ignored_nodes
+    # Per constraint: (topology key, counts per value or None for hostname, maxSkew - 1, weight, constraint).
+    plan = [(c.topology_key, None if c.topology_key == LABEL_HOSTNAME else s.topology_value_to_pod_counts[i],
+             c.max_skew - 1, s.topology_normalizing_weight[i], c, selector_token(c, ns))
+            for i, c in enumerate(s.constraints)]
+    floor = math.floor
+    out = [0] * len(node_infos)
+    for j, ni in enumerate(node_infos):
+        node = ni.node
+        if node is None:
+            continue
+        f = ni.memo().get(FACTS_KEY)
+        if f is None or f.node is not node:
+            f = node_facts(ni, node)
+        if ignored and node.metadata.name in ignored:
+            continue
+        labels = f.labels
+        score = 0.0
+        for key, counts, skew_1, weight, c, token in plan:
+            tp_val = labels.get(key)
+            if tp_val is None:
+                continue
+            if counts is None:
+                cnt = count_pods_memo(ni, c, ns, token)
+            else:
+                cnt = counts[tp_val]
+            score += cnt * weight + skew_1
+        # Go's math.Round rounds half away from zero; scores are never negative here.
+        out[j] = floor(score + 0.5)
+    return out
 
 
 def normalize_score(s: PreScoreState, scores: list[NodeScore]) -> None:

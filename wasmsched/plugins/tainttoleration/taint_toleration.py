@@ -24,13 +24,16 @@ from wasmsched.framework.interface import (
     PreScorePlugin,
     ScorePlugin,
 )
-from wasmsched.framework.status import Status
+from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo
+from wasmsched.plugins.helper.nodefacts import FACTS_KEY, TaintKey, node_facts
 from wasmsched.plugins.helper.normalize_score import default_normalize_score
 from wasmsched.plugins.helper.objects import as_update
 from wasmsched.plugins.helper.taint import TAINT_EFFECT_PREFER_NO_SCHEDULE, do_not_schedule_taints_filter_func
 
 NAME = "TaintToleration"
+# Status.unresolvable(reason), built directly in per-node loops.
+_UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 
 # kube >= 1.34 no longer names the taint in the reason (it is logged at V(4) instead).
@@ -130,15 +133,26 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
 
     def filter_nodes(self, state: CycleState, pod: Pod,
                      node_infos: Sequence[NodeInfo]) -> list[Status | None]:
-        tolerations = pod.spec.tolerations
+        tolerations = list(pod.spec.tolerations)
         out: list[Status | None] = [None] * len(node_infos)
+        # The answer depends on the pod's tolerations and the taints' key, value and effect only.
+        untolerated_by_taints: dict[TaintKey, bool] = {}
         for i, ni in enumerate(node_infos):
             node = ni.node
             if node is None:
                 continue
-            taints = node.spec.taints
-            if taints and _untolerated(taints, tolerations):
-                out[i] = Status.unresolvable(ERR_REASON_UNTOLERATED)
+            f = ni.memo().get(FACTS_KEY)
+            if f is None or f.node is not node:
+                f = node_facts(ni, node)
+            key = f.do_not_schedule_key
+            if not key:
+                continue
+            untolerated = untolerated_by_taints.get(key)
+            if untolerated is None:
+                untolerated = find_untolerated_taint(f.do_not_schedule_taints, tolerations) is not None
+                untolerated_by_taints[key] = untolerated
+            if untolerated:
+                out[i] = Status(_UNRESOLVABLE, [ERR_REASON_UNTOLERATED])
         return out
 
     # --- PreScore / Score --------------------------------------------------------------------
@@ -173,10 +187,22 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
             return [], s
         tolerations = s.tolerations_prefer_no_schedule
         out = [0] * len(node_infos)
+        count_by_taints: dict[TaintKey, int] = {}
         for i, ni in enumerate(node_infos):
             node = ni.node
-            if node is not None and node.spec.taints:
-                out[i] = _count_intolerable_taints_prefer_no_schedule(node.spec.taints, tolerations)
+            if node is None:
+                continue
+            f = ni.memo().get(FACTS_KEY)
+            if f is None or f.node is not node:
+                f = node_facts(ni, node)
+            key = f.prefer_no_schedule_key
+            if not key:
+                continue
+            n = count_by_taints.get(key)
+            if n is None:
+                n = _count_intolerable_taints_prefer_no_schedule(f.prefer_no_schedule_taints, tolerations)
+                count_by_taints[key] = n
+            out[i] = n
         return out, None
 
     def score_extensions(self) -> TaintToleration:
