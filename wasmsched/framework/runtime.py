@@ -486,16 +486,24 @@ class Framework:
         return [NodePluginScores(ni.name, None, sum(row), names, row) for ni, row in zip(nodes, rows)], None
 
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        for pl in self.points["reserve"]:
+        return self._run_until_failure("reserve", "Reserve", set(), state, pod, node_name)
+
+    def _run_until_failure(self, point: str, title: str, skip: set[str], state: CycleState, pod: Pod,
+                           node_name: str) -> Status | None:
+        """Reserve and PreBind: run in order, stop at the first failure; a rejection keeps its code
+        (the pod is unschedulable), anything else becomes an Error naming the plugin."""
+        for pl in self.points[point]:
+            if pl.name in skip:
+                continue
             try:
-                st = pl.reserve(state, pod, node_name)
+                st = getattr(pl, point)(state, pod, node_name)
             except Exception as e:
                 st = Status.error(e)
             if st is not None and not st.is_success():
                 if st.is_rejected():
                     st.plugin = pl.name
                     return st
-                return Status.error(f'running Reserve plugin "{pl.name}": {st.message()}', pl.name)
+                return Status.error(f'running {title} plugin "{pl.name}": {st.message()}', pl.name)
         return None
 
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
@@ -551,19 +559,7 @@ class Framework:
         return min(deadlines) if deadlines else None
 
     def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        for pl in self.points["pre_bind"]:
-            if pl.name in state.skip_pre_bind_plugins:
-                continue
-            try:
-                st = pl.pre_bind(state, pod, node_name)
-            except Exception as e:
-                st = Status.error(e)
-            if st is not None and not st.is_success():
-                if st.is_rejected():
-                    st.plugin = pl.name
-                    return st
-                return Status.error(f'running PreBind plugin "{pl.name}": {st.message()}', pl.name)
-        return None
+        return self._run_until_failure("pre_bind", "PreBind", state.skip_pre_bind_plugins, state, pod, node_name)
 
     def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         st: Status | None = Status.skip()
