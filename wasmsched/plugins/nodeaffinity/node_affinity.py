@@ -30,7 +30,6 @@ from wasmsched.framework.interface import (
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins.helper.nodefacts import (
-    FACTS_KEY,
     node_facts,
     node_selector_matches,
     preferred_terms_score,
@@ -226,9 +225,7 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
             node = ni.node
             if node is None:
                 continue
-            f = ni.memo().get(FACTS_KEY)
-            if f is None or f.node is not node:
-                f = node_facts(ni, node)
+            f = node_facts(ni, node)
             reason: str | None = f.results.get(tok)
             if reason is None:
                 if added is not None and not node_selector_matches(added, f):
@@ -289,9 +286,7 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
             node = ni.node
             if node is None:
                 continue
-            f = ni.memo().get(FACTS_KEY)
-            if f is None or f.node is not node:
-                f = node_facts(ni, node)
+            f = node_facts(ni, node)
             count = 0
             if added is not None:
                 count += preferred_terms_score(added, f)

@@ -18,7 +18,7 @@ from wasmsched.framework.events import (
 from wasmsched.framework.interface import EnqueueExtensions, FilterPlugin
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo
-from wasmsched.plugins.helper.nodefacts import FACTS_KEY, node_facts
+from wasmsched.plugins.helper.nodefacts import node_facts
 from wasmsched.plugins.helper.objects import as_update
 
 NAME = "NodeUnschedulable"
@@ -58,9 +58,7 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
             node = ni.node
             if node is None:
                 continue
-            f = ni.memo().get(FACTS_KEY)
-            if f is None or f.node is not node:
-                f = node_facts(ni, node)
+            f = node_facts(ni, node)
             if not f.unschedulable:
                 continue
             if tolerated is None:

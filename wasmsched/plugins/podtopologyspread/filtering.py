@@ -10,7 +10,7 @@ from wasmsched.api.types import Node, Pod
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo
-from wasmsched.plugins.helper.nodefacts import FACTS_KEY, node_facts, required_node_affinity_matches
+from wasmsched.plugins.helper.nodefacts import node_facts, required_node_affinity_matches
 from wasmsched.plugins.podtopologyspread.common import (
     MAX_INT32,
     POLICY_HONOR,
@@ -115,7 +115,7 @@ def cal_pre_filter_state(pl: PodTopologySpread, pod: Pod, all_nodes: Sequence[No
     # node, and not at all for a pod without node selector or required node affinity.
     affinity = pl.required_node_affinity_or_none(pod)
     tolerations = list(pod.spec.tolerations)
-    keys = [c.topology_key for c in constraints]
+    key_set = frozenset(c.topology_key for c in constraints)
     # Per constraint: (key, counts, constraint, honor node affinity, honor taints, counts memo token).
     plan = [(c.topology_key, counts[i], c, affinity is not None and c.node_affinity_policy == POLICY_HONOR,
              c.node_taints_policy == POLICY_HONOR, selector_token(c, ns)) for i, c in enumerate(constraints)]
@@ -123,16 +123,9 @@ def cal_pre_filter_state(pl: PodTopologySpread, pod: Pod, all_nodes: Sequence[No
         node = ni.node
         if node is None:
             continue
-        f = ni.memo().get(FACTS_KEY)
-        if f is None or f.node is not node:
-            f = node_facts(ni, node)
+        f = node_facts(ni, node)
         labels = f.labels
-        missing = False
-        for k in keys:
-            if k not in labels:
-                missing = True
-                break
-        if missing:
+        if not key_set <= labels.keys():
             continue
         affinity_ok: bool | None = None
         taints_ok: bool | None = None
@@ -188,10 +181,7 @@ def filter_node(s: PreFilterState, node_info: NodeInfo) -> Status | None:
         return Status.error("node not found")
     if not s.constraints:
         return None
-    f = node_info.memo().get(FACTS_KEY)
-    if f is None or f.node is not node:
-        f = node_facts(node_info, node)
-    labels = f.labels
+    labels = node_facts(node_info, node).labels
     for i, c in enumerate(s.constraints):
         tp_val = labels.get(c.topology_key)
         if tp_val is None:

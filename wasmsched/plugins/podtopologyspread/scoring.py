@@ -12,7 +12,7 @@ from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interface import MAX_NODE_SCORE, NodeScore
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import NodeInfo
-from wasmsched.plugins.helper.nodefacts import FACTS_KEY, node_facts, required_node_affinity_matches
+from wasmsched.plugins.helper.nodefacts import node_facts, required_node_affinity_matches
 from wasmsched.plugins.podtopologyspread.common import (
     LABEL_HOSTNAME,
     POLICY_HONOR,
@@ -73,26 +73,18 @@ def _init_pre_score_state(pl: PodTopologySpread, s: PreScoreState, pod: Pod, fil
     # (index, key, counts) of the constraints counted per topology value (not hostname).
     keyed = [(i, c.topology_key, s.topology_value_to_pod_counts[i])
              for i, c in enumerate(constraints) if c.topology_key != LABEL_HOSTNAME]
-    keys = [c.topology_key for c in constraints]
+    key_set = frozenset(c.topology_key for c in constraints)
     ignored_nodes = s.ignored_nodes
     for ni in filtered_nodes:
         node = ni.node
         if node is None:
             continue
-        f = ni.memo().get(FACTS_KEY)
-        if f is None or f.node is not node:
-            f = node_facts(ni, node)
+        f = node_facts(ni, node)
         labels = f.labels
-        if require_all_topologies:
-            missing = False
-            for k in keys:
-                if k not in labels:
-                    missing = True
-                    break
-            if missing:
-                # Nodes without all the topology keys are ignored when scoring.
-                ignored_nodes.add(node.metadata.name)
-                continue
+        if require_all_topologies and not key_set <= labels.keys():
+            # Nodes without all the topology keys are ignored when scoring.
+            ignored_nodes.add(node.metadata.name)
+            continue
         for _, key, counts in keyed:
             value = labels.get(key, "")
             if value not in counts:
@@ -138,7 +130,7 @@ def _count_matching_pods(pl: PodTopologySpread, pod: Pod, all_nodes: Sequence[No
     ns = pod.metadata.namespace
     affinity = pl.required_node_affinity_or_none(pod)
     tolerations = list(pod.spec.tolerations)
-    keys = [c.topology_key for c in required_keys]
+    key_set = frozenset(c.topology_key for c in required_keys)
     # Per constraint: (key, counts, constraint, honor node affinity, honor taints).
     plan = [(key, counts, c, affinity is not None and c.node_affinity_policy == POLICY_HONOR,
              c.node_taints_policy == POLICY_HONOR, selector_token(c, ns)) for key, counts, c in work]
@@ -149,16 +141,9 @@ def _count_matching_pods(pl: PodTopologySpread, pod: Pod, all_nodes: Sequence[No
         node = ni.node
         if node is None:
             continue
-        f = ni.memo().get(FACTS_KEY)
-        if f is None or f.node is not node:
-            f = node_facts(ni, node)
+        f = node_facts(ni, node)
         labels = f.labels
-        missing = False
-        for k in keys:
-            if k not in labels:
-                missing = True
-                break
-        if missing:
+        if not key_set <= labels.keys():
             continue
         affinity_ok: bool | None = None
         taints_ok: bool | None = None
@@ -222,9 +207,7 @@ def score_nodes(s: PreScoreState, pod: Pod, node_infos: Sequence[NodeInfo]) -> l
         node = ni.node
         if node is None:
             continue
-        f = ni.memo().get(FACTS_KEY)
-        if f is None or f.node is not node:
-            f = node_facts(ni, node)
+        f = node_facts(ni, node)
         if ignored and node.metadata.name in ignored:
             continue
         labels = f.labels

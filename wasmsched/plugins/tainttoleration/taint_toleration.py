@@ -26,7 +26,7 @@ from wasmsched.framework.interface import (
 )
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo
-from wasmsched.plugins.helper.nodefacts import FACTS_KEY, TaintKey, node_facts
+from wasmsched.plugins.helper.nodefacts import TaintKey, node_facts
 from wasmsched.plugins.helper.normalize_score import default_normalize_score
 from wasmsched.plugins.helper.objects import as_update
 from wasmsched.plugins.helper.taint import TAINT_EFFECT_PREFER_NO_SCHEDULE, do_not_schedule_taints_filter_func
@@ -141,9 +141,7 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
             node = ni.node
             if node is None:
                 continue
-            f = ni.memo().get(FACTS_KEY)
-            if f is None or f.node is not node:
-                f = node_facts(ni, node)
+            f = node_facts(ni, node)
             key = f.do_not_schedule_key
             if not key:
                 continue
@@ -192,9 +190,7 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
             node = ni.node
             if node is None:
                 continue
-            f = ni.memo().get(FACTS_KEY)
-            if f is None or f.node is not node:
-                f = node_facts(ni, node)
+            f = node_facts(ni, node)
             key = f.prefer_no_schedule_key
             if not key:
                 continue
