@@ -114,8 +114,13 @@ def result_document(result: SimulationResult, explain: bool) -> dict[str, Any]:
         if explain:
             d.update(_explain(p.explain))
         pods.append(d)
+    # Binding cycles record their events from other threads, so the global order varies from run to
+    # run. Grouping by pod (in report order) keeps each pod's events in the order they happened and
+    # makes the output reproducible.
+    rank = {f"{p.namespace}/{p.name}": i for i, p in enumerate(result.pods)}
+    ordered = sorted(result.events, key=lambda e: rank.get(e.regarding, len(rank)))
     events = [{"type": e.type, "reason": e.reason, "regarding": e.regarding, "message": e.message}
-              for e in result.events]
+              for e in ordered]
     summary: dict[str, Any] = {
         "scheduled": result.count("Scheduled"),
         "unschedulable": result.count("Unschedulable"),
