@@ -262,3 +262,29 @@ def test_no_path_at_all(capsys: pytest.CaptureFixture[str]) -> None:
     assert rc == 2
     assert out == ""
     assert "PATH" in err
+
+
+def test_empty_directory_warns(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    rc, out, err = run_cli(capsys, "simulate", "-o", "json", str(tmp_path))
+    assert rc == 0
+    assert f"warning: {tmp_path}: no Kubernetes objects found" in err
+    assert json.loads(out)["pods"] == []
+
+
+def test_seed_breaks_ties_reproducibly(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # Eight identical empty nodes: every node ties, so the seed alone picks the host.
+    docs = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i}"},
+             "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}}} for i in range(8)]
+    docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                 "spec": {"containers": [{"name": "c", "image": "x"}]}})
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump_all(docs))
+
+    def host(seed: int) -> str:
+        rc, out, _ = run_cli(capsys, "simulate", "-o", "json", "--seed", str(seed), str(path))
+        assert rc == 0
+        node: str = json.loads(out)["pods"][0]["node"]
+        return node
+
+    assert host(1) == host(1)
+    assert len({host(s) for s in range(12)}) > 1
