@@ -19,6 +19,7 @@ from wasmsched.config import ConfigError, load_config
 from wasmsched.framework.runtime import FrameworkError
 from wasmsched.framework.status import code_name
 from wasmsched.plugins.registry import in_tree_registry
+from wasmsched.wasm.plugin import register_wasm_plugins
 
 
 class BadInput(Exception):
@@ -88,8 +89,13 @@ def _build(args: argparse.Namespace) -> tuple[Simulation, list[str]]:
             raise BadInput(str(e)) from e
         for kind, msgs in generate(spec["nodes"], spec["pods"], spec.get("seed", 1)).items():
             objects.setdefault(kind, []).extend(msgs)
+    registry = in_tree_registry()
     try:
-        sim = Simulation(cfg, in_tree_registry(), seed=args.seed, explain=args.explain)
+        register_wasm_plugins(registry, cfg)
+    except ValueError as e:
+        raise BadInput(f"{args.config}: {e}") from e
+    try:
+        sim = Simulation(cfg, registry, seed=args.seed, explain=args.explain)
     except FrameworkError as e:
         where = f"{args.config}: " if args.config else ""
         raise BadInput(f"{where}{e}") from e

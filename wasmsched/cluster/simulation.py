@@ -129,7 +129,24 @@ class Simulation:
             s.expire_waiting_pods()
         s.wait_for_bindings()
         seconds = time.perf_counter() - start
-        return SimulationResult(self._results(), list(self.cluster.events), seconds, self.cluster, s)
+        result = SimulationResult(self._results(), list(self.cluster.events), seconds, self.cluster, s)
+        wasm = self.wasm_counters()
+        if wasm:
+            result.extra_summary["wasm"] = wasm
+        return result
+
+    def wasm_counters(self) -> dict[str, dict[str, int]]:
+        """Instance counters per wasm plugin, summed over profiles that enable the same plugin."""
+        out: dict[str, dict[str, int]] = {}
+        for fwk in self.scheduler.profiles.values():
+            for name, pl in fwk.plugins_map.items():
+                counters = getattr(pl, "counters", None)
+                if counters is None:
+                    continue
+                acc = out.setdefault(name, {})
+                for k, v in counters().items():
+                    acc[k] = acc.get(k, 0) + v
+        return out
 
     def _deletion_message(self, key: str) -> str:
         notes = [e.message for e in self.cluster.events if e.reason == "Preempted" and e.regarding == key]

@@ -599,6 +599,13 @@ class Framework:
             if fn is not None:
                 fn(pod)
 
+    def notify_pod_deleted(self, pod: Pod) -> None:
+        """A pod of this profile was deleted: plugins holding per-pod resources release them."""
+        for pl in self.plugins_map.values():
+            fn = getattr(pl, "pod_deleted", None)
+            if fn is not None:
+                fn(pod)
+
     def close(self) -> None:
         for pl in self.plugins_map.values():
             fn = getattr(pl, "close", None)

@@ -17,7 +17,7 @@ class Code(IntEnum):
     PENDING = 6
 
     def display(self) -> str:
-        return _CODE_NAMES.get(int(self), f"Unknown({int(self)})")
+        return _CODE_NAMES.get(int(self), f"Code({int(self)})")
 
 
 _CODE_NAMES = {
@@ -32,7 +32,7 @@ _CODE_NAMES = {
 
 
 def code_name(code: int) -> str:
-    return _CODE_NAMES.get(code, f"Unknown({code})")
+    return _CODE_NAMES.get(code, f"Code({code})")
 
 
 @dataclass(slots=True)

@@ -190,6 +190,7 @@ class Scheduler:
             return
         self.queue.delete(pod)
         fwk = self.profiles[pod.spec.schedulerName]
+        fwk.notify_pod_deleted(pod)
         if fwk.reject_waiting_pod(get_pod_key(pod)):
             self.queue.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, pod, None)
 

@@ -1,0 +1,126 @@
+"""A wasm plugin's `pluginConfig[].args` (ABI.md §9), decoded and typed.
+
+Keys, types and defaults are kube-scheduler-wasm-extension's plus wasmsched's additions. Decode
+errors carry the text of §10 (`failed to decode into <plugin> PluginConfig: <detail>`).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from wasmsched.api.wellknown import parse_go_duration
+from wasmsched.wasm.errors import WasmLoadError
+
+log = logging.getLogger("wasmsched.wasm")
+
+DEFAULT_TIMEOUT = 1.0
+DEFAULT_START_TIMEOUT = 10.0
+DEFAULT_MEMORY_LIMIT_PAGES = 4096  # 256 MiB
+DEFAULT_MAX_INSTANCES = 32
+WASM_PAGE = 65536
+# A 32-bit memory cannot have more pages than this.
+MAX_PAGES = 65536
+
+_HEX = re.compile(r"^[0-9a-fA-F]{64}$")
+
+
+@dataclass
+class WasmPluginArgs:
+    guest_url: str
+    guest_config: str = ""
+    log_severity: int = 0
+    args: list[str] = field(default_factory=list)
+    # Seconds; None means no limit ("0s").
+    timeout: float | None = DEFAULT_TIMEOUT
+    timeout_text: str = "1s"
+    start_timeout: float | None = DEFAULT_START_TIMEOUT
+    start_timeout_text: str = "10s"
+    memory_limit_pages: int = DEFAULT_MEMORY_LIMIT_PAGES
+    max_instances: int = DEFAULT_MAX_INSTANCES
+    guest_sha256: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def is_wasm_args(raw: object) -> bool:
+    """A plugin is a wasm plugin when its args carry `guestURL` (even an empty one: that is an error)."""
+    return isinstance(raw, Mapping) and "guestURL" in raw
+
+
+def decode_args(plugin: str, raw: object) -> WasmPluginArgs:
+    def fail(detail: str) -> WasmLoadError:
+        return WasmLoadError(f"failed to decode into {plugin} PluginConfig: {detail}")
+
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, Mapping):
+        raise fail(f"args must be an object, got {_type_name(raw)}")
+    url = raw.get("guestURL", "")
+    if not isinstance(url, str):
+        raise fail(f"guestURL: expected a string, got {_type_name(url)}")
+    if not url:
+        raise WasmLoadError("wasm: guestURL is required")
+    out = WasmPluginArgs(guest_url=url)
+    for key, value in raw.items():
+        if key == "guestURL":
+            continue
+        if key == "guestConfig":
+            out.guest_config = _string(fail, key, value)
+        elif key == "logSeverity":
+            out.log_severity = _int(fail, key, value, -(1 << 31), (1 << 31) - 1)
+        elif key in ("args", "Args"):
+            if not isinstance(value, list) or not all(isinstance(a, str) for a in value):
+                raise fail(f"{key}: expected a list of strings")
+            out.args = list(value)
+        elif key == "timeout":
+            out.timeout, out.timeout_text = _duration(fail, key, value)
+        elif key == "startTimeout":
+            out.start_timeout, out.start_timeout_text = _duration(fail, key, value)
+        elif key == "memoryLimitPages":
+            out.memory_limit_pages = _int(fail, key, value, 1, MAX_PAGES)
+        elif key == "maxInstances":
+            out.max_instances = _int(fail, key, value, 1, 1 << 20)
+        elif key == "guestSHA256":
+            text = _string(fail, key, value)
+            if not _HEX.match(text):
+                raise fail(f"guestSHA256: expected 64 hex digits, got {text!r}")
+            out.guest_sha256 = text.lower()
+        else:
+            out.warnings.append(f"plugin {plugin}: unknown key {key!r} in args, ignored")
+    for w in out.warnings:
+        log.warning(w)
+    return out
+
+
+def _type_name(v: object) -> str:
+    return {str: "string", bool: "bool", int: "number", float: "number", list: "list", dict: "object"}.get(
+        type(v), type(v).__name__)
+
+
+def _string(fail: Any, key: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise fail(f"{key}: expected a string, got {_type_name(value)}")
+    return value
+
+
+def _int(fail: Any, key: str, value: object, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise fail(f"{key}: expected an integer, got {_type_name(value)}")
+    if not lo <= value <= hi:
+        raise fail(f"{key}: {value} is out of range [{lo}, {hi}]")
+    return value
+
+
+def _duration(fail: Any, key: str, value: object) -> tuple[float | None, str]:
+    if not isinstance(value, str):
+        raise fail(f'{key}: expected a duration string such as "250ms", got {_type_name(value)}')
+    try:
+        nanos = parse_go_duration(value)
+    except ValueError as e:
+        raise fail(f"{key}: {e}") from None
+    if nanos < 0:
+        raise fail(f"{key}: must not be negative")
+    return (None if nanos == 0 else nanos / 1e9), value

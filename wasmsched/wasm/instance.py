@@ -1,0 +1,164 @@
+"""One guest instance: its own Store (WASI sandbox, memory limit, epoch deadline) and Instance,
+created from the plugin's InstancePre, with the guest's stdout/stderr captured for error texts.
+
+A GuestInstance runs one export call at a time; the pool (wasm/pool.py) serializes callers.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+import wasmtime
+
+from wasmsched.wasm.abi import CallContext, Host
+from wasmsched.wasm.args import WASM_PAGE, WasmPluginArgs
+from wasmsched.wasm.errors import GuestCallError, WasmLoadError
+from wasmsched.wasm.runtime import Runtime, trap_text
+
+# ABI.md §2: the last 64 KiB of a guest's output are kept for error texts.
+OUTPUT_LIMIT = 64 << 10
+
+_ids = itertools.count(1)
+
+
+@dataclass
+class CompiledGuest:
+    """A plugin's module, linked once: everything instances of it share."""
+
+    name: str
+    runtime: Runtime
+    module: wasmtime.Module
+    pre: wasmtime.InstancePre
+    host: Host
+    args: WasmPluginArgs
+    exports: frozenset[str]
+    has_initialize: bool
+    has_start: bool
+
+    @classmethod
+    def link(cls, name: str, runtime: Runtime, module: wasmtime.Module, host: Host, args: WasmPluginArgs,
+             exports: set[str]) -> CompiledGuest:
+        linker = wasmtime.Linker(runtime.engine)
+        host.define(linker)
+        try:
+            pre = linker.instantiate_pre(module)
+        except wasmtime.WasmtimeError as e:
+            # The shape check names unknown imports; what is left is a WASI signature mismatch.
+            raise WasmLoadError(f"wasm: error linking guest: {str(e).strip().splitlines()[0]}") from e
+        names = {e.name for e in module.exports}
+        return cls(name, runtime, module, pre, host, args, frozenset(exports),
+                   "_initialize" in names, "_start" in names)
+
+
+class GuestInstance:
+    __slots__ = ("_funcs", "_output", "compiled", "ctx", "host_failure", "id", "instance", "memory", "store")
+
+    def __init__(self, compiled: CompiledGuest) -> None:
+        self.id = next(_ids)
+        self.compiled = compiled
+        self.ctx: CallContext | None = None
+        self.host_failure: str | None = None
+        self._output = bytearray()
+        args = compiled.args
+        store = wasmtime.Store(compiled.runtime.engine)
+        wasi = wasmtime.WasiConfig()
+        # Sandbox: argv verbatim, no environment, no preopened directories, stdin at EOF.
+        wasi.argv = list(args.args)
+        wasi.stdout_custom = self._capture
+        wasi.stderr_custom = self._capture
+        store.set_wasi(wasi)
+        store.set_limits(memory_size=args.memory_limit_pages * WASM_PAGE)
+        self.store = store
+        compiled.runtime.ensure_ticker()
+        self.instance = self._instantiate()
+        exports = self.instance.exports(store)
+        mem = exports["memory"]
+        assert isinstance(mem, wasmtime.Memory)
+        self.memory = mem
+        self._funcs: dict[str, wasmtime.Func] = {}
+        for name in compiled.exports:
+            fn = exports[name]
+            assert isinstance(fn, wasmtime.Func)
+            self._funcs[name] = fn
+
+    def _capture(self, data: bytes) -> None:
+        out = self._output
+        out += data
+        if len(out) > OUTPUT_LIMIT:
+            del out[: len(out) - OUTPUT_LIMIT]
+
+    def output(self) -> str:
+        return self._output.decode("utf-8", "replace")
+
+    def _instantiate(self) -> wasmtime.Instance:
+        c = self.compiled
+        host = c.host
+        prev = host.enter(self)
+        self.store.set_epoch_deadline(c.runtime.deadline_ticks(c.args.start_timeout))
+        try:
+            instance = c.pre.instantiate(self.store)
+            exports = instance.exports(self.store)
+            # A WASI reactor (standard Go c-shared) initializes in _initialize; a command runs _start.
+            for name in ("_initialize", "_start"):
+                if name in exports:
+                    fn = exports[name]
+                    assert isinstance(fn, wasmtime.Func)
+                    try:
+                        fn(self.store)
+                    except wasmtime.ExitTrap as e:
+                        if e.code != 0:
+                            raise
+            return instance
+        except Exception as e:  # noqa: BLE001 - any failure of guest code at start-up is a load error
+            text = trap_text(e, c.args.start_timeout_text, self.host_failure)
+            captured = self.output()
+            detail = f"{captured}\n{text}" if captured else text
+            self.store.close()
+            raise WasmLoadError(f"failed to create a guest pool: wasm: instantiate error: {detail}") from e
+        finally:
+            host.leave(prev)
+            self._output.clear()
+            self.host_failure = None
+
+    def has(self, export: str) -> bool:
+        return export in self._funcs
+
+    def call(self, ctx: CallContext) -> Any:
+        """Runs ctx.export; raises GuestCallError (with discard=True) when the guest fails."""
+        c = self.compiled
+        host = c.host
+        self.ctx = ctx
+        self.host_failure = None
+        self._output.clear()
+        self.store.set_epoch_deadline(c.runtime.deadline_ticks(c.args.timeout))
+        prev = host.enter(self)
+        try:
+            return self._funcs[ctx.export](self.store)
+        except Exception as e:  # noqa: BLE001 - traps, timeouts, proc_exit and failed imports all discard
+            text = trap_text(e, c.args.timeout_text, self.host_failure)
+            captured = self.output()
+            msg = f"wasm: {ctx.export} error: {captured}\n{text}" if captured else f"wasm: {ctx.export} error: {text}"
+            raise GuestCallError(msg, discard=True) from e
+        finally:
+            host.leave(prev)
+            self.ctx = None
+            self._output.clear()
+
+    # ----- test hooks (ABI.md §8) ---------------------------------------------------------------
+
+    def get_global(self, name: str) -> Any:
+        g = self.instance.exports(self.store)[name]
+        assert isinstance(g, wasmtime.Global)
+        return g.value(self.store)
+
+    def set_global(self, name: str, value: Any) -> None:
+        g = self.instance.exports(self.store)[name]
+        assert isinstance(g, wasmtime.Global)
+        g.set_value(self.store, value)
+
+    def close(self) -> None:
+        self._funcs.clear()
+        self.store.close()
+

@@ -1,0 +1,378 @@
+"""A configured guest as a framework plugin (ABI.md §2 registration, §3 results, §6 statuses).
+
+The plugin's class is composed from the extension points whose exports exist, so the framework
+registers exactly those. PreFilter and EnqueueExtensions are always present: PreFilter pins the
+pod's instance (wasm/pool.py) even when the guest has no `prefilter`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from wasmsched.api.types import Pod
+from wasmsched.framework import interface as fw
+from wasmsched.framework.cycle_state import CycleState
+from wasmsched.framework.events import ClusterEventWithHint
+from wasmsched.framework.interface import Handle, NodeScore, NodeToStatus, PreFilterResult
+from wasmsched.framework.status import Code, Status
+from wasmsched.framework.types import NodeInfo, PodInfo, get_pod_key
+from wasmsched.wasm import abi
+from wasmsched.wasm.abi import CallContext, Host
+from wasmsched.wasm.args import WasmPluginArgs, decode_args, is_wasm_args
+from wasmsched.wasm.errors import GuestCallError
+from wasmsched.wasm.instance import CompiledGuest, GuestInstance
+from wasmsched.wasm.loader import fetch_guest
+from wasmsched.wasm.pool import DISCARDED_TEXT, InstancePool, Pin, PoolError
+from wasmsched.wasm.runtime import Runtime, default_runtime
+
+log = logging.getLogger("wasmsched.wasm")
+
+
+def _status(code: int, reason: str) -> Status | None:
+    """A guest status: the code verbatim (codes outside 0..6 act as Error), the reason as message."""
+    if code == Code.SUCCESS and not reason:
+        return None
+    return Status(code, [reason] if reason else [])
+
+
+class _Failed(Exception):
+    """A call that failed on the host side or trapped; carries the Error status."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message())
+        self.status = status
+
+
+class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
+    """Base of every composed wasm plugin class; see `plugin_class`."""
+
+    def __init__(self, name: str, compiled: CompiledGuest, pool: InstancePool) -> None:
+        self.name = name
+        self.compiled = compiled
+        self.pool = pool
+        self.exports = compiled.exports
+        self.args: WasmPluginArgs = compiled.args
+
+    # ----- calling ------------------------------------------------------------------------------
+
+    def _invoke(self, inst: GuestInstance, ctx: CallContext) -> Any:
+        try:
+            return inst.call(ctx)
+        except GuestCallError as e:
+            if e.discard:
+                self.pool.discard(inst)
+            log.error('"Guest call failed" plugin="%s" export="%s" instance=%d err=%s', self.name, ctx.export,
+                      inst.id, _quote(e.text))
+            raise _Failed(Status.error(e.text)) from None
+
+    def _call(self, pod: Pod, pin: Pin, ctx: CallContext) -> Any:
+        """Runs ctx.export on the pod's instance; raises _Failed with the Error status on failure."""
+        try:
+            with self.pool.pinned(get_pod_key(pod), pin) as inst:
+                if inst is None:
+                    raise _Failed(Status.error(f"wasm: {ctx.export} error: no guest instance is pinned to pod "
+                                               f"{get_pod_key(pod)}"))
+                return self._invoke(inst, ctx)
+        except PoolError as e:
+            raise _Failed(Status.error(f"wasm: {ctx.export} error: {e}")) from None
+
+    # ----- EnqueueExtensions --------------------------------------------------------------------
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        if "enqueue" not in self.exports:
+            return abi.default_events()
+        ctx = CallContext("enqueue")
+        try:
+            with self.pool.borrowed() as inst:
+                self._invoke(inst, ctx)
+        except (_Failed, PoolError) as e:
+            log.error('"failed enqueue" plugin="%s" err=%s', self.name, _quote(str(e)))
+            return abi.default_events()
+        return abi.decode_cluster_events(ctx.cluster_events, self.name, self.compiled.host.warned_gvks)
+
+    # ----- PreFilter (always registered: it pins the pod's instance) -----------------------------
+
+    def pre_filter(self, state: CycleState, pod: Pod,
+                   nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+        try:
+            if "prefilter" not in self.exports:
+                with self.pool.pinned(get_pod_key(pod), Pin.PREFILTER):
+                    return None, None
+            ctx = CallContext("prefilter", pod=pod)
+            code = self._call(pod, Pin.PREFILTER, ctx)
+        except PoolError as e:
+            return None, Status.error(f"wasm: prefilter error: {e}")
+        except _Failed as f:
+            return None, f.status
+        result = PreFilterResult(set(ctx.node_names)) if ctx.node_names else None
+        return result, _status(code, ctx.status_reason)
+
+    def pre_filter_extensions(self) -> fw.PreFilterExtensions | None:
+        return self if ("addpod" in self.exports or "removepod" in self.exports) else None
+
+    def add_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo,
+                node_info: NodeInfo) -> Status | None:
+        return self._pod_extension("addpod", pod_to_schedule, pod_info_to_add, node_info)
+
+    def remove_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_remove: PodInfo,
+                   node_info: NodeInfo) -> Status | None:
+        return self._pod_extension("removepod", pod_to_schedule, pod_info_to_remove, node_info)
+
+    def _pod_extension(self, export: str, pod: Pod, target: PodInfo, node_info: NodeInfo) -> Status | None:
+        if export not in self.exports:
+            return None
+        ctx = CallContext(export, pod=pod, node_name=node_info.name, target_pod=target.pod)
+        try:
+            code = self._call(pod, Pin.SCHEDULING, ctx)
+        except _Failed as f:
+            return f.status
+        return _status(code, ctx.status_reason)
+
+    # ----- Filter -------------------------------------------------------------------------------
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        return self.filter_nodes(state, pod, [node_info])[0]
+
+    def filter_nodes(self, state: CycleState, pod: Pod, node_infos: Sequence[NodeInfo]) -> list[Status | None]:
+        """One pin for the whole batch; after a trap the remaining nodes fail without entering the guest."""
+        out: list[Status | None] = []
+        try:
+            with self.pool.pinned(get_pod_key(pod), Pin.SCHEDULING) as inst:
+                assert inst is not None
+                failed: Status | None = None
+                for ni in node_infos:
+                    if failed is not None:
+                        out.append(Status.error(f"wasm: filter error: {DISCARDED_TEXT}"))
+                        continue
+                    ctx = CallContext("filter", pod=pod, node_name=ni.name)
+                    try:
+                        code = self._invoke(inst, ctx)
+                    except _Failed as f:
+                        failed = f.status
+                        out.append(f.status)
+                        continue
+                    out.append(_status(code, ctx.status_reason))
+        except PoolError as e:
+            st = Status.error(f"wasm: filter error: {e}")
+            out.extend([st] * (len(node_infos) - len(out)))
+        return out
+
+    # ----- PostFilter ---------------------------------------------------------------------------
+
+    def post_filter(self, state: CycleState, pod: Pod,
+                    filtered_node_status_map: NodeToStatus) -> tuple[fw.PostFilterResult | None, Status | None]:
+        statuses = {name: int(st.code) for name, st in filtered_node_status_map.items()}
+        ctx = CallContext("postfilter", pod=pod, node_statuses=statuses)
+        try:
+            r = self._call(pod, Pin.SCHEDULING, ctx)
+        except _Failed as f:
+            return None, f.status
+        mode, code = abi.unpack_postfilter(r)
+        result = fw.PostFilterResult(fw.NominatingInfo(ctx.nominated_node_name, mode))
+        return result, _status(code, ctx.status_reason)
+
+    # ----- PreScore / Score / NormalizeScore ----------------------------------------------------
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        ctx = CallContext("prescore", pod=pod, filtered_node_names=[ni.name for ni in nodes])
+        try:
+            code = self._call(pod, Pin.SCHEDULING, ctx)
+        except _Failed as f:
+            return f.status
+        return _status(code, ctx.status_reason)
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        scores, st = self.score_nodes(state, pod, [node_info])
+        return (scores[0] if scores else 0), st
+
+    def score_nodes(self, state: CycleState, pod: Pod,
+                    node_infos: Sequence[NodeInfo]) -> tuple[list[int], Status | None]:
+        out: list[int] = []
+        try:
+            with self.pool.pinned(get_pod_key(pod), Pin.SCHEDULING) as inst:
+                assert inst is not None
+                for ni in node_infos:
+                    ctx = CallContext("score", pod=pod, node_name=ni.name)
+                    try:
+                        r = self._invoke(inst, ctx)
+                    except _Failed as f:
+                        return [], f.status
+                    score, code = abi.unpack_score(r)
+                    st = _status(code, ctx.status_reason)
+                    if st is not None and not st.is_success():
+                        return [], st
+                    out.append(score)
+        except PoolError as e:
+            return [], Status.error(f"wasm: score error: {e}")
+        return out, None
+
+    def score_extensions(self) -> fw.ScoreExtensions | None:
+        return self if "normalizescore" in self.exports and "score" in self.exports else None
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
+        ctx = CallContext("normalizescore", pod=pod, node_scores=[(ns.name, ns.score) for ns in scores])
+        try:
+            code = self._call(pod, Pin.SCHEDULING, ctx)
+        except _Failed as f:
+            return f.status
+        try:
+            abi.parse_normalized_scores(ctx.normalized_score_list, scores)
+        except ValueError as e:
+            return Status.error(f"wasm: normalizescore error: invalid result.normalized_score_list: {e}")
+        return _status(code, ctx.status_reason)
+
+    # ----- Reserve / Permit ---------------------------------------------------------------------
+
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        if "reserve" not in self.exports:
+            return None
+        ctx = CallContext("reserve", pod=pod, node_name=node_name)
+        try:
+            code = self._call(pod, Pin.SCHEDULING, ctx)
+        except _Failed as f:
+            return f.status
+        return _status(code, ctx.status_reason)
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        key = get_pod_key(pod)
+        try:
+            if "unreserve" in self.exports:
+                self._no_result_call("unreserve", pod, node_name)
+        finally:
+            self.pool.release(key)
+
+    def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
+        ctx = CallContext("permit", pod=pod, node_name=node_name)
+        try:
+            r = self._call(pod, Pin.SCHEDULING, ctx)
+        except _Failed as f:
+            return f.status, 0.0
+        code, timeout_ms = abi.unpack_permit(r)
+        return _status(code, ctx.status_reason), timeout_ms / 1000.0
+
+    # ----- binding cycle ------------------------------------------------------------------------
+
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        return self._binding_call("prebind", pod, node_name)
+
+    def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        return self._binding_call("bind", pod, node_name)
+
+    def _binding_call(self, export: str, pod: Pod, node_name: str) -> Status | None:
+        ctx = CallContext(export, pod=pod, node_name=node_name)
+        try:
+            code = self._call(pod, Pin.BINDING, ctx)
+        except _Failed as f:
+            return f.status
+        return _status(code, ctx.status_reason)
+
+    def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        try:
+            self._no_result_call("postbind", pod, node_name)
+        finally:
+            self.pool.release(get_pod_key(pod))
+
+    def _no_result_call(self, export: str, pod: Pod, node_name: str) -> None:
+        """unreserve/postbind: on the pod's instance if it has one; a failure is logged (§10)."""
+        ctx = CallContext(export, pod=pod, node_name=node_name)
+        try:
+            with self.pool.pinned(get_pod_key(pod), Pin.BINDING) as inst:
+                if inst is None:
+                    return
+                self._invoke(inst, ctx)
+        except (_Failed, PoolError) as e:
+            log.error('"failed %s" plugin="%s" pod="%s" err=%s', export, self.name, get_pod_key(pod), _quote(str(e)))
+
+    # ----- cycle observers (framework/runtime.py) -----------------------------------------------
+
+    def scheduling_cycle_done(self, pod: Pod, succeeded: bool) -> None:
+        self.pool.scheduling_done(get_pod_key(pod), succeeded)
+
+    def binding_cycle_done(self, pod: Pod) -> None:
+        self.pool.release(get_pod_key(pod))
+
+    def pod_deleted(self, pod: Pod) -> None:
+        self.pool.release(get_pod_key(pod))
+
+    def close(self) -> None:
+        self.pool.close()
+
+    # ----- observation --------------------------------------------------------------------------
+
+    def counters(self) -> dict[str, int]:
+        return self.pool.counters()
+
+
+def _quote(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t") + '"'
+
+
+# ----- class composition and the factory ---------------------------------------------------------
+
+_POINTS: list[tuple[tuple[str, ...], type[fw.Plugin]]] = [
+    (("filter",), fw.FilterPlugin),
+    (("postfilter",), fw.PostFilterPlugin),
+    (("prescore",), fw.PreScorePlugin),
+    (("score",), fw.ScorePlugin),
+    (("reserve", "unreserve"), fw.ReservePlugin),
+    (("permit",), fw.PermitPlugin),
+    (("prebind",), fw.PreBindPlugin),
+    (("bind",), fw.BindPlugin),
+    (("postbind",), fw.PostBindPlugin),
+]
+_classes: dict[frozenset[str], type[WasmPlugin]] = {}
+
+
+def plugin_class(exports: frozenset[str]) -> type[WasmPlugin]:
+    """WasmPlugin plus the framework interface of every extension point the guest exports."""
+    cls = _classes.get(exports)
+    if cls is None:
+        bases = [iface for names, iface in _POINTS if any(n in exports for n in names)]
+        title = "+".join(iface.__name__.removesuffix("Plugin") for iface in bases) or "PreFilter"
+        cls = type(f"WasmPlugin[{title}]", (WasmPlugin, *bases), {})
+        _classes[exports] = cls
+    return cls
+
+
+def new_wasm_plugin(name: str, raw_args: Mapping[str, Any] | None, handle: Handle | None,
+                    runtime: Runtime | None = None) -> WasmPlugin:
+    """Loads, checks, links and primes the guest configured under `name` (ABI.md §2 loading)."""
+    args = decode_args(name, raw_args)
+    rt = runtime or default_runtime()
+    data = fetch_guest(args.guest_url, args.guest_sha256)
+    module = rt.compile(data)
+    exports = abi.check_module(module)
+    if "normalizescore" in exports and "score" not in exports:
+        log.warning('"normalizescore without score is ignored" plugin="%s"', name)
+    host = Host(name, args.guest_config, args.log_severity, handle)
+    compiled = CompiledGuest.link(name, rt, module, host, args, exports)
+    pool = InstancePool(lambda: GuestInstance(compiled), args.max_instances, args.timeout,
+                        hand_off_to_binding=any(e in exports for e in abi.BINDING_EXPORTS))
+    pool.prime()
+    plugin = plugin_class(frozenset(exports))(name, compiled, pool)
+    log.info('"Loaded wasm plugin" plugin="%s" url="%s" exports="%s"', name, args.guest_url,
+             ",".join(e for e in abi.EXPORTS if e in exports))
+    return plugin
+
+
+def wasm_plugin_factory(name: str) -> Callable[[Any, Handle], fw.Plugin]:
+    def factory(args: Any, handle: Handle) -> fw.Plugin:
+        return new_wasm_plugin(name, args, handle)
+
+    return factory
+
+
+def register_wasm_plugins(registry: Any, cfg: Any) -> list[str]:
+    """Registers every plugin whose pluginConfig args carry guestURL (in any profile); returns the names.
+
+    `registry` is a plugins.registry.Registry, `cfg` a KubeSchedulerConfiguration.
+    """
+    names: list[str] = []
+    for profile in cfg.profiles:
+        for pc in profile.plugin_config:
+            if is_wasm_args(pc.args) and pc.name not in names:
+                registry.register(pc.name, wasm_plugin_factory(pc.name))
+                names.append(pc.name)
+    return names

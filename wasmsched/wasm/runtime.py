@@ -1,0 +1,205 @@
+"""The wasmtime side: one Engine per process with an epoch ticker, modules compiled once and cached
+on disk by content hash, and the trap texts of ABI.md §10.
+
+Reads like wasmtime's embedding API: `Runtime` owns the Engine; `Runtime.compile` gives a Module;
+`wasm/instance.py` makes one Store per instance from an InstancePre.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import logging
+import os
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import wasmtime
+
+from wasmsched.wasm.errors import WasmLoadError
+
+log = logging.getLogger("wasmsched.wasm")
+
+# ABI.md §9: the epoch ticks at most every 10 ms, so a deadline fires within limit + 50 ms.
+EPOCH_TICK_SECONDS = 0.005
+NO_DEADLINE_TICKS = 1 << 62
+
+_WASMTIME_VERSION = importlib.metadata.version("wasmtime")
+
+_TRAP_KINDS = {
+    wasmtime.TrapCode.UNREACHABLE: "unreachable",
+    wasmtime.TrapCode.MEMORY_OUT_OF_BOUNDS: "out of bounds memory access",
+    wasmtime.TrapCode.HEAP_MISALIGNED: "out of bounds memory access",
+    wasmtime.TrapCode.INTEGER_DIVISION_BY_ZERO: "integer divide by zero",
+    wasmtime.TrapCode.INTEGER_OVERFLOW: "integer overflow",
+    wasmtime.TrapCode.BAD_CONVERSION_TO_INTEGER: "invalid conversion to integer",
+    wasmtime.TrapCode.BAD_SIGNATURE: "indirect call type mismatch",
+    wasmtime.TrapCode.TABLE_OUT_OF_BOUNDS: "invalid table access",
+    wasmtime.TrapCode.INDIRECT_CALL_TO_NULL: "invalid table access",
+    wasmtime.TrapCode.STACK_OVERFLOW: "stack overflow",
+}
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("WASMSCHED_CACHE_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "wasmsched" / "modules"
+
+
+class Runtime:
+    """One wasmtime Engine (epoch interruption on) and the modules compiled on it."""
+
+    def __init__(self, cache_dir: Path | None = None) -> None:
+        cfg = wasmtime.Config()
+        cfg.epoch_interruption = True
+        self.engine = wasmtime.Engine(cfg)
+        self.cache_dir = cache_dir if cache_dir is not None else default_cache_dir()
+        self._modules: dict[str, wasmtime.Module] = {}
+        self._lock = threading.Lock()
+        self.compiled = 0  # modules compiled by Cranelift in this process
+        self.loaded_from_cache = 0  # modules deserialized from the disk cache
+        self._ticker: threading.Thread | None = None
+
+    # ----- epoch deadlines ----------------------------------------------------------------------
+
+    def ensure_ticker(self) -> None:
+        """Starts the thread advancing the epoch; deadlines are counted in its ticks."""
+        with self._lock:
+            if self._ticker is not None:
+                return
+            engine = self.engine
+
+            def tick() -> None:
+                while True:
+                    time.sleep(EPOCH_TICK_SECONDS)
+                    engine.increment_epoch()
+
+            self._ticker = threading.Thread(target=tick, name="wasm-epoch", daemon=True)
+            self._ticker.start()
+
+    @staticmethod
+    def deadline_ticks(timeout: float | None) -> int:
+        if timeout is None:
+            return NO_DEADLINE_TICKS
+        # +1: the current tick may be almost over when the call starts.
+        return max(1, int(-(-timeout // EPOCH_TICK_SECONDS))) + 1
+
+    # ----- modules ------------------------------------------------------------------------------
+
+    def compile(self, wasm: bytes) -> wasmtime.Module:
+        """The Module for these bytes: from memory, else from the disk cache, else compiled (and cached)."""
+        digest = hashlib.sha256(wasm).hexdigest()
+        with self._lock:
+            mod = self._modules.get(digest)
+        if mod is not None:
+            return mod
+        mod = self._load_cached(digest)
+        if mod is None:
+            try:
+                mod = wasmtime.Module(self.engine, wasm)
+            except wasmtime.WasmtimeError as e:
+                raise WasmLoadError(f"wasm: error compiling guest: {_first_line(str(e))}") from e
+            self.compiled += 1
+            self._store_cached(digest, mod)
+        with self._lock:
+            return self._modules.setdefault(digest, mod)
+
+    def _cache_path(self, digest: str) -> Path:
+        # The engine's settings and wasmtime's version decide whether a compiled artifact is valid.
+        return self.cache_dir / f"{digest}-wasmtime-{_WASMTIME_VERSION}.cwasm"
+
+    def _load_cached(self, digest: str) -> wasmtime.Module | None:
+        path = self._cache_path(digest)
+        if not path.is_file():
+            return None
+        try:
+            mod = wasmtime.Module.deserialize_file(self.engine, str(path))
+        except wasmtime.WasmtimeError as e:
+            log.info('"Ignoring stale compiled module in cache" path="%s" err="%s"', path, _first_line(str(e)))
+            return None
+        self.loaded_from_cache += 1
+        return mod
+
+    def _store_cached(self, digest: str, mod: wasmtime.Module) -> None:
+        path = self._cache_path(digest)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+            with os.fdopen(fd, "wb") as f:
+                f.write(mod.serialize())
+            os.replace(tmp, path)
+        except OSError as e:
+            # A read-only or full cache only costs a recompile next time.
+            log.warning('"Cannot cache compiled module" path="%s" err="%s"', path, e)
+
+
+_default: Runtime | None = None
+_default_lock = threading.Lock()
+
+
+def default_runtime() -> Runtime:
+    """The process's Runtime (ABI: one Engine per process)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Runtime()
+        return _default
+
+
+# ----- trap texts (ABI.md §10) --------------------------------------------------------------------
+
+
+def trap_text(e: BaseException, timeout_text: str, host_failure: str | None = None) -> str:
+    """`wasm error: <kind>` plus the stack trace, for any failure of guest code."""
+    if host_failure is not None:
+        kind = host_failure
+    elif isinstance(e, wasmtime.ExitTrap):
+        kind = f"guest exited with code {e.code}"
+    elif isinstance(e, wasmtime.Trap):
+        code = e.trap_code
+        if code == wasmtime.TrapCode.INTERRUPT:
+            kind = f"timeout after {timeout_text}"
+        elif code is not None and code in _TRAP_KINDS:
+            kind = _TRAP_KINDS[code]
+        else:
+            kind = _trap_message(e)
+    else:
+        kind = _first_line(str(e))
+    text = f"wasm error: {kind}"
+    frames = _frames(e)
+    if frames:
+        text += "\nwasm stack trace:" + "".join(f"\n\t{f}" for f in frames)
+    return text
+
+
+def _trap_message(e: wasmtime.Trap) -> str:
+    msg = str(e)
+    # wasmtime's text is "error while executing at wasm backtrace: ... Caused by: <cause>".
+    if "Caused by:" in msg:
+        msg = msg.rsplit("Caused by:", 1)[1]
+    msg = _first_line(msg.strip())
+    return msg.removeprefix("wasm trap: ")
+
+
+def _frames(e: BaseException) -> list[str]:
+    if not isinstance(e, wasmtime.Trap):
+        return []
+    try:
+        frames = e.frames
+    except Exception:  # noqa: BLE001 - the stack trace is informative only
+        return []
+    out = []
+    for fr in frames:
+        module = fr.module_name or "guest"
+        func = fr.func_name or f"$f{fr.func_index}"
+        out.append(f"{module}.{func}")
+    return out
+
+
+def _first_line(s: str) -> str:
+    s = s.strip()
+    return s.splitlines()[0] if s else s
