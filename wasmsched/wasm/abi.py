@@ -5,7 +5,6 @@ events (§7) and klog (§11). Nothing else in wasmsched knows import names or en
 
 from __future__ import annotations
 
-import ctypes
 import json
 import logging
 import threading
@@ -18,6 +17,7 @@ import wasmtime
 
 from wasmsched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from wasmsched.framework.interface import Handle
+from wasmsched.wasm import native
 from wasmsched.wasm.errors import HostFunctionFailure, WasmLoadError
 
 if TYPE_CHECKING:
@@ -317,7 +317,7 @@ _REF_KEYS = ("Kind", "APIVersion", "Name", "Namespace", "UID", "ResourceVersion"
 def parse_eventf(data: bytes) -> GuestEvent:
     obj = json.loads(data.decode("utf-8", "replace"))
     if not isinstance(obj, dict):
-        raise ValueError("event must be a JSON object")
+        raise ValueError("event must be a JSON object")  # noqa: TRY004 - bad guest data, not a caller bug
 
     def ref(key: str) -> dict[str, str]:
         r = obj.get(key)
@@ -342,10 +342,10 @@ def parse_normalized_scores(data: bytes | None, scores: list[Any]) -> None:
     if obj is None:
         return
     if not isinstance(obj, dict):
-        raise ValueError("normalized score list must be a JSON object")
+        raise ValueError("normalized score list must be a JSON object")  # noqa: TRY004 - bad guest data, not a caller bug
     for v in obj.values():
         if isinstance(v, bool) or not isinstance(v, int):
-            raise ValueError(f"normalized score {v!r} is not an integer")
+            raise ValueError(f"normalized score {v!r} is not an integer")  # noqa: TRY004 - bad guest data, not a caller bug
     for ns in scores:
         if ns.name in obj:
             ns.score = obj[ns.name]
@@ -446,6 +446,8 @@ class Host:
         self._tls = threading.local()
         self.warned_gvks: set[int] = set()
         self.dropped_events = 0
+        # The raw import callbacks must live as long as the Linker that holds them.
+        self._callbacks: list[native.RawCallback] = []
 
     # ----- the running instance -----------------------------------------------------------------
 
@@ -466,42 +468,42 @@ class Host:
     # ----- memory (§4.2 memory faults) ----------------------------------------------------------
 
     @staticmethod
-    def _read(inst: GuestInstance, caller: wasmtime.Caller, ptr: int, n: int) -> bytes | None:
+    def _memory(inst: GuestInstance, caller: Any) -> tuple[Any, Any]:
+        if inst.raw_memory is not None:
+            return native.caller_context(caller), inst.raw_memory
+        # During instantiation (start section, _initialize, _start) the instance has no handle yet.
+        return native.caller_memory(caller)
+
+    @classmethod
+    def _read(cls, inst: GuestInstance, caller: Any, ptr: int, n: int) -> bytes | None:
         ptr &= 0xFFFFFFFF
         n &= 0xFFFFFFFF
         if n == 0:
             return b""
-        size = inst.memory.data_len(caller)
-        if ptr + n > size:
-            return None
-        base = ctypes.addressof(inst.memory.data_ptr(caller).contents)
-        return ctypes.string_at(base + ptr, n)
+        ctx, mem = cls._memory(inst, caller)
+        return native.read(ctx, mem, ptr, n) if mem is not None else None
 
-    @staticmethod
-    def _write(inst: GuestInstance, caller: wasmtime.Caller, ptr: int, data: bytes) -> bool:
+    @classmethod
+    def _write(cls, inst: GuestInstance, caller: Any, ptr: int, data: bytes) -> bool:
         ptr &= 0xFFFFFFFF
         if not data:
             return True
-        size = inst.memory.data_len(caller)
-        if ptr + len(data) > size:
-            return False
-        base = ctypes.addressof(inst.memory.data_ptr(caller).contents)
-        ctypes.memmove(base + ptr, data, len(data))
-        return True
+        ctx, mem = cls._memory(inst, caller)
+        return native.write(ctx, mem, ptr, data) if mem is not None else False
 
     def _fail(self, inst: GuestInstance, module: str, name: str, detail: str) -> HostFunctionFailure:
         text = f"host function {module}.{name} failed: {detail}"
         inst.host_failure = text
         return HostFunctionFailure(text)
 
-    def _read_or_trap(self, caller: wasmtime.Caller, module: str, name: str, ptr: int, n: int) -> bytes:
+    def _read_or_trap(self, caller: Any, module: str, name: str, ptr: int, n: int) -> bytes:
         inst = self._inst()
         data = self._read(inst, caller, ptr, n)
         if data is None:
             raise self._fail(inst, module, name, "out of bounds memory access")
         return data
 
-    def _serve(self, caller: wasmtime.Caller, module: str, name: str, value: bytes, buf: int, limit: int) -> int:
+    def _serve(self, caller: Any, module: str, name: str, value: bytes, buf: int, limit: int) -> int:
         """§5: write value if it fits, return its full length either way."""
         n = len(value)
         if n == 0 or n > (limit & 0xFFFFFFFF):
@@ -514,7 +516,6 @@ class Host:
     # ----- definitions --------------------------------------------------------------------------
 
     def define(self, linker: wasmtime.Linker) -> None:
-        i32 = wasmtime.ValType.i32()
         table: dict[tuple[str, str], Callable[..., Any]] = {
             (API, "node"): self.node,
             (API, "nodeList"): self.node_list,
@@ -541,22 +542,23 @@ class Host:
         assert table.keys() == IMPORTS.keys()
         for (module, name), fn in table.items():
             nparams, result = IMPORTS[(module, name)]
-            ty = wasmtime.FuncType([i32] * nparams, [i32] if result else [])
-            linker.define_func(module, name, ty, self._guarded(module, name, fn), access_caller=True)
+            self._callbacks.append(
+                native.define_import(linker, module, name, nparams, result, fn, self._on_error(module, name)))
         linker.define_wasi()
 
-    def _guarded(self, module: str, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-        """Any host-side exception in an import traps the call with a text naming the import."""
+    def _on_error(self, module: str, name: str) -> Callable[[BaseException], str]:
+        """The trap text for an exception in an import: any host-side failure traps the call."""
 
-        def call(*a: Any) -> Any:
-            try:
-                return fn(*a)
-            except HostFunctionFailure:
-                raise
-            except Exception as e:  # noqa: BLE001 - a failing import must trap, never escape as a crash
-                raise self._fail(self._inst(), module, name, str(e) or type(e).__name__) from e
+        def text(e: BaseException) -> str:
+            inst: GuestInstance | None = getattr(self._tls, "inst", None)
+            if isinstance(e, HostFunctionFailure):
+                return str(e)
+            detail = str(e) or type(e).__name__
+            if inst is None:
+                return f"host function {module}.{name} failed: {detail}"
+            return str(self._fail(inst, module, name, detail))
 
-        return call
+        return text
 
     def _snapshot_node(self, name: str) -> NodeInfo | None:
         if self.handle is None:
@@ -565,13 +567,13 @@ class Host:
         return ni if ni is not None and ni.node is not None else None
 
     # k8s.io/api
-    def node(self, caller: wasmtime.Caller, name_ptr: int, name_len: int, buf: int, limit: int) -> int:
+    def node(self, caller: Any, name_ptr: int, name_len: int, buf: int, limit: int) -> int:
         name = self._read_or_trap(caller, API, "node", name_ptr, name_len).decode("utf-8", "replace")
         ni = self._snapshot_node(name)
         value = node_bytes(ni) if ni is not None else b""
         return self._serve(caller, API, "node", value, buf, limit)
 
-    def node_list(self, caller: wasmtime.Caller, buf: int, limit: int) -> int:
+    def node_list(self, caller: Any, buf: int, limit: int) -> int:
         inst = self._inst()
         ctx = inst.ctx
 
@@ -584,7 +586,7 @@ class Host:
         return self._serve(caller, API, "nodeList", value, buf, limit)
 
     # k8s.io/klog
-    def klog_log(self, caller: wasmtime.Caller, severity: int, msg: int, msg_len: int) -> None:
+    def klog_log(self, caller: Any, severity: int, msg: int, msg_len: int) -> None:
         if severity < self.log_severity:
             return
         data = self._read(self._inst(), caller, msg, msg_len)
@@ -593,7 +595,7 @@ class Host:
         text = data.decode("utf-8", "replace").removesuffix("\n")
         self.guest_log.log(klog_level(severity), "%s plugin=%s", klog_text(text, ()), json.dumps(self.plugin))
 
-    def klog_logs(self, caller: wasmtime.Caller, severity: int, msg: int, msg_len: int, kvs: int,
+    def klog_logs(self, caller: Any, severity: int, msg: int, msg_len: int, kvs: int,
                   kvs_len: int) -> None:
         if severity < self.log_severity:
             return
@@ -610,32 +612,32 @@ class Host:
         text = data.decode("utf-8", "replace")
         self.guest_log.log(klog_level(severity), "%s plugin=%s", klog_text(text, pairs), json.dumps(self.plugin))
 
-    def klog_severity(self, caller: wasmtime.Caller) -> int:
+    def klog_severity(self, caller: Any) -> int:
         return self.log_severity
 
     # k8s.io/scheduler getters
-    def get_config(self, caller: wasmtime.Caller, buf: int, limit: int) -> int:
+    def get_config(self, caller: Any, buf: int, limit: int) -> int:
         return self._serve(caller, SCHED, "get_config", self.guest_config, buf, limit)
 
-    def current_pod(self, caller: wasmtime.Caller, buf: int, limit: int) -> int:
+    def current_pod(self, caller: Any, buf: int, limit: int) -> int:
         ctx = self._inst().ctx
         if ctx is None or ctx.pod is None:
             return 0
         return self._serve(caller, SCHED, "currentPod", self.pods.encode(ctx.pod), buf, limit)
 
-    def target_pod(self, caller: wasmtime.Caller, buf: int, limit: int) -> int:
+    def target_pod(self, caller: Any, buf: int, limit: int) -> int:
         ctx = self._inst().ctx
         if ctx is None or ctx.target_pod is None:
             return 0
         return self._serve(caller, SCHED, "targetPod", self.pods.encode(ctx.target_pod), buf, limit)
 
-    def current_node_name(self, caller: wasmtime.Caller, buf: int, limit: int) -> int:
+    def current_node_name(self, caller: Any, buf: int, limit: int) -> int:
         ctx = self._inst().ctx
         if ctx is None or not ctx.node_name:
             return 0
         return self._serve(caller, SCHED, "currentNodeName", ctx.node_name.encode(), buf, limit)
 
-    def filtered_node_list(self, caller: wasmtime.Caller, buf: int, limit: int) -> int:
+    def filtered_node_list(self, caller: Any, buf: int, limit: int) -> int:
         ctx = self._inst().ctx
         if ctx is None:
             return 0
@@ -643,7 +645,7 @@ class Host:
         value = ctx.encoded("filteredNodeList", lambda: _json(list(names or ())))
         return self._serve(caller, SCHED, "filteredNodeList", value, buf, limit)
 
-    def node_to_status_map(self, caller: wasmtime.Caller, buf: int, limit: int) -> int:
+    def node_to_status_map(self, caller: Any, buf: int, limit: int) -> int:
         ctx = self._inst().ctx
         if ctx is None:
             return 0
@@ -651,7 +653,7 @@ class Host:
         value = ctx.encoded("nodeToStatusMap", lambda: _json(dict(statuses or {})))
         return self._serve(caller, SCHED, "nodeToStatusMap", value, buf, limit)
 
-    def node_score_list(self, caller: wasmtime.Caller, buf: int, limit: int) -> int:
+    def node_score_list(self, caller: Any, buf: int, limit: int) -> int:
         ctx = self._inst().ctx
         if ctx is None:
             return 0
@@ -659,7 +661,7 @@ class Host:
         value = ctx.encoded("nodeScoreList", lambda: _json(dict(scores or ())))
         return self._serve(caller, SCHED, "nodeScoreList", value, buf, limit)
 
-    def node_image_states(self, caller: wasmtime.Caller, name_ptr: int, name_len: int, buf: int, limit: int) -> int:
+    def node_image_states(self, caller: Any, name_ptr: int, name_len: int, buf: int, limit: int) -> int:
         name = self._read_or_trap(caller, SCHED, "nodeImageStates", name_ptr, name_len).decode("utf-8", "replace")
         return self._serve(caller, SCHED, "nodeImageStates", image_states_json(self._snapshot_node(name)), buf, limit)
 
@@ -667,25 +669,25 @@ class Host:
     def _setter_ctx(self) -> CallContext | None:
         return self._inst().ctx
 
-    def result_cluster_events(self, caller: wasmtime.Caller, buf: int, n: int) -> None:
+    def result_cluster_events(self, caller: Any, buf: int, n: int) -> None:
         data = self._read_or_trap(caller, SCHED, "result.cluster_events", buf, n)
         ctx = self._setter_ctx()
         if ctx is not None and ctx.export == "enqueue":
             ctx.cluster_events = data
 
-    def result_node_names(self, caller: wasmtime.Caller, buf: int, n: int) -> None:
+    def result_node_names(self, caller: Any, buf: int, n: int) -> None:
         data = self._read_or_trap(caller, SCHED, "result.node_names", buf, n)
         ctx = self._setter_ctx()
         if ctx is not None and ctx.export == "prefilter":
             ctx.node_names = nul_list(data, keep_empty=False)
 
-    def result_nominated_node_name(self, caller: wasmtime.Caller, buf: int, n: int) -> None:
+    def result_nominated_node_name(self, caller: Any, buf: int, n: int) -> None:
         data = self._read_or_trap(caller, SCHED, "result.nominated_node_name", buf, n)
         ctx = self._setter_ctx()
         if ctx is not None and ctx.export == "postfilter":
             ctx.nominated_node_name = data.decode("utf-8", "replace")
 
-    def result_status_reason(self, caller: wasmtime.Caller, buf: int, n: int) -> None:
+    def result_status_reason(self, caller: Any, buf: int, n: int) -> None:
         inst = self._inst()
         ctx = inst.ctx
         if ctx is None or ctx.export not in STATUS_REASON_EXPORTS:
@@ -693,14 +695,14 @@ class Host:
         data = self._read(inst, caller, buf, n)
         ctx.status_reason = "BUG: out of memory reading message" if data is None else data.decode("utf-8", "replace")
 
-    def result_normalized_score_list(self, caller: wasmtime.Caller, buf: int, n: int) -> None:
+    def result_normalized_score_list(self, caller: Any, buf: int, n: int) -> None:
         data = self._read_or_trap(caller, SCHED, "result.normalized_score_list", buf, n)
         ctx = self._setter_ctx()
         if ctx is not None and ctx.export == "normalizescore":
             ctx.normalized_score_list = data
 
     # k8s.io/scheduler handle
-    def eventf(self, caller: wasmtime.Caller, buf: int, n: int) -> None:
+    def eventf(self, caller: Any, buf: int, n: int) -> None:
         name = "handle.eventrecorder.eventf"
         inst = self._inst()
         data = self._read_or_trap(caller, SCHED, name, buf, n)
@@ -714,7 +716,7 @@ class Host:
             return
         self.handle.event_recorder().eventf(ev.regarding, ev.related, ev.eventtype, ev.reason, ev.action, ev.note)
 
-    def reject_waiting_pod(self, caller: wasmtime.Caller, uid: int, uid_len: int, out: int, out_limit: int) -> None:
+    def reject_waiting_pod(self, caller: Any, uid: int, uid_len: int, out: int, out_limit: int) -> None:
         name = "handle.reject_waiting_pod"
         key = self._read_or_trap(caller, SCHED, name, uid, uid_len).decode("utf-8", "replace")
         rejected = self.handle is not None and self.handle.reject_waiting_pod(key)
@@ -723,7 +725,7 @@ class Host:
             if not self._write(inst, caller, out, (1 if rejected else 0).to_bytes(8, "little")):
                 raise self._fail(inst, SCHED, name, "out of bounds memory access")
 
-    def get_waiting_pod(self, caller: wasmtime.Caller, uid: int, uid_len: int, out: int, out_limit: int) -> None:
+    def get_waiting_pod(self, caller: Any, uid: int, uid_len: int, out: int, out_limit: int) -> None:
         name = "handle.get_waiting_pod"
         key = self._read_or_trap(caller, SCHED, name, uid, uid_len).decode("utf-8", "replace")
         wp = self.handle.get_waiting_pod(key) if self.handle is not None else None

@@ -12,7 +12,8 @@ from typing import Any
 
 import wasmtime
 
-from wasmsched.wasm.abi import CallContext, Host
+from wasmsched.wasm import native
+from wasmsched.wasm.abi import EXPORTS, CallContext, Host
 from wasmsched.wasm.args import WASM_PAGE, WasmPluginArgs
 from wasmsched.wasm.errors import GuestCallError, WasmLoadError
 from wasmsched.wasm.runtime import Runtime, trap_text
@@ -53,7 +54,8 @@ class CompiledGuest:
 
 
 class GuestInstance:
-    __slots__ = ("_funcs", "_output", "compiled", "ctx", "host_failure", "id", "instance", "memory", "store")
+    __slots__ = ("_exports", "_output", "compiled", "ctx", "host_failure", "id", "instance", "memory", "raw_memory",
+                 "store")
 
     def __init__(self, compiled: CompiledGuest) -> None:
         self.id = next(_ids)
@@ -61,6 +63,7 @@ class GuestInstance:
         self.ctx: CallContext | None = None
         self.host_failure: str | None = None
         self._output = bytearray()
+        self.raw_memory: Any = None
         args = compiled.args
         store = wasmtime.Store(compiled.runtime.engine)
         wasi = wasmtime.WasiConfig()
@@ -77,11 +80,12 @@ class GuestInstance:
         mem = exports["memory"]
         assert isinstance(mem, wasmtime.Memory)
         self.memory = mem
-        self._funcs: dict[str, wasmtime.Func] = {}
+        self.raw_memory = mem._memory
+        self._exports: dict[str, native.RawExport] = {}
         for name in compiled.exports:
             fn = exports[name]
             assert isinstance(fn, wasmtime.Func)
-            self._funcs[name] = fn
+            self._exports[name] = native.RawExport(store, fn, EXPORTS[name])
 
     def _capture(self, data: bytes) -> None:
         out = self._output
@@ -111,7 +115,7 @@ class GuestInstance:
                         if e.code != 0:
                             raise
             return instance
-        except Exception as e:  # noqa: BLE001 - any failure of guest code at start-up is a load error
+        except Exception as e:
             text = trap_text(e, c.args.start_timeout_text, self.host_failure)
             captured = self.output()
             detail = f"{captured}\n{text}" if captured else text
@@ -123,7 +127,7 @@ class GuestInstance:
             self.host_failure = None
 
     def has(self, export: str) -> bool:
-        return export in self._funcs
+        return export in self._exports
 
     def call(self, ctx: CallContext) -> Any:
         """Runs ctx.export; raises GuestCallError (with discard=True) when the guest fails."""
@@ -132,11 +136,11 @@ class GuestInstance:
         self.ctx = ctx
         self.host_failure = None
         self._output.clear()
-        self.store.set_epoch_deadline(c.runtime.deadline_ticks(c.args.timeout))
+        native.set_epoch_deadline(self.store, c.runtime.deadline_ticks(c.args.timeout))
         prev = host.enter(self)
         try:
-            return self._funcs[ctx.export](self.store)
-        except Exception as e:  # noqa: BLE001 - traps, timeouts, proc_exit and failed imports all discard
+            return self._exports[ctx.export]()
+        except Exception as e:
             text = trap_text(e, c.args.timeout_text, self.host_failure)
             captured = self.output()
             msg = f"wasm: {ctx.export} error: {captured}\n{text}" if captured else f"wasm: {ctx.export} error: {text}"
@@ -159,6 +163,7 @@ class GuestInstance:
         g.set_value(self.store, value)
 
     def close(self) -> None:
-        self._funcs.clear()
+        self._exports.clear()
+        self.raw_memory = None
         self.store.close()
 

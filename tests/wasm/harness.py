@@ -1,0 +1,82 @@
+"""Shared helpers for wasm host tests: compile WAT, load a guest as a plugin, a Handle with
+recording events and real waiting pods."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import wasmtime
+
+from wasmsched.api.types import Node, Pod
+from wasmsched.framework.snapshot import new_snapshot
+from wasmsched.framework.waiting_pods import WaitingPodImpl, WaitingPodsMap
+from wasmsched.framework.types import get_pod_key
+from wasmsched.testing.fake_handle import FakeHandle
+from wasmsched.wasm.plugin import WasmPlugin, new_wasm_plugin
+from wasmsched.wasm.runtime import Runtime
+
+WAT_DIR = Path(__file__).resolve().parent.parent / "wat"
+
+
+def wat_source(name_or_text: str) -> str:
+    """A WAT file of tests/wat by name (with or without .wat), or the text itself."""
+    if "(module" in name_or_text:
+        return name_or_text
+    name = name_or_text if name_or_text.endswith(".wat") else name_or_text + ".wat"
+    return (WAT_DIR / name).read_text()
+
+
+def compile_wat(name_or_text: str, out_dir: Path, file_name: str = "guest.wasm") -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / file_name
+    path.write_bytes(wasmtime.wat2wasm(wat_source(name_or_text)))
+    return path
+
+
+class RecordedGuestEvents:
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+
+    def eventf(self, regarding: Any, related: Any, eventtype: str, reason: str, action: str, note: str) -> None:
+        self.events.append({"regarding": regarding, "related": related, "type": eventtype, "reason": reason,
+                            "action": action, "note": note})
+
+
+class WasmHandle(FakeHandle):
+    """FakeHandle plus a recording event recorder and a real waiting-pods map."""
+
+    def __init__(self, pods: list[Pod] | None = None, nodes: list[Node] | None = None) -> None:
+        super().__init__(pods=pods, nodes=nodes)
+        self.recorder = RecordedGuestEvents()
+        self.waiting_pods = WaitingPodsMap()
+
+    def set_cluster(self, pods: list[Pod], nodes: list[Node]) -> None:
+        self._snapshot = new_snapshot(pods, nodes)
+
+    def event_recorder(self) -> RecordedGuestEvents:  # type: ignore[override]
+        return self.recorder
+
+    def add_waiting_pod(self, pod: Pod, plugin: str = "p", timeout: float = 60.0) -> WaitingPodImpl:
+        wp = WaitingPodImpl(pod, {plugin: (timeout, timeout)})
+        self.waiting_pods.add(get_pod_key(pod), wp)
+        return wp
+
+    def get_waiting_pod(self, uid: str) -> WaitingPodImpl | None:  # type: ignore[override]
+        return self.waiting_pods.get(uid)
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        wp = self.waiting_pods.get(uid)
+        if wp is None:
+            return False
+        wp.reject("", "removed")
+        return True
+
+
+def load(name_or_text: str, tmp_path: Path, handle: Any = None, name: str = "wasm", runtime: Runtime | None = None,
+         **args: Any) -> WasmPlugin:
+    """Compiles the WAT, loads it as plugin `name` with args (guestURL filled in)."""
+    path = compile_wat(name_or_text, tmp_path)
+    raw = {"guestURL": str(path), **args}
+    rt = runtime or Runtime(cache_dir=tmp_path / "cache")
+    return new_wasm_plugin(name, raw, handle, runtime=rt)

@@ -1,0 +1,124 @@
+"""The per-call path through wasmtime's C API (the "unchecked" raw-value functions), via the
+ctypes bindings the wasmtime package ships.
+
+wasmtime-py's high-level `Func.__call__` and its host-function trampoline convert every value
+through `Val` objects and look up the function type on each call: ~33 us per call with one
+import. Set-up stays on the high-level API; only the hot path (calling an export, serving an
+import, touching guest memory) uses these raw calls. The wasmtime version is pinned in
+pyproject.toml, so the bindings used here are stable.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable
+from typing import Any
+
+import wasmtime
+from wasmtime import _bindings as raw
+from wasmtime import _ffi as ffi
+
+RawCallback = Any  # a ffi.wasmtime_func_unchecked_callback_t
+
+_call_unchecked = raw._wasmtime_func_call_unchecked
+_memory_data = raw._wasmtime_memory_data
+_memory_data_size = raw._wasmtime_memory_data_size
+_caller_context = raw._wasmtime_caller_context
+_caller_export_get = raw._wasmtime_caller_export_get
+_set_epoch_deadline = raw._wasmtime_context_set_epoch_deadline
+_MEMORY_NAME = b"memory"
+
+
+class RawExport:
+    """A `() -> ()`, `() -> i32` or `() -> i64` export called with raw values."""
+
+    __slots__ = ("_buf", "_ctx", "_func", "_func_ref", "_result")
+
+    def __init__(self, store: wasmtime.Store, func: wasmtime.Func, result: str | None) -> None:
+        self._ctx = store._context()
+        self._func = func  # keeps the function handle alive
+        self._func_ref = ctypes.byref(func._func)
+        self._buf = (ffi.wasmtime_val_raw_t * 1)()
+        self._result = result
+
+    def __call__(self) -> int | None:
+        trap = ctypes.POINTER(ffi.wasm_trap_t)()
+        err = _call_unchecked(self._ctx, self._func_ref, self._buf, 1, ctypes.byref(trap))
+        if err:
+            raise wasmtime.WasmtimeError._from_ptr(err)  # proc_exit arrives here as ExitTrap
+        if trap:
+            raise wasmtime.Trap._from_ptr(trap)
+        if self._result == "i32":
+            return int(self._buf[0].i32)
+        if self._result == "i64":
+            return int(self._buf[0].i64)
+        return None
+
+
+def set_epoch_deadline(store: wasmtime.Store, ticks: int) -> None:
+    _set_epoch_deadline(store._context(), ticks)
+
+
+def caller_context(caller: Any) -> Any:
+    return _caller_context(caller)
+
+
+def caller_memory(caller: Any) -> tuple[Any, Any]:
+    """(context, memory) of the calling instance's exported `memory`; memory None if absent."""
+    ctx = _caller_context(caller)
+    item = ffi.wasmtime_extern_t()
+    if not _caller_export_get(caller, _MEMORY_NAME, len(_MEMORY_NAME), ctypes.byref(item)):
+        return ctx, None
+    if item.kind != ffi.WASMTIME_EXTERN_MEMORY.value:
+        return ctx, None
+    return ctx, ffi.wasmtime_memory_t.from_buffer_copy(item.of.memory)
+
+
+def read(ctx: Any, mem: Any, ptr: int, n: int) -> bytes | None:
+    """n bytes at ptr, or None when the range is outside memory."""
+    ref = ctypes.byref(mem)
+    if ptr + n > _memory_data_size(ctx, ref):
+        return None
+    base = ctypes.addressof(_memory_data(ctx, ref).contents)
+    return ctypes.string_at(base + ptr, n)
+
+
+def write(ctx: Any, mem: Any, ptr: int, data: bytes) -> bool:
+    ref = ctypes.byref(mem)
+    if ptr + len(data) > _memory_data_size(ctx, ref):
+        return False
+    base = ctypes.addressof(_memory_data(ctx, ref).contents)
+    ctypes.memmove(base + ptr, data, len(data))
+    return True
+
+
+def define_import(linker: wasmtime.Linker, module: str, name: str, nparams: int, has_result: bool,
+                  fn: Callable[..., int | None], on_error: Callable[[BaseException], str]) -> RawCallback:
+    """Defines module.name as an i32 host function served by fn(caller, *params).
+
+    An exception in fn becomes a trap whose message on_error returns; nothing escapes into C.
+    Returns the callback object, which the caller must keep alive as long as the linker.
+    """
+    i32 = wasmtime.ValType.i32()
+    ty = wasmtime.FuncType([i32] * nparams, [i32] if has_result else [])
+    idx = range(nparams)
+
+    def cb(env: Any, caller: Any, args: Any, nargs: int) -> int:
+        try:
+            r = fn(caller, *[args[i].i32 for i in idx])
+            if has_result:
+                args[0].i32 = r
+            return 0
+        except BaseException as e:  # noqa: BLE001 - must become a trap, never unwind through C
+            msg = on_error(e).encode()
+            trap = ffi.wasmtime_trap_new(ctypes.create_string_buffer(msg, len(msg)), len(msg))
+            return ctypes.cast(trap, ctypes.c_void_p).value or 0
+
+    raw = ffi.wasmtime_func_unchecked_callback_t(cb)
+    m, n = module.encode(), name.encode()
+    err = ffi.wasmtime_linker_define_func_unchecked(
+        linker.ptr(), ctypes.create_string_buffer(m, len(m)), len(m), ctypes.create_string_buffer(n, len(n)),
+        len(n), ty.ptr(), raw, None, ctypes.CFUNCTYPE(None, ctypes.c_void_p)(0))
+    if err:
+        raise wasmtime.WasmtimeError._from_ptr(err)
+    return raw
