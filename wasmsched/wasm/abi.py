@@ -436,12 +436,13 @@ class Host:
     call at a time), so no import needs the Caller to find its data.
     """
 
-    def __init__(self, plugin: str, guest_config: str, log_severity: int, handle: Handle | None) -> None:
+    def __init__(self, plugin: str, guest_config: str, log_severity: int, handle: Handle | None,
+                 pods: PodEncoder | None = None) -> None:
         self.plugin = plugin
         self.guest_config = guest_config.encode()
         self.log_severity = log_severity
         self.handle = handle
-        self.pods = PodEncoder()
+        self.pods = pods if pods is not None else PodEncoder()
         self.guest_log = logging.getLogger("wasmsched.wasm.guest")
         self._tls = threading.local()
         self.warned_gvks: set[int] = set()
@@ -603,13 +604,15 @@ class Host:
         data = self._read(inst, caller, msg, msg_len)
         if data is None:
             return
+        text = data.decode("utf-8", "replace")
         pairs: list[str] = []
         if kvs_len & 0xFFFFFFFF:
             raw = self._read(inst, caller, kvs, kvs_len)
             if raw is None:
                 return
             pairs = nul_list(raw, keep_empty=True)
-        text = data.decode("utf-8", "replace")
+        else:
+            text = text.removesuffix("\n")  # kvs_len 0: exactly as `log`
         self.guest_log.log(klog_level(severity), "%s plugin=%s", klog_text(text, pairs), json.dumps(self.plugin))
 
     def klog_severity(self, caller: Any) -> int:
@@ -666,25 +669,27 @@ class Host:
         return self._serve(caller, SCHED, "nodeImageStates", image_states_json(self._snapshot_node(name)), buf, limit)
 
     # k8s.io/scheduler results (§4.1: the last setter call in a call wins)
-    def _setter_ctx(self) -> CallContext | None:
-        return self._inst().ctx
+    def _setter_ctx(self, export: str) -> CallContext | None:
+        """The call's context if the running export consumes this setter; else the setter is ignored
+        without reading guest memory (so it never traps outside a call)."""
+        ctx = self._inst().ctx
+        return ctx if ctx is not None and ctx.export == export else None
 
     def result_cluster_events(self, caller: Any, buf: int, n: int) -> None:
-        data = self._read_or_trap(caller, SCHED, "result.cluster_events", buf, n)
-        ctx = self._setter_ctx()
-        if ctx is not None and ctx.export == "enqueue":
-            ctx.cluster_events = data
+        ctx = self._setter_ctx("enqueue")
+        if ctx is not None:
+            ctx.cluster_events = self._read_or_trap(caller, SCHED, "result.cluster_events", buf, n)
 
     def result_node_names(self, caller: Any, buf: int, n: int) -> None:
-        data = self._read_or_trap(caller, SCHED, "result.node_names", buf, n)
-        ctx = self._setter_ctx()
-        if ctx is not None and ctx.export == "prefilter":
+        ctx = self._setter_ctx("prefilter")
+        if ctx is not None:
+            data = self._read_or_trap(caller, SCHED, "result.node_names", buf, n)
             ctx.node_names = nul_list(data, keep_empty=False)
 
     def result_nominated_node_name(self, caller: Any, buf: int, n: int) -> None:
-        data = self._read_or_trap(caller, SCHED, "result.nominated_node_name", buf, n)
-        ctx = self._setter_ctx()
-        if ctx is not None and ctx.export == "postfilter":
+        ctx = self._setter_ctx("postfilter")
+        if ctx is not None:
+            data = self._read_or_trap(caller, SCHED, "result.nominated_node_name", buf, n)
             ctx.nominated_node_name = data.decode("utf-8", "replace")
 
     def result_status_reason(self, caller: Any, buf: int, n: int) -> None:
@@ -696,10 +701,9 @@ class Host:
         ctx.status_reason = "BUG: out of memory reading message" if data is None else data.decode("utf-8", "replace")
 
     def result_normalized_score_list(self, caller: Any, buf: int, n: int) -> None:
-        data = self._read_or_trap(caller, SCHED, "result.normalized_score_list", buf, n)
-        ctx = self._setter_ctx()
-        if ctx is not None and ctx.export == "normalizescore":
-            ctx.normalized_score_list = data
+        ctx = self._setter_ctx("normalizescore")
+        if ctx is not None:
+            ctx.normalized_score_list = self._read_or_trap(caller, SCHED, "result.normalized_score_list", buf, n)
 
     # k8s.io/scheduler handle
     def eventf(self, caller: Any, buf: int, n: int) -> None:

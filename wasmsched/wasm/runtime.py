@@ -18,6 +18,7 @@ from pathlib import Path
 
 import wasmtime
 
+from wasmsched.wasm.abi import PodEncoder
 from wasmsched.wasm.errors import WasmLoadError
 
 log = logging.getLogger("wasmsched.wasm")
@@ -63,6 +64,8 @@ class Runtime:
         self.compiled = 0  # modules compiled by Cranelift in this process
         self.loaded_from_cache = 0  # modules deserialized from the disk cache
         self._ticker: threading.Thread | None = None
+        # Shared by every plugin on this runtime, so a pod is serialized once however many guests read it.
+        self.pods = PodEncoder()
 
     # ----- epoch deadlines ----------------------------------------------------------------------
 
