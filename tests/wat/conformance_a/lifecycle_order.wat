@@ -1,0 +1,17 @@
+;; Item 12: the start section, _initialize and _start each append a digit (1, 2, 3) to the global order; _start traps unless _initialize ran.
+(module
+  (memory (export "memory") 1 1)
+  (global $order (export "order") (mut i32) (i32.const 0))
+  (global $initialized (export "initialized") (mut i32) (i32.const 0))
+  (func $step (param $d i32)
+    (global.set $order (i32.add (i32.mul (global.get $order) (i32.const 10)) (local.get $d))))
+  (func $start_section (call $step (i32.const 1)))
+  (start $start_section)
+  (func (export "_initialize")
+    (global.set $initialized (i32.const 1))
+    (call $step (i32.const 2)))
+  (func (export "_start")
+    (if (i32.ne (global.get $initialized) (i32.const 1)) (then unreachable))
+    (call $step (i32.const 3)))
+  (func (export "filter") (result i32) (i32.const 0))
+)

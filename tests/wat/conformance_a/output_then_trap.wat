@@ -1,0 +1,22 @@
+;; Item 26: _start prints "start"; the first filter call prints "early" and succeeds; later calls print "oops" to fd 2 and trap.
+(module
+  (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+  (memory (export "memory") 1 1)
+  (data (i32.const 0) "early")
+  (data (i32.const 8) "oops")
+  (data (i32.const 16) "start")
+  (global $calls (mut i32) (i32.const 0))
+  (func $write (param $fd i32) (param $ptr i32) (param $len i32)
+    (i32.store (i32.const 100) (local.get $ptr))
+    (i32.store (i32.const 104) (local.get $len))
+    (drop (call $fd_write (local.get $fd) (i32.const 100) (i32.const 1) (i32.const 108))))
+  (func (export "_start") (call $write (i32.const 1) (i32.const 16) (i32.const 5)))
+  (func (export "filter") (result i32)
+    (global.set $calls (i32.add (global.get $calls) (i32.const 1)))
+    (if (i32.eq (global.get $calls) (i32.const 1))
+      (then
+        (call $write (i32.const 1) (i32.const 0) (i32.const 5))
+        (return (i32.const 0))))
+    (call $write (i32.const 2) (i32.const 8) (i32.const 4))
+    unreachable)
+)
