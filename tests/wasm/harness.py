@@ -10,8 +10,8 @@ import wasmtime
 
 from wasmsched.api.types import Node, Pod
 from wasmsched.framework.snapshot import new_snapshot
-from wasmsched.framework.waiting_pods import WaitingPodImpl, WaitingPodsMap
 from wasmsched.framework.types import get_pod_key
+from wasmsched.framework.waiting_pods import WaitingPodImpl, WaitingPodsMap
 from wasmsched.testing.fake_handle import FakeHandle
 from wasmsched.wasm.plugin import WasmPlugin, new_wasm_plugin
 from wasmsched.wasm.runtime import Runtime
