@@ -640,29 +640,21 @@ class Host:
             return 0
         return self._serve(caller, SCHED, "currentNodeName", ctx.node_name.encode(), buf, limit)
 
-    def filtered_node_list(self, caller: Any, buf: int, limit: int) -> int:
+    def _serve_json(self, caller: Any, name: str, make: Callable[[CallContext], Any], buf: int, limit: int) -> int:
+        """A per-call JSON getter: encoded once per call (§5 stability), 0 outside a call."""
         ctx = self._inst().ctx
         if ctx is None:
             return 0
-        names = ctx.filtered_node_names
-        value = ctx.encoded("filteredNodeList", lambda: _json(list(names or ())))
-        return self._serve(caller, SCHED, "filteredNodeList", value, buf, limit)
+        return self._serve(caller, SCHED, name, ctx.encoded(name, lambda: _json(make(ctx))), buf, limit)
+
+    def filtered_node_list(self, caller: Any, buf: int, limit: int) -> int:
+        return self._serve_json(caller, "filteredNodeList", lambda c: list(c.filtered_node_names or ()), buf, limit)
 
     def node_to_status_map(self, caller: Any, buf: int, limit: int) -> int:
-        ctx = self._inst().ctx
-        if ctx is None:
-            return 0
-        statuses = ctx.node_statuses
-        value = ctx.encoded("nodeToStatusMap", lambda: _json(dict(statuses or {})))
-        return self._serve(caller, SCHED, "nodeToStatusMap", value, buf, limit)
+        return self._serve_json(caller, "nodeToStatusMap", lambda c: dict(c.node_statuses or {}), buf, limit)
 
     def node_score_list(self, caller: Any, buf: int, limit: int) -> int:
-        ctx = self._inst().ctx
-        if ctx is None:
-            return 0
-        scores = ctx.node_scores
-        value = ctx.encoded("nodeScoreList", lambda: _json(dict(scores or ())))
-        return self._serve(caller, SCHED, "nodeScoreList", value, buf, limit)
+        return self._serve_json(caller, "nodeScoreList", lambda c: dict(c.node_scores or ()), buf, limit)
 
     def node_image_states(self, caller: Any, name_ptr: int, name_len: int, buf: int, limit: int) -> int:
         name = self._read_or_trap(caller, SCHED, "nodeImageStates", name_ptr, name_len).decode("utf-8", "replace")

@@ -78,6 +78,14 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         except PoolError as e:
             raise _Failed(Status.error(f"wasm: {ctx.export} error: {e}")) from None
 
+    def _status_call(self, pod: Pod, pin: Pin, ctx: CallContext) -> Status | None:
+        """An export returning just a status (i32)."""
+        try:
+            code = self._call(pod, pin, ctx)
+        except _Failed as f:
+            return f.status
+        return _status(code, ctx.status_reason)
+
     # ----- EnqueueExtensions --------------------------------------------------------------------
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
@@ -124,11 +132,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         if export not in self.exports:
             return None
         ctx = CallContext(export, pod=pod, node_name=node_info.name, target_pod=target.pod)
-        try:
-            code = self._call(pod, Pin.SCHEDULING, ctx)
-        except _Failed as f:
-            return f.status
-        return _status(code, ctx.status_reason)
+        return self._status_call(pod, Pin.SCHEDULING, ctx)
 
     # ----- Filter -------------------------------------------------------------------------------
 
@@ -177,11 +181,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         ctx = CallContext("prescore", pod=pod, filtered_node_names=[ni.name for ni in nodes])
-        try:
-            code = self._call(pod, Pin.SCHEDULING, ctx)
-        except _Failed as f:
-            return f.status
-        return _status(code, ctx.status_reason)
+        return self._status_call(pod, Pin.SCHEDULING, ctx)
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         scores, st = self.score_nodes(state, pod, [node_info])
@@ -228,12 +228,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         if "reserve" not in self.exports:
             return None
-        ctx = CallContext("reserve", pod=pod, node_name=node_name)
-        try:
-            code = self._call(pod, Pin.SCHEDULING, ctx)
-        except _Failed as f:
-            return f.status
-        return _status(code, ctx.status_reason)
+        return self._status_call(pod, Pin.SCHEDULING, CallContext("reserve", pod=pod, node_name=node_name))
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         key = get_pod_key(pod)
@@ -261,12 +256,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         return self._binding_call("bind", pod, node_name)
 
     def _binding_call(self, export: str, pod: Pod, node_name: str) -> Status | None:
-        ctx = CallContext(export, pod=pod, node_name=node_name)
-        try:
-            code = self._call(pod, Pin.BINDING, ctx)
-        except _Failed as f:
-            return f.status
-        return _status(code, ctx.status_reason)
+        return self._status_call(pod, Pin.BINDING, CallContext(export, pod=pod, node_name=node_name))
 
     def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
         try:
