@@ -2,7 +2,21 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
+from collections.abc import Iterator
+
+import pytest
 
 os.environ.setdefault("WASMSCHED_CACHE_DIR", tempfile.mkdtemp(prefix="wasmsched-test-cache-"))
+
+
+@pytest.fixture(autouse=True)
+def _restore_wasmsched_logger() -> Iterator[None]:
+    """`wasmsched` CLI runs install their own handler and stop propagation; undo that after each test
+    so later tests' caplog still sees records."""
+    root = logging.getLogger("wasmsched")
+    saved = (list(root.handlers), root.level, root.propagate)
+    yield
+    root.handlers[:], root.level, root.propagate = saved[0], saved[1], saved[2]

@@ -14,6 +14,7 @@ import os
 import tempfile
 import threading
 import time
+import weakref
 from pathlib import Path
 
 import wasmtime
@@ -63,26 +64,14 @@ class Runtime:
         self._lock = threading.Lock()
         self.compiled = 0  # modules compiled by Cranelift in this process
         self.loaded_from_cache = 0  # modules deserialized from the disk cache
-        self._ticker: threading.Thread | None = None
         # Shared by every plugin on this runtime, so a pod is serialized once however many guests read it.
         self.pods = PodEncoder()
 
     # ----- epoch deadlines ----------------------------------------------------------------------
 
     def ensure_ticker(self) -> None:
-        """Starts the thread advancing the epoch; deadlines are counted in its ticks."""
-        with self._lock:
-            if self._ticker is not None:
-                return
-            engine = self.engine
-
-            def tick() -> None:
-                while True:
-                    time.sleep(EPOCH_TICK_SECONDS)
-                    engine.increment_epoch()
-
-            self._ticker = threading.Thread(target=tick, name="wasm-epoch", daemon=True)
-            self._ticker.start()
+        """Registers this engine with the process's epoch ticker; deadlines count its ticks."""
+        _TICKER.add(self.engine)
 
     @staticmethod
     def deadline_ticks(timeout: float | None) -> int:
@@ -140,6 +129,32 @@ class Runtime:
             log.warning('"Cannot cache compiled module" path="%s" err="%s"', path, e)
 
 
+class _EpochTicker:
+    """One thread advancing the epoch of every live Engine (tests create many Runtimes; a thread
+    each would wake hundreds of times per tick period)."""
+
+    def __init__(self) -> None:
+        self._engines: weakref.WeakSet[wasmtime.Engine] = weakref.WeakSet()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def add(self, engine: wasmtime.Engine) -> None:
+        with self._lock:
+            self._engines.add(engine)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="wasm-epoch", daemon=True)
+                self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(EPOCH_TICK_SECONDS)
+            with self._lock:
+                engines = list(self._engines)
+            for engine in engines:
+                engine.increment_epoch()
+
+
+_TICKER = _EpochTicker()
 _default: Runtime | None = None
 _default_lock = threading.Lock()
 
