@@ -10,7 +10,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import wasmtime
@@ -182,7 +182,7 @@ CURRENT_NODE_EXPORTS = frozenset(("filter", "score", "reserve", "unreserve", "pe
 STATUS_REASON_EXPORTS = frozenset(n for n, r in EXPORTS.items() if r is not None)
 
 
-@dataclass
+@dataclass(slots=True)
 class CallContext:
     """The per-call values of §4.2, fixed at call start, and the results the guest sets."""
 
@@ -199,10 +199,12 @@ class CallContext:
     nominated_node_name: str = ""
     normalized_score_list: bytes | None = None
     cluster_events: bytes | None = None
-    _encoded: dict[str, bytes] = field(default_factory=dict)
+    _encoded: dict[str, bytes] | None = None
 
     def encoded(self, key: str, make: Callable[[], bytes]) -> bytes:
         # §5 stability: a repeated getter in one call returns the same bytes.
+        if self._encoded is None:
+            self._encoded = {}
         v = self._encoded.get(key)
         if v is None:
             v = self._encoded[key] = make()
