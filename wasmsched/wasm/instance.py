@@ -74,7 +74,6 @@ class GuestInstance:
         store.set_wasi(wasi)
         store.set_limits(memory_size=args.memory_limit_pages * WASM_PAGE)
         self.store = store
-        compiled.runtime.ensure_ticker()
         self.instance = self._instantiate()
         exports = self.instance.exports(store)
         mem = exports["memory"]

@@ -14,7 +14,6 @@ import os
 import tempfile
 import threading
 import time
-import weakref
 from pathlib import Path
 
 import wasmtime
@@ -53,12 +52,13 @@ def default_cache_dir() -> Path:
 
 
 class Runtime:
-    """One wasmtime Engine (epoch interruption on) and the modules compiled on it."""
+    """The process's wasmtime Engine (epoch interruption on, ticking) and the modules compiled on it.
+
+    A Runtime is a compile cache: in memory by content hash, and on disk under cache_dir.
+    """
 
     def __init__(self, cache_dir: Path | None = None) -> None:
-        cfg = wasmtime.Config()
-        cfg.epoch_interruption = True
-        self.engine = wasmtime.Engine(cfg)
+        self.engine = _ENGINE.get()
         self.cache_dir = cache_dir if cache_dir is not None else default_cache_dir()
         self._modules: dict[str, wasmtime.Module] = {}
         self._lock = threading.Lock()
@@ -68,10 +68,6 @@ class Runtime:
         self.pods = PodEncoder()
 
     # ----- epoch deadlines ----------------------------------------------------------------------
-
-    def ensure_ticker(self) -> None:
-        """Registers this engine with the process's epoch ticker; deadlines count its ticks."""
-        _TICKER.add(self.engine)
 
     @staticmethod
     def deadline_ticks(timeout: float | None) -> int:
@@ -129,32 +125,35 @@ class Runtime:
             log.warning('"Cannot cache compiled module" path="%s" err="%s"', path, e)
 
 
-class _EpochTicker:
-    """One thread advancing the epoch of every live Engine (tests create many Runtimes; a thread
-    each would wake hundreds of times per tick period)."""
+class _ProcessEngine:
+    """The process's one Engine (ABI.md: one Engine per process) and the thread advancing its epoch.
+
+    Every Runtime shares it. The Engine lives as long as the process: a ticker racing an Engine's
+    finalization on another thread would touch freed memory.
+    """
 
     def __init__(self) -> None:
-        self._engines: weakref.WeakSet[wasmtime.Engine] = weakref.WeakSet()
         self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
+        self._engine: wasmtime.Engine | None = None
 
-    def add(self, engine: wasmtime.Engine) -> None:
+    def get(self) -> wasmtime.Engine:
         with self._lock:
-            self._engines.add(engine)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="wasm-epoch", daemon=True)
-                self._thread.start()
+            if self._engine is None:
+                cfg = wasmtime.Config()
+                cfg.epoch_interruption = True
+                engine = wasmtime.Engine(cfg)
+                threading.Thread(target=self._tick, args=(engine,), name="wasm-epoch", daemon=True).start()
+                self._engine = engine
+            return self._engine
 
-    def _run(self) -> None:
+    @staticmethod
+    def _tick(engine: wasmtime.Engine) -> None:
         while True:
             time.sleep(EPOCH_TICK_SECONDS)
-            with self._lock:
-                engines = list(self._engines)
-            for engine in engines:
-                engine.increment_epoch()
+            engine.increment_epoch()
 
 
-_TICKER = _EpochTicker()
+_ENGINE = _ProcessEngine()
 _default: Runtime | None = None
 _default_lock = threading.Lock()
 

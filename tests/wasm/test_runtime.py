@@ -1,0 +1,36 @@
+"""The process Engine and its epoch ticker (ABI.md §9 timeouts; DESIGN: one Engine per process)."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+from tests.wasm.harness import load
+from wasmsched.framework.cycle_state import CycleState
+from wasmsched.framework.status import Code
+from wasmsched.framework.types import NodeInfo
+from wasmsched.testing.builders import make_node, make_pod
+from wasmsched.wasm.runtime import Runtime, default_runtime
+
+ENDLESS = """(module (memory (export "memory") 1 1)
+  (func (export "filter") (result i32) (loop $l (br $l)) (i32.const 0)))"""
+
+
+def test_every_runtime_shares_the_process_engine(tmp_path: Path) -> None:
+    a, b = Runtime(cache_dir=tmp_path / "a"), Runtime(cache_dir=tmp_path / "b")
+    assert a.engine is b.engine is default_runtime().engine
+
+
+def test_deadlines_still_fire_after_many_runtimes_came_and_went(tmp_path: Path) -> None:
+    # A ticker that iterated dying engines once crashed the process or stopped ticking, after which
+    # an endless guest loop ran forever.
+    for _ in range(300):
+        Runtime(cache_dir=tmp_path)
+    gc.collect()
+    plugin = load(ENDLESS, tmp_path, timeout="50ms")
+    pod = make_pod("p").obj()
+    node = make_node("n1").obj()
+    plugin.pre_filter(CycleState(), pod, [])
+    st = plugin.filter(CycleState(), pod, NodeInfo(node))
+    assert st is not None and st.code == Code.ERROR
+    assert "timeout after 50ms" in st.message()
