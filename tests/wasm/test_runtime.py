@@ -5,11 +5,14 @@ from __future__ import annotations
 import gc
 from pathlib import Path
 
+import pytest
+
 from tests.wasm.harness import load
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.status import Code
 from wasmsched.framework.types import NodeInfo
 from wasmsched.testing.builders import make_node, make_pod
+from wasmsched.wasm.errors import WasmLoadError
 from wasmsched.wasm.runtime import Runtime, default_runtime
 
 ENDLESS = """(module (memory (export "memory") 1 1)
@@ -34,3 +37,13 @@ def test_deadlines_still_fire_after_many_runtimes_came_and_went(tmp_path: Path) 
     st = plugin.filter(CycleState(), pod, NodeInfo(node))
     assert st is not None and st.code == Code.ERROR
     assert "timeout after 50ms" in st.message()
+
+
+def test_webassembly_text_is_not_a_guest(tmp_path: Path) -> None:
+    # wasmtime itself would assemble text; a guest must be a binary module.
+    rt = Runtime(cache_dir=tmp_path)
+    with pytest.raises(WasmLoadError, match=r"^wasm: error compiling guest: not a WebAssembly binary"):
+        rt.compile(b'(module (memory (export "memory") 1))')
+    with pytest.raises(WasmLoadError, match=r"^wasm: error compiling guest: "):
+        rt.compile(b"\x00asm\x01\x00\x00\x00\xff\xff")
+    assert rt.compiled == 0

@@ -26,6 +26,7 @@ log = logging.getLogger("wasmsched.wasm")
 # ABI.md §9: the epoch ticks at most every 10 ms, so a deadline fires within limit + 50 ms.
 EPOCH_TICK_SECONDS = 0.005
 NO_DEADLINE_TICKS = 1 << 62
+WASM_MAGIC = b"\x00asm"
 
 _WASMTIME_VERSION = importlib.metadata.version("wasmtime")
 
@@ -80,6 +81,10 @@ class Runtime:
 
     def compile(self, wasm: bytes) -> wasmtime.Module:
         """The Module for these bytes: from memory, else from the disk cache, else compiled (and cached)."""
+        if not wasm.startswith(WASM_MAGIC):
+            # wasmtime would parse anything else as WebAssembly text; guests are binaries (ABI.md §1).
+            raise WasmLoadError(f"wasm: error compiling guest: not a WebAssembly binary (starts with {wasm[:8]!r},"
+                                r" expected b'\x00asm')")
         digest = hashlib.sha256(wasm).hexdigest()
         with self._lock:
             mod = self._modules.get(digest)
