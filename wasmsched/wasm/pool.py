@@ -156,6 +156,12 @@ class InstancePool:
             inst = self._scheduling.pop(next(iter(self._scheduling)))
         else:
             inst = self._take_free_locked()
+            # Creating an instance releases the lock: a parallel call may have pinned one meanwhile.
+            pinned = self._scheduling.get(pod_key)
+            if pinned is not None:
+                self._idle.append(inst)
+                self._cv.notify_all()
+                return pinned
         self._scheduling[pod_key] = inst
         return inst
 
