@@ -81,10 +81,11 @@ class GuestInstance:
         self.memory = mem
         self.raw_memory = mem._memory
         self._exports: dict[str, native.RawExport] = {}
+        ticks = compiled.runtime.deadline_ticks(args.timeout)
         for name in compiled.exports:
             fn = exports[name]
             assert isinstance(fn, wasmtime.Func)
-            self._exports[name] = native.RawExport(store, fn, EXPORTS[name])
+            self._exports[name] = native.RawExport(store, fn, EXPORTS[name], ticks)
 
     def _capture(self, data: bytes) -> None:
         out = self._output
@@ -135,7 +136,6 @@ class GuestInstance:
         self.ctx = ctx
         self.host_failure = None
         self._output.clear()
-        native.set_epoch_deadline(self.store, c.runtime.deadline_ticks(c.args.timeout))
         prev = host.enter(self)
         try:
             return self._exports[ctx.export]()

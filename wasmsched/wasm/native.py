@@ -30,18 +30,21 @@ _MEMORY_NAME = b"memory"
 
 
 class RawExport:
-    """A `() -> ()`, `() -> i32` or `() -> i64` export called with raw values."""
+    """A `() -> ()`, `() -> i32` or `() -> i64` export called with raw values, each call under a
+    fresh epoch deadline of `deadline_ticks`."""
 
-    __slots__ = ("_buf", "_ctx", "_func", "_func_ref", "_result")
+    __slots__ = ("_buf", "_ctx", "_deadline", "_func", "_func_ref", "_result")
 
-    def __init__(self, store: wasmtime.Store, func: wasmtime.Func, result: str | None) -> None:
+    def __init__(self, store: wasmtime.Store, func: wasmtime.Func, result: str | None, deadline_ticks: int) -> None:
         self._ctx = store._context()
         self._func = func  # keeps the function handle alive
         self._func_ref = ctypes.byref(func._func)
         self._buf = (ffi.wasmtime_val_raw_t * 1)()
         self._result = result
+        self._deadline = deadline_ticks
 
     def __call__(self) -> int | None:
+        _set_epoch_deadline(self._ctx, self._deadline)
         trap = ctypes.POINTER(ffi.wasm_trap_t)()
         err = _call_unchecked(self._ctx, self._func_ref, self._buf, 1, ctypes.byref(trap))
         if err:
@@ -53,10 +56,6 @@ class RawExport:
         if self._result == "i64":
             return int(self._buf[0].i64)
         return None
-
-
-def set_epoch_deadline(store: wasmtime.Store, ticks: int) -> None:
-    _set_epoch_deadline(store._context(), ticks)
 
 
 def caller_context(caller: Any) -> Any:
