@@ -9,14 +9,12 @@ be scheduled, trapped instances must be discarded, and no instance may leak (liv
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-import wasmsched.wasm.runtime as wasm_runtime
 from wasmsched.api.types import Node, Pod
 from wasmsched.cluster.simulation import MAX_CONSECUTIVE_ERRORS, Simulation, SimulationResult
 from wasmsched.config import config_from_dict
@@ -70,16 +68,8 @@ FAULTS: dict[str, Fault] = {
 
 
 @pytest.fixture(scope="module")
-def runtime(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
-    """One Engine for the module, with its compile cache in a temporary directory; the scheduler's
-    plugin factories (register_wasm_plugins) use it as the process runtime."""
-    rt = Runtime(cache_dir=tmp_path_factory.mktemp("wasm-cache"))
-    saved = wasm_runtime._default
-    wasm_runtime._default = rt
-    try:
-        yield rt
-    finally:
-        wasm_runtime._default = saved
+def runtime(process_runtime: Runtime) -> Runtime:
+    return process_runtime
 
 
 @pytest.fixture(scope="module")

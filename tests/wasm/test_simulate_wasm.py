@@ -13,14 +13,12 @@ import logging
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-import wasmsched.wasm.runtime as wasm_runtime
 from wasmsched.cli.main import main
 from wasmsched.wasm.runtime import Runtime
 
@@ -31,15 +29,8 @@ CAPACITY = {"cpu": "4", "memory": "8Gi", "pods": "110"}
 
 
 @pytest.fixture(scope="module", autouse=True)
-def runtime(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
-    """The process runtime the CLI's wasm plugin factories use, with its compile cache in a temp dir."""
-    rt = Runtime(cache_dir=tmp_path_factory.mktemp("wasm-cache"))
-    saved = wasm_runtime._default
-    wasm_runtime._default = rt
-    try:
-        yield rt
-    finally:
-        wasm_runtime._default = saved
+def runtime(process_runtime: Runtime) -> Runtime:
+    return process_runtime
 
 
 # ----- helpers ------------------------------------------------------------------------------------
