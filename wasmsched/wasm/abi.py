@@ -19,6 +19,7 @@ from wasmsched.framework.events import ActionType, ClusterEvent, ClusterEventWit
 from wasmsched.framework.interface import Handle
 from wasmsched.wasm import native
 from wasmsched.wasm.errors import HostFunctionFailure, WasmLoadError
+from wasmsched.wasm.wasi import GuestTimeout, Wasi
 
 if TYPE_CHECKING:
     from wasmsched.api.types import Pod
@@ -462,6 +463,10 @@ class Host:
     def leave(self, prev: GuestInstance | None) -> None:
         self._tls.inst = prev
 
+    def current(self) -> GuestInstance:
+        """The instance whose call (or instantiation) is running on this thread."""
+        return self._inst()
+
     def _inst(self) -> GuestInstance:
         inst: GuestInstance | None = getattr(self._tls, "inst", None)
         if inst is None:  # pragma: no cover - only guest code calls imports, always inside enter/leave
@@ -478,7 +483,7 @@ class Host:
         return native.caller_memory(caller)
 
     @classmethod
-    def _read(cls, inst: GuestInstance, caller: Any, ptr: int, n: int) -> bytes | None:
+    def read_memory(cls, inst: GuestInstance, caller: Any, ptr: int, n: int) -> bytes | None:
         ptr &= 0xFFFFFFFF
         n &= 0xFFFFFFFF
         if n == 0:
@@ -487,7 +492,7 @@ class Host:
         return native.read(ctx, mem, ptr, n) if mem is not None else None
 
     @classmethod
-    def _write(cls, inst: GuestInstance, caller: Any, ptr: int, data: bytes) -> bool:
+    def write_memory(cls, inst: GuestInstance, caller: Any, ptr: int, data: bytes) -> bool:
         ptr &= 0xFFFFFFFF
         if not data:
             return True
@@ -501,7 +506,7 @@ class Host:
 
     def _read_or_trap(self, caller: Any, module: str, name: str, ptr: int, n: int) -> bytes:
         inst = self._inst()
-        data = self._read(inst, caller, ptr, n)
+        data = self.read_memory(inst, caller, ptr, n)
         if data is None:
             raise self._fail(inst, module, name, "out of bounds memory access")
         return data
@@ -512,7 +517,7 @@ class Host:
         if n == 0 or n > (limit & 0xFFFFFFFF):
             return n
         inst = self._inst()
-        if not self._write(inst, caller, buf, value):
+        if not self.write_memory(inst, caller, buf, value):
             raise self._fail(inst, module, name, "out of bounds memory access")
         return n
 
@@ -546,15 +551,20 @@ class Host:
         for (module, name), fn in table.items():
             nparams, result = IMPORTS[(module, name)]
             self._callbacks.append(
-                native.define_import(linker, module, name, nparams, result, fn, self._on_error(module, name)))
+                native.define_import(linker, module, name, nparams, result, fn, self.import_error(module, name)))
         linker.define_wasi()
+        self._callbacks.extend(Wasi(self).define(linker))
 
-    def _on_error(self, module: str, name: str) -> Callable[[BaseException], str]:
+    def import_error(self, module: str, name: str) -> Callable[[BaseException], str]:
         """The trap text for an exception in an import: any host-side failure traps the call."""
 
         def text(e: BaseException) -> str:
             inst: GuestInstance | None = getattr(self._tls, "inst", None)
             if isinstance(e, HostFunctionFailure):
+                return str(e)
+            if isinstance(e, GuestTimeout):
+                if inst is not None:
+                    inst.host_failure = str(e)  # the trap kind, as for a guest stopped in wasm code
                 return str(e)
             detail = str(e) or type(e).__name__
             if inst is None:
@@ -592,7 +602,7 @@ class Host:
     def klog_log(self, caller: Any, severity: int, msg: int, msg_len: int) -> None:
         if severity < self.log_severity:
             return
-        data = self._read(self._inst(), caller, msg, msg_len)
+        data = self.read_memory(self._inst(), caller, msg, msg_len)
         if data is None:
             return  # §4.2: an unreadable klog message is dropped, never a trap
         text = data.decode("utf-8", "replace").removesuffix("\n")
@@ -603,13 +613,13 @@ class Host:
         if severity < self.log_severity:
             return
         inst = self._inst()
-        data = self._read(inst, caller, msg, msg_len)
+        data = self.read_memory(inst, caller, msg, msg_len)
         if data is None:
             return
         text = data.decode("utf-8", "replace")
         pairs: list[str] = []
         if kvs_len & 0xFFFFFFFF:
-            raw = self._read(inst, caller, kvs, kvs_len)
+            raw = self.read_memory(inst, caller, kvs, kvs_len)
             if raw is None:
                 return
             pairs = nul_list(raw, keep_empty=True)
@@ -691,7 +701,7 @@ class Host:
         ctx = inst.ctx
         if ctx is None or ctx.export not in STATUS_REASON_EXPORTS:
             return
-        data = self._read(inst, caller, buf, n)
+        data = self.read_memory(inst, caller, buf, n)
         ctx.status_reason = "BUG: out of memory reading message" if data is None else data.decode("utf-8", "replace")
 
     def result_normalized_score_list(self, caller: Any, buf: int, n: int) -> None:
@@ -720,7 +730,7 @@ class Host:
         rejected = self.handle is not None and self.handle.reject_waiting_pod(key)
         if (out_limit & 0xFFFFFFFF) >= 8:
             inst = self._inst()
-            if not self._write(inst, caller, out, (1 if rejected else 0).to_bytes(8, "little")):
+            if not self.write_memory(inst, caller, out, (1 if rejected else 0).to_bytes(8, "little")):
                 raise self._fail(inst, SCHED, name, "out of bounds memory access")
 
     def get_waiting_pod(self, caller: Any, uid: int, uid_len: int, out: int, out_limit: int) -> None:
@@ -730,5 +740,5 @@ class Host:
         pod_bytes = self.pods.encode(wp.get_pod()) if wp is not None else None
         data = waiting_pod_bytes(pod_bytes, out_limit & 0xFFFFFFFF)
         inst = self._inst()
-        if not self._write(inst, caller, out, data):
+        if not self.write_memory(inst, caller, out, data):
             raise self._fail(inst, SCHED, name, "out of bounds memory access")

@@ -7,6 +7,7 @@ A GuestInstance runs one export call at a time; the pool (wasm/pool.py) serializ
 from __future__ import annotations
 
 import itertools
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,8 +55,8 @@ class CompiledGuest:
 
 
 class GuestInstance:
-    __slots__ = ("_exports", "_output", "compiled", "ctx", "host_failure", "id", "instance", "memory", "raw_memory",
-                 "store")
+    __slots__ = ("_exports", "_output", "compiled", "ctx", "deadline", "deadline_text", "host_failure", "id",
+                 "instance", "memory", "raw_memory", "store")
 
     def __init__(self, compiled: CompiledGuest) -> None:
         self.id = next(_ids)
@@ -64,6 +65,9 @@ class GuestInstance:
         self.host_failure: str | None = None
         self._output = bytearray()
         self.raw_memory: Any = None
+        # The running call's deadline on time.monotonic_ns() (None: no limit), for imports that wait.
+        self.deadline: int | None = None
+        self.deadline_text = ""
         args = compiled.args
         store = wasmtime.Store(compiled.runtime.engine)
         wasi = wasmtime.WasiConfig()
@@ -100,6 +104,7 @@ class GuestInstance:
         c = self.compiled
         host = c.host
         prev = host.enter(self)
+        self._set_deadline(c.args.start_timeout, c.args.start_timeout_text)
         self.store.set_epoch_deadline(c.runtime.deadline_ticks(c.args.start_timeout))
         try:
             instance = c.pre.instantiate(self.store)
@@ -126,6 +131,10 @@ class GuestInstance:
             self._output.clear()
             self.host_failure = None
 
+    def _set_deadline(self, timeout: float | None, text: str) -> None:
+        self.deadline = None if timeout is None else time.monotonic_ns() + int(timeout * 1e9)
+        self.deadline_text = text
+
     def has(self, export: str) -> bool:
         return export in self._exports
 
@@ -136,6 +145,7 @@ class GuestInstance:
         self.ctx = ctx
         self.host_failure = None
         self._output.clear()
+        self._set_deadline(c.args.timeout, c.args.timeout_text)
         prev = host.enter(self)
         try:
             return self._exports[ctx.export]()

@@ -91,20 +91,22 @@ def write(ctx: Any, mem: Any, ptr: int, data: bytes) -> bool:
     return True
 
 
-def define_import(linker: wasmtime.Linker, module: str, name: str, nparams: int, has_result: bool,
+def define_import(linker: wasmtime.Linker, module: str, name: str, params: int | str, has_result: bool,
                   fn: Callable[..., int | None], on_error: Callable[[BaseException], str]) -> RawCallback:
-    """Defines module.name as an i32 host function served by fn(caller, *params).
+    """Defines module.name as a host function served by fn(caller, *params) returning an i32 or nothing.
 
+    params: a number of i32 parameters, or their types as a string of "i" (i32) and "I" (i64).
     An exception in fn becomes a trap whose message on_error returns; nothing escapes into C.
     Returns the callback object, which the caller must keep alive as long as the linker.
     """
-    i32 = wasmtime.ValType.i32()
-    ty = wasmtime.FuncType([i32] * nparams, [i32] if has_result else [])
-    idx = range(nparams)
+    kinds = "i" * params if isinstance(params, int) else params
+    types = {"i": wasmtime.ValType.i32, "I": wasmtime.ValType.i64}
+    ty = wasmtime.FuncType([types[k]() for k in kinds], [wasmtime.ValType.i32()] if has_result else [])
+    fields = [(i, "i32" if k == "i" else "i64") for i, k in enumerate(kinds)]
 
     def cb(env: Any, caller: Any, args: Any, nargs: int) -> int:
         try:
-            r = fn(caller, *[args[i].i32 for i in idx])
+            r = fn(caller, *[getattr(args[i], f) for i, f in fields])
             if has_result:
                 args[0].i32 = r
             return 0

@@ -188,9 +188,9 @@ def trap_text(e: BaseException, timeout_text: str, host_failure: str | None = No
         elif code is not None and code in _TRAP_KINDS:
             kind = _TRAP_KINDS[code]
         else:
-            kind = _trap_message(e)
+            kind = _cause(str(e))
     else:
-        kind = _first_line(str(e))
+        kind = _cause(str(e))
     text = f"wasm error: {kind}"
     frames = _frames(e)
     if frames:
@@ -198,13 +198,11 @@ def trap_text(e: BaseException, timeout_text: str, host_failure: str | None = No
     return text
 
 
-def _trap_message(e: wasmtime.Trap) -> str:
-    msg = str(e)
+def _cause(msg: str) -> str:
     # wasmtime's text is "error while executing at wasm backtrace: ... Caused by: <cause>".
     if "Caused by:" in msg:
         msg = msg.rsplit("Caused by:", 1)[1]
-    msg = _first_line(msg.strip())
-    return msg.removeprefix("wasm trap: ")
+    return _first_line(msg.strip()).removeprefix("wasm trap: ")
 
 
 def _frames(e: BaseException) -> list[str]:

@@ -1,0 +1,136 @@
+"""The WASI preview 1 functions the host serves itself, shadowing wasmtime's.
+
+`poll_oneoff` is the one WASI call that blocks (a guest's sleep: standard Go's time.Sleep, its idle
+scheduler). wasmtime's version sleeps in native code where the epoch deadline cannot reach, so one
+`time.Sleep(time.Hour)` would hold the scheduler for an hour. Here it sleeps at most until the
+call's deadline and then fails the call with the same `timeout after <timeout>` a spinning guest
+gets (ABI.md §9: time in imports counts). `clock_time_get` is served alongside so that absolute
+deadlines in `poll_oneoff` are measured on the clocks the guest reads. Every other WASI function
+stays wasmtime's.
+
+Layouts are WASI preview 1's (wasi_snapshot_preview1.witx): subscription 48 bytes, event 32 bytes.
+"""
+
+from __future__ import annotations
+
+import struct
+import time
+from typing import TYPE_CHECKING, Any
+
+from wasmsched.wasm import native
+
+if TYPE_CHECKING:
+    import wasmtime
+
+    from wasmsched.wasm.abi import Host
+
+MODULE = "wasi_snapshot_preview1"
+
+ERRNO_SUCCESS = 0
+ERRNO_BADF = 8
+ERRNO_FAULT = 21
+ERRNO_INVAL = 28
+
+CLOCK_REALTIME = 0
+CLOCK_MONOTONIC = 1
+CLOCK_PROCESS_CPUTIME = 2
+CLOCK_THREAD_CPUTIME = 3
+
+EVENTTYPE_CLOCK = 0
+EVENTTYPE_FD_READ = 1
+EVENTTYPE_FD_WRITE = 2
+SUBCLOCKFLAGS_ABSTIME = 1
+EVENTRWFLAGS_HANGUP = 1
+
+SUBSCRIPTION_SIZE = 48
+EVENT_SIZE = 32
+# Enough for any real poll (Go's netpoll asks for a handful); bounds what a guest makes us read.
+MAX_SUBSCRIPTIONS = 4096
+
+_CLOCKS = {
+    CLOCK_REALTIME: time.time_ns,
+    CLOCK_MONOTONIC: time.monotonic_ns,
+    CLOCK_PROCESS_CPUTIME: time.process_time_ns,
+    CLOCK_THREAD_CPUTIME: time.thread_time_ns,
+}
+
+
+class GuestTimeout(Exception):
+    """The call's deadline passed while the guest slept in poll_oneoff; the text is the trap kind."""
+
+
+def _event(userdata: int, errno: int, etype: int, nbytes: int = 0, flags: int = 0) -> bytes:
+    # userdata u64, error u16, type u8, pad, fd_readwrite { nbytes u64, flags u16 }, pad
+    return struct.pack("<QHBxxxxxQH6x", userdata, errno, etype, nbytes, flags)
+
+
+class Wasi:
+    def __init__(self, host: Host) -> None:
+        self.host = host
+
+    def define(self, linker: wasmtime.Linker) -> list[native.RawCallback]:
+        """Shadows wasmtime's definitions (call after Linker.define_wasi)."""
+        linker.allow_shadowing = True
+        try:
+            return [
+                native.define_import(linker, MODULE, "clock_time_get", "iIi", True, self.clock_time_get,
+                                     self.host.import_error(MODULE, "clock_time_get")),
+                native.define_import(linker, MODULE, "poll_oneoff", 4, True, self.poll_oneoff,
+                                     self.host.import_error(MODULE, "poll_oneoff")),
+            ]
+        finally:
+            linker.allow_shadowing = False
+
+    def clock_time_get(self, caller: Any, clock_id: int, precision: int, out: int) -> int:
+        clock = _CLOCKS.get(clock_id & 0xFFFFFFFF)
+        if clock is None:
+            return ERRNO_INVAL
+        inst = self.host.current()
+        ok = self.host.write_memory(inst, caller, out, struct.pack("<Q", clock() & 0xFFFFFFFFFFFFFFFF))
+        return ERRNO_SUCCESS if ok else ERRNO_FAULT
+
+    def poll_oneoff(self, caller: Any, in_ptr: int, out_ptr: int, nsubscriptions: int, nevents_ptr: int) -> int:
+        n = nsubscriptions & 0xFFFFFFFF
+        if n == 0 or n > MAX_SUBSCRIPTIONS:
+            return ERRNO_INVAL
+        inst = self.host.current()
+        raw = self.host.read_memory(inst, caller, in_ptr, n * SUBSCRIPTION_SIZE)
+        if raw is None:
+            return ERRNO_FAULT
+        start = time.monotonic_ns()
+        events: list[bytes] = []
+        clocks: list[tuple[int, int]] = []  # (wake-up on the monotonic clock, userdata)
+        for i in range(n):
+            sub = raw[i * SUBSCRIPTION_SIZE:(i + 1) * SUBSCRIPTION_SIZE]
+            userdata, tag = struct.unpack_from("<QB", sub, 0)
+            if tag == EVENTTYPE_CLOCK:
+                clock_id, timeout, _precision, flags = struct.unpack_from("<I4xQQH", sub, 16)
+                if clock_id not in (CLOCK_REALTIME, CLOCK_MONOTONIC):
+                    events.append(_event(userdata, ERRNO_INVAL, tag))
+                    continue
+                delay = timeout - _CLOCKS[clock_id]() if flags & SUBCLOCKFLAGS_ABSTIME else timeout
+                clocks.append((start + max(delay, 0), userdata))
+            elif tag in (EVENTTYPE_FD_READ, EVENTTYPE_FD_WRITE):
+                (fd,) = struct.unpack_from("<I", sub, 16)
+                if tag == EVENTTYPE_FD_READ and fd == 0:
+                    events.append(_event(userdata, ERRNO_SUCCESS, tag, 0, EVENTRWFLAGS_HANGUP))  # stdin at EOF
+                elif tag == EVENTTYPE_FD_WRITE and fd in (1, 2):
+                    events.append(_event(userdata, ERRNO_SUCCESS, tag))  # captured output never blocks
+                else:
+                    events.append(_event(userdata, ERRNO_BADF, tag))  # no other descriptors exist
+            else:
+                return ERRNO_INVAL
+        if not events and clocks:
+            wake = min(at for at, _ in clocks)
+            deadline = inst.deadline
+            if deadline is not None and wake > deadline:
+                time.sleep(max(deadline - time.monotonic_ns(), 0) / 1e9)
+                raise GuestTimeout(f"timeout after {inst.deadline_text}")
+            time.sleep(max(wake - time.monotonic_ns(), 0) / 1e9)
+        now = time.monotonic_ns()
+        events.extend(_event(userdata, ERRNO_SUCCESS, EVENTTYPE_CLOCK) for at, userdata in clocks if at <= now)
+        if not self.host.write_memory(inst, caller, out_ptr, b"".join(events)):
+            return ERRNO_FAULT
+        if not self.host.write_memory(inst, caller, nevents_ptr, struct.pack("<I", len(events))):
+            return ERRNO_FAULT
+        return ERRNO_SUCCESS
