@@ -16,7 +16,8 @@ INT32 = (-(2**31), 2**31 - 1)
 INT64 = (-(2**63), 2**63 - 1)
 
 
-def _type_name(value: Any) -> str:
+def json_type_name(value: Any) -> str:
+    """The JSON type of a decoded value, for error messages."""
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, (int, float)):
@@ -32,7 +33,7 @@ def _type_name(value: Any) -> str:
 
 def type_error(path: str, value: Any, want: str) -> FieldError:
     """The equivalent of Go's `json: cannot unmarshal X into Go struct field ... of type T`."""
-    return invalid(path, value, f"cannot unmarshal {_type_name(value)} into a field of type {want}")
+    return invalid(path, value, f"cannot unmarshal {json_type_name(value)} into a field of type {want}")
 
 
 class Reader:

@@ -177,9 +177,7 @@ WASI_FUNCTIONS = frozenset((
     "sock_recv", "sock_send", "sock_shutdown",
 ))
 
-# §4.2: which getters have a value in which export, and which results each export reads.
-CURRENT_NODE_EXPORTS = frozenset(("filter", "score", "reserve", "unreserve", "permit", "prebind", "bind",
-                                  "postbind", "addpod", "removepod"))
+# §4.2: every export with a result reads result.status_reason.
 STATUS_REASON_EXPORTS = frozenset(n for n, r in EXPORTS.items() if r is not None)
 
 
@@ -465,9 +463,6 @@ class Host:
 
     def current(self) -> GuestInstance:
         """The instance whose call (or instantiation) is running on this thread."""
-        return self._inst()
-
-    def _inst(self) -> GuestInstance:
         inst: GuestInstance | None = getattr(self._tls, "inst", None)
         if inst is None:  # pragma: no cover - only guest code calls imports, always inside enter/leave
             raise HostFunctionFailure("import called outside a guest call")
@@ -505,20 +500,22 @@ class Host:
         return HostFunctionFailure(text)
 
     def _read_or_trap(self, caller: Any, module: str, name: str, ptr: int, n: int) -> bytes:
-        inst = self._inst()
+        inst = self.current()
         data = self.read_memory(inst, caller, ptr, n)
         if data is None:
             raise self._fail(inst, module, name, "out of bounds memory access")
         return data
 
+    def _write_or_trap(self, caller: Any, module: str, name: str, ptr: int, data: bytes) -> None:
+        inst = self.current()
+        if not self.write_memory(inst, caller, ptr, data):
+            raise self._fail(inst, module, name, "out of bounds memory access")
+
     def _serve(self, caller: Any, module: str, name: str, value: bytes, buf: int, limit: int) -> int:
         """§5: write value if it fits, return its full length either way."""
         n = len(value)
-        if n == 0 or n > (limit & 0xFFFFFFFF):
-            return n
-        inst = self._inst()
-        if not self.write_memory(inst, caller, buf, value):
-            raise self._fail(inst, module, name, "out of bounds memory access")
+        if n and n <= (limit & 0xFFFFFFFF):
+            self._write_or_trap(caller, module, name, buf, value)
         return n
 
     # ----- definitions --------------------------------------------------------------------------
@@ -587,7 +584,7 @@ class Host:
         return self._serve(caller, API, "node", value, buf, limit)
 
     def node_list(self, caller: Any, buf: int, limit: int) -> int:
-        inst = self._inst()
+        inst = self.current()
         ctx = inst.ctx
 
         def make() -> bytes:
@@ -602,7 +599,7 @@ class Host:
     def klog_log(self, caller: Any, severity: int, msg: int, msg_len: int) -> None:
         if severity < self.log_severity:
             return
-        data = self.read_memory(self._inst(), caller, msg, msg_len)
+        data = self.read_memory(self.current(), caller, msg, msg_len)
         if data is None:
             return  # §4.2: an unreadable klog message is dropped, never a trap
         text = data.decode("utf-8", "replace").removesuffix("\n")
@@ -612,7 +609,7 @@ class Host:
                   kvs_len: int) -> None:
         if severity < self.log_severity:
             return
-        inst = self._inst()
+        inst = self.current()
         data = self.read_memory(inst, caller, msg, msg_len)
         if data is None:
             return
@@ -635,26 +632,26 @@ class Host:
         return self._serve(caller, SCHED, "get_config", self.guest_config, buf, limit)
 
     def current_pod(self, caller: Any, buf: int, limit: int) -> int:
-        ctx = self._inst().ctx
+        ctx = self.current().ctx
         if ctx is None or ctx.pod is None:
             return 0
         return self._serve(caller, SCHED, "currentPod", self.pods.encode(ctx.pod), buf, limit)
 
     def target_pod(self, caller: Any, buf: int, limit: int) -> int:
-        ctx = self._inst().ctx
+        ctx = self.current().ctx
         if ctx is None or ctx.target_pod is None:
             return 0
         return self._serve(caller, SCHED, "targetPod", self.pods.encode(ctx.target_pod), buf, limit)
 
     def current_node_name(self, caller: Any, buf: int, limit: int) -> int:
-        ctx = self._inst().ctx
+        ctx = self.current().ctx
         if ctx is None or not ctx.node_name:
             return 0
         return self._serve(caller, SCHED, "currentNodeName", ctx.node_name.encode(), buf, limit)
 
     def _serve_json(self, caller: Any, name: str, make: Callable[[CallContext], Any], buf: int, limit: int) -> int:
         """A per-call JSON getter: encoded once per call (§5 stability), 0 outside a call."""
-        ctx = self._inst().ctx
+        ctx = self.current().ctx
         if ctx is None:
             return 0
         return self._serve(caller, SCHED, name, ctx.encoded(name, lambda: _json(make(ctx))), buf, limit)
@@ -676,7 +673,7 @@ class Host:
     def _setter_ctx(self, export: str) -> CallContext | None:
         """The call's context if the running export consumes this setter; else the setter is ignored
         without reading guest memory (so it never traps outside a call)."""
-        ctx = self._inst().ctx
+        ctx = self.current().ctx
         return ctx if ctx is not None and ctx.export == export else None
 
     def result_cluster_events(self, caller: Any, buf: int, n: int) -> None:
@@ -697,7 +694,7 @@ class Host:
             ctx.nominated_node_name = data.decode("utf-8", "replace")
 
     def result_status_reason(self, caller: Any, buf: int, n: int) -> None:
-        inst = self._inst()
+        inst = self.current()
         ctx = inst.ctx
         if ctx is None or ctx.export not in STATUS_REASON_EXPORTS:
             return
@@ -712,7 +709,7 @@ class Host:
     # k8s.io/scheduler handle
     def eventf(self, caller: Any, buf: int, n: int) -> None:
         name = "handle.eventrecorder.eventf"
-        inst = self._inst()
+        inst = self.current()
         data = self._read_or_trap(caller, SCHED, name, buf, n)
         try:
             ev = parse_eventf(data)
@@ -729,16 +726,11 @@ class Host:
         key = self._read_or_trap(caller, SCHED, name, uid, uid_len).decode("utf-8", "replace")
         rejected = self.handle is not None and self.handle.reject_waiting_pod(key)
         if (out_limit & 0xFFFFFFFF) >= 8:
-            inst = self._inst()
-            if not self.write_memory(inst, caller, out, (1 if rejected else 0).to_bytes(8, "little")):
-                raise self._fail(inst, SCHED, name, "out of bounds memory access")
+            self._write_or_trap(caller, SCHED, name, out, (1 if rejected else 0).to_bytes(8, "little"))
 
     def get_waiting_pod(self, caller: Any, uid: int, uid_len: int, out: int, out_limit: int) -> None:
         name = "handle.get_waiting_pod"
         key = self._read_or_trap(caller, SCHED, name, uid, uid_len).decode("utf-8", "replace")
         wp = self.handle.get_waiting_pod(key) if self.handle is not None else None
         pod_bytes = self.pods.encode(wp.get_pod()) if wp is not None else None
-        data = waiting_pod_bytes(pod_bytes, out_limit & 0xFFFFFFFF)
-        inst = self._inst()
-        if not self.write_memory(inst, caller, out, data):
-            raise self._fail(inst, SCHED, name, "out of bounds memory access")
+        self._write_or_trap(caller, SCHED, name, out, waiting_pod_bytes(pod_bytes, out_limit & 0xFFFFFFFF))

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wasmsched.api.wellknown import parse_go_duration
+from wasmsched.config.decode import json_type_name
 from wasmsched.wasm.errors import WasmLoadError
 
 log = logging.getLogger("wasmsched.wasm")
@@ -57,10 +58,10 @@ def decode_args(plugin: str, raw: object) -> WasmPluginArgs:
     if raw is None:
         raw = {}
     if not isinstance(raw, Mapping):
-        raise fail(f"args must be an object, got {_type_name(raw)}")
+        raise fail(f"args must be an object, got {json_type_name(raw)}")
     url = raw.get("guestURL", "")
     if not isinstance(url, str):
-        raise fail(f"guestURL: expected a string, got {_type_name(url)}")
+        raise fail(f"guestURL: expected a string, got {json_type_name(url)}")
     if not url:
         raise WasmLoadError("wasm: guestURL is required")
     out = WasmPluginArgs(guest_url=url)
@@ -95,20 +96,15 @@ def decode_args(plugin: str, raw: object) -> WasmPluginArgs:
     return out
 
 
-def _type_name(v: object) -> str:
-    return {str: "string", bool: "bool", int: "number", float: "number", list: "list", dict: "object"}.get(
-        type(v), type(v).__name__)
-
-
 def _string(fail: Any, key: str, value: object) -> str:
     if not isinstance(value, str):
-        raise fail(f"{key}: expected a string, got {_type_name(value)}")
+        raise fail(f"{key}: expected a string, got {json_type_name(value)}")
     return value
 
 
 def _int(fail: Any, key: str, value: object, lo: int, hi: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise fail(f"{key}: expected an integer, got {_type_name(value)}")
+        raise fail(f"{key}: expected an integer, got {json_type_name(value)}")
     if not lo <= value <= hi:
         raise fail(f"{key}: {value} is out of range [{lo}, {hi}]")
     return value
@@ -116,7 +112,7 @@ def _int(fail: Any, key: str, value: object, lo: int, hi: int) -> int:
 
 def _duration(fail: Any, key: str, value: object) -> tuple[float | None, str]:
     if not isinstance(value, str):
-        raise fail(f'{key}: expected a duration string such as "250ms", got {_type_name(value)}')
+        raise fail(f'{key}: expected a duration string such as "250ms", got {json_type_name(value)}')
     try:
         nanos = parse_go_duration(value)
     except ValueError as e:

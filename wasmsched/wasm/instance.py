@@ -36,8 +36,6 @@ class CompiledGuest:
     host: Host
     args: WasmPluginArgs
     exports: frozenset[str]
-    has_initialize: bool
-    has_start: bool
 
     @classmethod
     def link(cls, name: str, runtime: Runtime, module: wasmtime.Module, host: Host, args: WasmPluginArgs,
@@ -49,9 +47,7 @@ class CompiledGuest:
         except wasmtime.WasmtimeError as e:
             # The shape check names unknown imports; what is left is a WASI signature mismatch.
             raise WasmLoadError(f"wasm: error linking guest: {str(e).strip().splitlines()[0]}") from e
-        names = {e.name for e in module.exports}
-        return cls(name, runtime, module, pre, host, args, frozenset(exports),
-                   "_initialize" in names, "_start" in names)
+        return cls(name, runtime, module, pre, host, args, frozenset(exports))
 
 
 class GuestInstance:
@@ -134,9 +130,6 @@ class GuestInstance:
     def _set_deadline(self, timeout: float | None, text: str) -> None:
         self.deadline = None if timeout is None else time.monotonic_ns() + int(timeout * 1e9)
         self.deadline_text = text
-
-    def has(self, export: str) -> bool:
-        return export in self._exports
 
     def call(self, ctx: CallContext) -> Any:
         """Runs ctx.export; raises GuestCallError (with discard=True) when the guest fails."""

@@ -7,6 +7,7 @@ pod's instance (wasm/pool.py) even when the guest has no `prefilter`.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -296,7 +297,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
 
 
 def _quote(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t") + '"'
+    return json.dumps(s, ensure_ascii=False)
 
 
 # ----- class composition and the factory ---------------------------------------------------------

@@ -165,10 +165,6 @@ class InstancePool:
         self._scheduling[pod_key] = inst
         return inst
 
-    def has_binding_instance(self, pod_key: str) -> bool:
-        with self._cv:
-            return pod_key in self._binding
-
     @contextmanager
     def borrowed(self) -> Iterator[GuestInstance]:
         """An idle (or new) instance for a call that belongs to no pod (EventsToRegister)."""
