@@ -95,3 +95,29 @@ def test_permit_allow_lets_the_waiting_pod_bind() -> None:
     sim.scheduler.close()
     phases = {p.name: (p.phase, p.node) for p in result.pods}
     assert phases == {"held": ("Scheduled", "n1"), "releaser": ("Scheduled", "n1")}
+
+
+class DeletionObserver(FilterPlugin):
+    """Rejects every node and records the pods the framework reports deleted (the wasm pool's hook)."""
+
+    name = "DeletionObserver"
+
+    def __init__(self) -> None:
+        self.deleted: list[str] = []
+
+    def filter(self, state: Any, pod: Any, node_info: Any) -> Status | None:
+        return Status(Code.UNSCHEDULABLE, ["no"])
+
+    def pod_deleted(self, pod: Any) -> None:
+        self.deleted.append(pod.metadata.name)
+
+
+def test_deleting_a_pending_pod_notifies_the_plugins_of_its_profile() -> None:
+    observer = DeletionObserver()
+    sim = _sim("DeletionObserver", lambda args, h: observer)
+    sim.apply({"Node": [make_node("n1").capacity(cpu="1", pods="10").obj()],
+               "Pod": [make_pod("gone").obj(), make_pod("stays").obj()]})
+    sim.run_until_quiet()
+    sim.cluster.delete("Pod", "default/gone")
+    sim.scheduler.close()
+    assert observer.deleted == ["gone"]

@@ -296,3 +296,15 @@ def test_console_script(tmp_path: Path, last_digit: Path) -> None:
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert 'initializing plugin "lastdigit": wasm: error reading guestURL' in proc.stderr
+
+
+def test_guest_url_on_an_in_tree_plugin_name_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "scheduler.yaml"
+    cfg.write_text(yaml.safe_dump({
+        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler",
+                      "pluginConfig": [{"name": "PrioritySort", "args": {"guestURL": "x.wasm"}}]}],
+    }))
+    rc, out, err = run_cli(capsys, "simulate", "--config", str(cfg), str(write_cluster(tmp_path, ["node-1"], [])))
+    assert rc == 2 and out == ""
+    assert 'pluginConfig "PrioritySort": args carry guestURL, but "PrioritySort" is an in-tree plugin' in err

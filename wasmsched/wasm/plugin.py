@@ -364,6 +364,9 @@ def register_wasm_plugins(registry: Any, cfg: Any) -> list[str]:
     for profile in cfg.profiles:
         for pc in profile.plugin_config:
             if is_wasm_args(pc.args) and pc.name not in names:
+                if pc.name in registry:
+                    raise ValueError(f'pluginConfig "{pc.name}": args carry guestURL, but "{pc.name}" is an in-tree'
+                                     " plugin; give the wasm plugin its own name")
                 registry.register(pc.name, wasm_plugin_factory(pc.name))
                 names.append(pc.name)
     return names
