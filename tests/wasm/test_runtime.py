@@ -12,6 +12,7 @@ from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.status import Code
 from wasmsched.framework.types import NodeInfo
 from wasmsched.testing.builders import make_node, make_pod
+from wasmsched.wasm import loader
 from wasmsched.wasm.errors import WasmLoadError
 from wasmsched.wasm.runtime import Runtime, default_runtime
 
@@ -47,3 +48,11 @@ def test_webassembly_text_is_not_a_guest(tmp_path: Path) -> None:
     with pytest.raises(WasmLoadError, match=r"^wasm: error compiling guest: "):
         rt.compile(b"\x00asm\x01\x00\x00\x00\xff\xff")
     assert rt.compiled == 0
+
+
+def test_guest_larger_than_the_limit_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    big = tmp_path / "big.wasm"
+    big.write_bytes(b"\x00asm" + bytes(100))
+    monkeypatch.setattr(loader, "MAX_GUEST_BYTES", 64)
+    with pytest.raises(WasmLoadError, match=r"^wasm: error reading guestURL .*big\.wasm: .*larger than 64 bytes"):
+        loader.fetch_guest(str(big))

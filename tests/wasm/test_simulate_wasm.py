@@ -308,3 +308,18 @@ def test_guest_url_on_an_in_tree_plugin_name_is_bad_input(tmp_path: Path, capsys
     rc, out, err = run_cli(capsys, "simulate", "--config", str(cfg), str(write_cluster(tmp_path, ["node-1"], [])))
     assert rc == 2 and out == ""
     assert 'pluginConfig "PrioritySort": args carry guestURL, but "PrioritySort" is an in-tree plugin' in err
+
+
+def test_counters_of_one_plugin_in_two_profiles_are_summed(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                           last_digit: Path) -> None:
+    path = write_config(tmp_path, [("lastdigit", 5, {"guestURL": str(last_digit)})])
+    cfg = yaml.safe_load(path.read_text())
+    second = dict(cfg["profiles"][0], schedulerName="second-scheduler")
+    cfg["profiles"].append(second)
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    rc, out, err = run_cli(capsys, "simulate", "-o", "json", "--config", str(path),
+                           str(write_cluster(tmp_path, ["node-1", "node-2"], ["p1"])))
+    assert rc == 0, err
+    # Each profile has its own plugin instance and pool; the summary adds them up by plugin name.
+    counters = json.loads(out)["summary"]["wasm"]["lastdigit"]
+    assert counters["created"] == 2 and counters["live"] == counters["idle"] == 2
