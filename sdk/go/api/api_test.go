@@ -1,0 +1,109 @@
+package api
+
+import (
+	"errors"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestNewStatusJoinsReasons(t *testing.T) {
+	s := NewStatus(Unschedulable, "a", "b", "c")
+	if s.Code != Unschedulable || s.Reason != "a, b, c" {
+		t.Fatalf("NewStatus = %+v", s)
+	}
+	if s := NewStatus(Error); s.Reason != "" || s.Code != Error {
+		t.Fatalf("NewStatus(Error) = %+v", s)
+	}
+}
+
+func TestNilStatusIsSuccess(t *testing.T) {
+	var s *Status
+	if s.GetCode() != Success || s.Message() != "" || !s.IsSuccess() || s.IsSkip() || s.String() != "Success" {
+		t.Fatalf("nil status: code %v message %q success %v skip %v string %q", s.GetCode(), s.Message(),
+			s.IsSuccess(), s.IsSkip(), s.String())
+	}
+}
+
+func TestAsStatus(t *testing.T) {
+	if AsStatus(nil) != nil {
+		t.Fatal("AsStatus(nil) is not nil")
+	}
+	if s := AsStatus(errors.New("boom")); s.Code != Error || s.Reason != "boom" {
+		t.Fatalf("AsStatus = %+v", s)
+	}
+}
+
+func TestCodeValuesAndNames(t *testing.T) {
+	want := map[Code]string{0: "Success", 1: "Error", 2: "Unschedulable", 3: "UnschedulableAndUnresolvable", 4: "Wait",
+		5: "Skip", 6: "Pending", 7: "Code(7)", -1: "Code(-1)"}
+	for c, name := range want {
+		if c.String() != name {
+			t.Errorf("Code(%d).String() = %q, want %q", int32(c), c.String(), name)
+		}
+	}
+	if Pending != 6 || Skip != 5 || Wait != 4 {
+		t.Fatalf("codes Wait %d Skip %d Pending %d", Wait, Skip, Pending)
+	}
+	if s := NewStatus(Skip, "x"); !s.IsSkip() || s.IsSuccess() || s.String() != "Skip: x" {
+		t.Fatalf("Skip status: %v", s)
+	}
+}
+
+func TestEventNumbering(t *testing.T) {
+	gvks := []GVK{Pod, Node, PersistentVolume, PersistentVolumeClaim, PodSchedulingContext, ResourceClaim, StorageClass,
+		CSINode, CSIDriver, CSIStorageCapacity, WildCard}
+	for i, g := range gvks {
+		if int(g) != i {
+			t.Fatalf("GVK #%d = %d", i, g)
+		}
+	}
+	if Add != 1 || Delete != 2 || UpdateNodeAllocatable != 4 || UpdateNodeCondition != 32 || Update != 60 || All != 63 {
+		t.Fatalf("actions Add %d Delete %d Update %d All %d", Add, Delete, Update, All)
+	}
+}
+
+func TestNodeToStatusDefault(t *testing.T) {
+	m := NodeToStatus{"n1": Unschedulable}
+	if m.Get("n1") != Unschedulable || m.Get("n2") != UnschedulableAndUnresolvable {
+		t.Fatalf("Get n1 %v n2 %v", m.Get("n1"), m.Get("n2"))
+	}
+	if ModeNoop != 0 || ModeOverride != 1 {
+		t.Fatalf("modes %d %d", ModeNoop, ModeOverride)
+	}
+}
+
+func TestCycleState(t *testing.T) {
+	s := NewCycleState()
+	if _, ok := s.Read("k"); ok {
+		t.Fatal("new state has k")
+	}
+	s.Write("k", 1)
+	if v, ok := s.Read("k"); !ok || v != 1 {
+		t.Fatalf("Read = %v, %v", v, ok)
+	}
+	s.Delete("k")
+	if _, ok := s.Read("k"); ok {
+		t.Fatal("k survived Delete")
+	}
+	if _, ok := NewCycleState().Read("k"); ok {
+		t.Fatal("states share storage")
+	}
+}
+
+func TestTestValues(t *testing.T) {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}}
+	if PodOf(p).Pod() != p {
+		t.Fatal("PodOf does not return the pod")
+	}
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}}
+	images := map[string]ImageStateSummary{"i": {Size: 1, NumNodes: 1}}
+	ni := NodeInfoOf(n, images)
+	if ni.Name() != "n" || ni.Node() != n || ni.ImageStates()["i"].Size != 1 {
+		t.Fatalf("NodeInfoOf: %q %v %v", ni.Name(), ni.Node(), ni.ImageStates())
+	}
+	if NodeInfoOf(nil, nil).Name() != "" {
+		t.Fatal("NodeInfoOf(nil) has a name")
+	}
+}

@@ -1,0 +1,7 @@
+// Package prefilterextensions exports `addpod` and `removepod` to the host, serving the plugin's api.PreFilterExtensions.
+// Import it for its side effect in the main package of a plugin that implements that interface.
+package prefilterextensions
+
+import "github.com/wasmsched/wasmsched/sdk/go/internal/guest"
+
+func init() { guest.Link("prefilterextensions") }

@@ -1,0 +1,188 @@
+package guest
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/wasmsched/wasmsched/sdk/go/api"
+	"github.com/wasmsched/wasmsched/sdk/go/internal/imports"
+)
+
+// cycleState is the plugin's CycleState; PreFilter empties it, since PreFilter starts every cycle.
+var cycleState = api.NewCycleState()
+
+// State returns the CycleState of the pod in its cycle.
+func State() api.CycleState { return cycleState }
+
+func mustPlugin() api.Plugin {
+	if Plugin == nil {
+		panic("sdk: no plugin registered: call plugin.Set from an init function of the main package")
+	}
+	return Plugin
+}
+
+// status reports s's reason and returns its code (ABI.md §6: the reason only for failures).
+func status(s *api.Status) int32 {
+	code := s.GetCode()
+	if code != api.Success && s.Message() != "" {
+		imports.ResultStatusReason(s.Message())
+	}
+	return int32(code)
+}
+
+// pack puts hi in the upper and lo in the lower 32 bits of an i64 result.
+func pack(hi, lo int32) uint64 { return uint64(uint32(hi))<<32 | uint64(uint32(lo)) }
+
+func nodeName() string { return fetchString(imports.CurrentNodeName) }
+
+// Enqueue sends the plugin's events; with no enqueue export the host uses its default list.
+func Enqueue() {
+	events := mustPlugin().(api.EnqueueExtensions).EventsToRegister()
+	buf := make([]byte, 0, 8*len(events))
+	for _, e := range events {
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(e.Resource))
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(e.ActionType))
+	}
+	imports.ResultClusterEvents(buf)
+}
+
+// PreFilter starts the pod's cycle: it empties the CycleState and runs the plugin's PreFilter.
+func PreFilter() int32 {
+	cycleState = api.NewCycleState()
+	p, ok := mustPlugin().(api.PreFilterPlugin)
+	if !ok {
+		return int32(api.Success)
+	}
+	names, s := p.PreFilter(cycleState, newCurrentPod())
+	if len(names) > 0 {
+		var buf []byte
+		for _, n := range names {
+			buf = append(append(buf, n...), 0)
+		}
+		imports.ResultNodeNames(buf)
+	}
+	return status(s)
+}
+
+func AddPod() int32 {
+	p := mustPlugin().(api.PreFilterExtensions)
+	return status(p.AddPod(cycleState, newCurrentPod(), newTargetPod(), NewNodeInfo(nodeName())))
+}
+
+func RemovePod() int32 {
+	p := mustPlugin().(api.PreFilterExtensions)
+	return status(p.RemovePod(cycleState, newCurrentPod(), newTargetPod(), NewNodeInfo(nodeName())))
+}
+
+func Filter() int32 {
+	return status(mustPlugin().(api.FilterPlugin).Filter(cycleState, newCurrentPod(), NewNodeInfo(nodeName())))
+}
+
+func PostFilter() uint64 {
+	raw := fetch(imports.NodeToStatusMap)
+	statuses := api.NodeToStatus{}
+	if raw != nil {
+		if err := json.Unmarshal(raw, &statuses); err != nil {
+			panic(fmt.Sprintf("sdk: decoding nodeToStatusMap: %v", err))
+		}
+	}
+	name, mode, s := mustPlugin().(api.PostFilterPlugin).PostFilter(cycleState, newCurrentPod(), statuses)
+	imports.ResultNominatedNodeName(name)
+	return pack(int32(mode), status(s))
+}
+
+func PreScore() int32 {
+	raw := fetch(imports.FilteredNodeList)
+	var names []string
+	if raw != nil {
+		if err := json.Unmarshal(raw, &names); err != nil {
+			panic(fmt.Sprintf("sdk: decoding filteredNodeList: %v", err))
+		}
+	}
+	nodes := make([]api.NodeInfo, len(names))
+	for i, n := range names {
+		nodes[i] = NewNodeInfo(n)
+	}
+	return status(mustPlugin().(api.PreScorePlugin).PreScore(cycleState, newCurrentPod(), nodes))
+}
+
+func Score() uint64 {
+	score, s := mustPlugin().(api.ScorePlugin).Score(cycleState, newCurrentPod(), NewNodeInfo(nodeName()))
+	// The ABI carries an int32; clamp rather than wrap so that an out-of-range score stays out of range.
+	score = max(math.MinInt32, min(math.MaxInt32, score))
+	return pack(int32(score), status(s))
+}
+
+func NormalizeScore() int32 {
+	raw := fetch(imports.NodeScoreList)
+	var scores []api.NodeScore
+	if raw != nil {
+		var err error
+		if scores, err = decodeScoreList(raw); err != nil {
+			panic(fmt.Sprintf("sdk: decoding nodeScoreList: %v", err))
+		}
+	}
+	s := mustPlugin().(api.ScoreExtensions).NormalizeScore(cycleState, newCurrentPod(), scores)
+	out := make(map[string]int64, len(scores))
+	for _, ns := range scores {
+		out[ns.Name] = ns.Score
+	}
+	buf, err := json.Marshal(out)
+	if err != nil {
+		panic(err)
+	}
+	imports.ResultNormalizedScoreList(buf)
+	return status(s)
+}
+
+// decodeScoreList reads the host's JSON object keeping its key order, which is the node order.
+func decodeScoreList(raw []byte) ([]api.NodeScore, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, fmt.Errorf("not a JSON object: %q", raw)
+	}
+	var out []api.NodeScore
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		var v int64
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, api.NodeScore{Name: t.(string), Score: v})
+	}
+	return out, nil
+}
+
+func Reserve() int32 {
+	return status(mustPlugin().(api.ReservePlugin).Reserve(cycleState, newCurrentPod(), nodeName()))
+}
+
+func Unreserve() {
+	mustPlugin().(api.ReservePlugin).Unreserve(cycleState, newCurrentPod(), nodeName())
+}
+
+func Permit() uint64 {
+	s, timeout := mustPlugin().(api.PermitPlugin).Permit(cycleState, newCurrentPod(), nodeName())
+	ms := timeout / time.Millisecond
+	ms = max(0, min(math.MaxUint32, ms))
+	return pack(status(s), int32(uint32(ms))) // permit is reversed: status high, timeout low
+}
+
+func PreBind() int32 {
+	return status(mustPlugin().(api.PreBindPlugin).PreBind(cycleState, newCurrentPod(), nodeName()))
+}
+
+func Bind() int32 {
+	return status(mustPlugin().(api.BindPlugin).Bind(cycleState, newCurrentPod(), nodeName()))
+}
+
+func PostBind() {
+	mustPlugin().(api.PostBindPlugin).PostBind(cycleState, newCurrentPod(), nodeName())
+}

@@ -1,0 +1,118 @@
+//go:build wasip1
+
+package imports
+
+import "unsafe"
+
+func ptr(b []byte) unsafe.Pointer {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(unsafe.SliceData(b))
+}
+
+func sptr(s string) unsafe.Pointer {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(unsafe.StringData(s))
+}
+
+//go:wasmimport k8s.io/api node
+func node(name unsafe.Pointer, nameLen uint32, buf unsafe.Pointer, limit uint32) uint32
+
+//go:wasmimport k8s.io/api nodeList
+func nodeList(buf unsafe.Pointer, limit uint32) uint32
+
+//go:wasmimport k8s.io/klog log
+func log(severity uint32, msg unsafe.Pointer, msgLen uint32)
+
+//go:wasmimport k8s.io/klog logs
+func logs(severity uint32, msg unsafe.Pointer, msgLen uint32, kvs unsafe.Pointer, kvsLen uint32)
+
+//go:wasmimport k8s.io/klog severity
+func severity() int32
+
+//go:wasmimport k8s.io/scheduler get_config
+func getConfig(buf unsafe.Pointer, limit uint32) uint32
+
+//go:wasmimport k8s.io/scheduler currentPod
+func currentPod(buf unsafe.Pointer, limit uint32) uint32
+
+//go:wasmimport k8s.io/scheduler targetPod
+func targetPod(buf unsafe.Pointer, limit uint32) uint32
+
+//go:wasmimport k8s.io/scheduler currentNodeName
+func currentNodeName(buf unsafe.Pointer, limit uint32) uint32
+
+//go:wasmimport k8s.io/scheduler filteredNodeList
+func filteredNodeList(buf unsafe.Pointer, limit uint32) uint32
+
+//go:wasmimport k8s.io/scheduler nodeToStatusMap
+func nodeToStatusMap(buf unsafe.Pointer, limit uint32) uint32
+
+//go:wasmimport k8s.io/scheduler nodeScoreList
+func nodeScoreList(buf unsafe.Pointer, limit uint32) uint32
+
+//go:wasmimport k8s.io/scheduler nodeImageStates
+func nodeImageStates(name unsafe.Pointer, nameLen uint32, buf unsafe.Pointer, limit uint32) uint32
+
+//go:wasmimport k8s.io/scheduler result.cluster_events
+func resultClusterEvents(buf unsafe.Pointer, n uint32)
+
+//go:wasmimport k8s.io/scheduler result.node_names
+func resultNodeNames(buf unsafe.Pointer, n uint32)
+
+//go:wasmimport k8s.io/scheduler result.nominated_node_name
+func resultNominatedNodeName(buf unsafe.Pointer, n uint32)
+
+//go:wasmimport k8s.io/scheduler result.status_reason
+func resultStatusReason(buf unsafe.Pointer, n uint32)
+
+//go:wasmimport k8s.io/scheduler result.normalized_score_list
+func resultNormalizedScoreList(buf unsafe.Pointer, n uint32)
+
+//go:wasmimport k8s.io/scheduler handle.eventrecorder.eventf
+func eventf(buf unsafe.Pointer, n uint32)
+
+//go:wasmimport k8s.io/scheduler handle.reject_waiting_pod
+func rejectWaitingPod(uid unsafe.Pointer, uidLen uint32, out unsafe.Pointer, limit uint32)
+
+//go:wasmimport k8s.io/scheduler handle.get_waiting_pod
+func getWaitingPod(uid unsafe.Pointer, uidLen uint32, out unsafe.Pointer, limit uint32)
+
+func Node(name string, buf []byte) uint32 {
+	return node(sptr(name), uint32(len(name)), ptr(buf), uint32(len(buf)))
+}
+func NodeList(buf []byte) uint32 { return nodeList(ptr(buf), uint32(len(buf))) }
+func Log(sev int32, msg string)  { log(uint32(sev), sptr(msg), uint32(len(msg))) }
+func Logs(sev int32, msg string, kvs []byte) {
+	logs(uint32(sev), sptr(msg), uint32(len(msg)), ptr(kvs), uint32(len(kvs)))
+}
+func Severity() int32                   { return severity() }
+func GetConfig(buf []byte) uint32       { return getConfig(ptr(buf), uint32(len(buf))) }
+func CurrentPod(buf []byte) uint32      { return currentPod(ptr(buf), uint32(len(buf))) }
+func TargetPod(buf []byte) uint32       { return targetPod(ptr(buf), uint32(len(buf))) }
+func CurrentNodeName(buf []byte) uint32 { return currentNodeName(ptr(buf), uint32(len(buf))) }
+func FilteredNodeList(buf []byte) uint32 {
+	return filteredNodeList(ptr(buf), uint32(len(buf)))
+}
+func NodeToStatusMap(buf []byte) uint32 { return nodeToStatusMap(ptr(buf), uint32(len(buf))) }
+func NodeScoreList(buf []byte) uint32   { return nodeScoreList(ptr(buf), uint32(len(buf))) }
+func NodeImageStates(name string, buf []byte) uint32 {
+	return nodeImageStates(sptr(name), uint32(len(name)), ptr(buf), uint32(len(buf)))
+}
+func ResultClusterEvents(b []byte)     { resultClusterEvents(ptr(b), uint32(len(b))) }
+func ResultNodeNames(b []byte)         { resultNodeNames(ptr(b), uint32(len(b))) }
+func ResultNominatedNodeName(s string) { resultNominatedNodeName(sptr(s), uint32(len(s))) }
+func ResultStatusReason(s string)      { resultStatusReason(sptr(s), uint32(len(s))) }
+func ResultNormalizedScoreList(b []byte) {
+	resultNormalizedScoreList(ptr(b), uint32(len(b)))
+}
+func Eventf(b []byte) { eventf(ptr(b), uint32(len(b))) }
+func RejectWaitingPod(uid string, out []byte) {
+	rejectWaitingPod(sptr(uid), uint32(len(uid)), ptr(out), uint32(len(out)))
+}
+func GetWaitingPod(uid string, out []byte) {
+	getWaitingPod(sptr(uid), uint32(len(uid)), ptr(out), uint32(len(out)))
+}
