@@ -275,9 +275,17 @@ def node_list_bytes(infos: Sequence[NodeInfo]) -> bytes:
 
 
 def image_states_json(ni: NodeInfo | None) -> bytes:
+    """A node's image states as JSON, memoized in its NodeInfo for as long as its image_states dict
+    (replaced, never mutated, when the images or their spread change) stays the same object."""
     if ni is None or ni.node is None:
         return b"null"
-    return _json({name: {"Size": s.size, "NumNodes": s.num_nodes} for name, s in ni.image_states.items()})
+    memo = ni.memo()
+    states = ni.image_states
+    entry: tuple[Any, bytes] | None = memo.get("wasm.images")
+    if entry is None or entry[0] is not states:
+        entry = (states, _json({name: {"Size": s.size, "NumNodes": s.num_nodes} for name, s in states.items()}))
+        memo["wasm.images"] = entry
+    return entry[1]
 
 
 def nul_list(data: bytes, keep_empty: bool) -> list[str]:
