@@ -145,3 +145,17 @@ def test_args_errors(raw: dict, text: str) -> None:
     with pytest.raises(WasmLoadError) as e:
         decode_args("p", raw)
     assert str(e.value).startswith(text)
+
+
+def test_image_states_json_is_encoded_once_per_change() -> None:
+    from wasmsched.framework.snapshot import new_snapshot
+    from wasmsched.framework.types import ImageStateSummary
+    from wasmsched.testing.builders import make_node
+
+    ni = new_snapshot([], [make_node("n1").image(10, "img:1").obj()]).get("n1")
+    first = abi.image_states_json(ni)
+    assert first == b'{"img:1":{"Size":10,"NumNodes":1}}'
+    assert abi.image_states_json(ni) is first
+    ni.image_states = {"img:1": ImageStateSummary(10, 2)}  # the cache replaces the dict on a change
+    assert abi.image_states_json(ni) == b'{"img:1":{"Size":10,"NumNodes":2}}'
+    assert abi.image_states_json(None) == b"null"
