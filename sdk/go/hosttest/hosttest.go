@@ -2,6 +2,9 @@
 
 // Package hosttest runs guest code natively in go test: it installs a fake host that answers the
 // SDK's host imports and records what the guest sends.
+//
+// It exists only in native builds, so a test file importing it starts with `//go:build !wasip1`
+// (otherwise `GOOS=wasip1 GOARCH=wasm go vet ./...`, which compiles tests too, fails).
 package hosttest
 
 import (
