@@ -1,0 +1,235 @@
+"""The Go guest examples (examples/<name>, built with the standard Go toolchain and the SDK in sdk/go)
+run in `simulate` and produce the placements their READMEs promise.
+
+Each README has a "## Run it" section whose console block starts with the `wasmsched simulate` command
+and continues with its output; these tests run the command and compare every pod's phase and node.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import wasmtime
+import yaml
+
+from tests.e2e.helpers import run_cli
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ["nodenumber", "imagelocality", "advanced"]
+# Compiling a 17 MB Go guest takes seconds; its artifact is keyed by the module's sha256 and wasmtime's
+# version, so a cache kept across runs is safe.
+MODULE_CACHE = ROOT / ".cache" / "wasm-modules"
+
+
+@pytest.fixture(scope="session")
+def built() -> Iterator[None]:
+    """`make examples` (cached by make and go); guests load from a cache kept across test runs."""
+    proc = subprocess.run(["make", "-s", "examples"], check=False, cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, f"make examples failed:\n{proc.stdout}\n{proc.stderr}"
+    saved = os.environ.get("WASMSCHED_CACHE_DIR")
+    os.environ["WASMSCHED_CACHE_DIR"] = str(MODULE_CACHE)
+    yield
+    if saved is None:
+        del os.environ["WASMSCHED_CACHE_DIR"]
+    else:
+        os.environ["WASMSCHED_CACHE_DIR"] = saved
+
+
+@pytest.fixture
+def at_root(monkeypatch: pytest.MonkeyPatch, built: None) -> None:
+    """READMEs' commands use repo-relative paths, guestURL included."""
+    monkeypatch.chdir(ROOT)
+
+
+def run_it_block(example: str) -> list[str]:
+    """The console block of the README's "## Run it" section: command line first, then output."""
+    text = (ROOT / "examples" / example / "README.md").read_text()
+    section = text.split("\n## Run it", 1)[1].split("\n## ", 1)[0]
+    m = re.search(r"```console\n(.*?)```", section, re.DOTALL)
+    assert m, f"examples/{example}/README.md: no console block under '## Run it'"
+    return m.group(1).rstrip("\n").split("\n")
+
+
+def table_rows(lines: list[str]) -> list[tuple[str, str, str, str]]:
+    """(namespace, name, phase, node) of each row of simulate's table output."""
+    start = next(i for i, line in enumerate(lines) if line.startswith("NAMESPACE"))
+    rows = []
+    for line in lines[start + 1:]:
+        if not line.strip():
+            break
+        ns, name, phase, node = line.split()[:4]
+        rows.append((ns, name, phase, node))
+    return rows
+
+
+def summary(lines: list[str]) -> str:
+    """The last line without its wall time, e.g. '20 scheduled, 5 unschedulable, 1 preempted'."""
+    last = [line for line in lines if line.strip()][-1]
+    return re.sub(r" in [0-9.]+s$", "", last)
+
+
+def readme_command(lines: list[str]) -> list[str]:
+    argv = shlex.split(lines[0].removeprefix("$ "))
+    assert argv[0] == ".venv/bin/wasmsched", lines[0]
+    return argv[1:]
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_readme_placements(example: str, at_root: None, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = run_it_block(example)
+    rc, out, err = run_cli(capsys, *readme_command(lines))
+    assert rc == 0, err
+    got = out.rstrip("\n").split("\n")
+    assert table_rows(got) == table_rows(lines)
+    assert summary(got) == summary(lines)
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_pool_is_clean_after_the_run(example: str, at_root: None, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = readme_command(run_it_block(example))
+    rc, out, err = run_cli(capsys, *argv, "-o", "json")
+    assert rc == 0, err
+    wasm = json.loads(out)["summary"]["wasm"]
+    assert wasm, "no wasm plugin ran"
+    for counters in wasm.values():
+        assert counters["discarded"] == 0
+        assert counters["live"] == counters["idle"]
+        assert counters["scheduling"] == counters["binding"] == 0
+
+
+EXPECTED_EXPORTS = {
+    "nodenumber": {"enqueue", "prefilter", "prescore", "score"},
+    "imagelocality": {"prefilter", "prescore", "score"},
+    "advanced": {"prefilter", "filter", "prescore", "score", "reserve", "unreserve", "permit", "postbind"},
+}
+PLUGIN_EXPORTS = {"enqueue", "prefilter", "filter", "postfilter", "prescore", "score", "normalizescore", "reserve",
+                  "unreserve", "permit", "prebind", "bind", "postbind", "addpod", "removepod"}
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_only_the_needed_exports_are_in_the_module(example: str, built: None) -> None:
+    """The scheduler activates an extension point when its export exists (ABI.md §2)."""
+    module = wasmtime.Module.from_file(wasmtime.Engine(), str(ROOT / "examples" / example / f"{example}.wasm"))
+    names = {e.name for e in module.exports}
+    assert names & PLUGIN_EXPORTS == EXPECTED_EXPORTS[example]
+    assert {"memory", "_initialize"} <= names
+
+
+def readme_reverse_table() -> list[list[str]]:
+    text = (ROOT / "examples" / "nodenumber" / "README.md").read_text()
+    rows = [line.strip("|").split("|") for line in text.splitlines() if line.startswith("| ") and "node-" in line]
+    return [[c.strip() for c in row] for row in rows]
+
+
+def test_nodenumber_readme_comparison_table(at_root: None, capsys: pytest.CaptureFixture[str],
+                                            tmp_path: Path) -> None:
+    """The README's table: default plugins, + NodeNumber, + NodeNumber with reverse."""
+    cfg_path = ROOT / "examples" / "nodenumber" / "scheduler.yaml"
+    cfg = yaml.safe_load(cfg_path.read_text())
+    cfg["profiles"][0]["pluginConfig"][0]["args"]["guestConfig"] = '{"reverse": true}'
+    reverse = tmp_path / "reverse.yaml"
+    reverse.write_text(yaml.safe_dump(cfg))
+    demo = "examples/clusters/demo"
+    columns = []
+    for extra in ([], ["--config", str(cfg_path)], ["--config", str(reverse)]):
+        rc, out, err = run_cli(capsys, "simulate", "-o", "json", *extra, demo)
+        assert rc == 0, err
+        columns.append({p["name"]: p["node"] for p in json.loads(out)["pods"]})
+    table = readme_reverse_table()
+    assert len(table) == 5
+    for pod, *nodes in table:
+        assert [col[pod] for col in columns] == nodes, pod
+
+
+def test_nodenumber_logs_and_records_events_in_prescore(at_root: None, capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = run_cli(capsys, "-v", "2", "simulate", "-o", "json", "--config",
+                           "examples/nodenumber/scheduler.yaml", "examples/clusters/demo")
+    assert rc == 0, err
+    assert '"prescore" pod="shop/cache-1" digit="1" nodes="5" plugin="NodeNumber"' in err
+    events = [e for e in json.loads(out)["events"] if e["reason"] == "NodeNumber"]
+    assert {"type": "Normal", "reason": "NodeNumber", "regarding": "shop/cache-1",
+            "message": "favouring nodes whose name ends in 1"} in events
+
+
+def test_make_demo_runs_the_nodenumber_readme_command() -> None:
+    proc = subprocess.run(["make", "-n", "demo"], check=False, cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert run_it_block("nodenumber")[0].removeprefix("$ ") in proc.stdout
+
+
+def markdown_table(example: str, header_start: str) -> list[list[str]]:
+    """Body rows of the README table whose header row starts with header_start."""
+    lines = (ROOT / "examples" / example / "README.md").read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(header_start))
+    rows = []
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        rows.append([c.strip() for c in line.strip("|").split("|")])
+    return rows
+
+
+def imagelocality_configs(tmp_path: Path) -> dict[str, list[str]]:
+    """--config arguments: no ImageLocality, the in-tree one (defaults), the wasm one, and both."""
+    wasm_cfg = ROOT / "examples" / "imagelocality" / "scheduler.yaml"
+    cfg = yaml.safe_load(wasm_cfg.read_text())
+    none = {"apiVersion": cfg["apiVersion"], "kind": cfg["kind"], "profiles": [
+        {"schedulerName": "default-scheduler", "plugins": {"multiPoint": {"disabled": [{"name": "ImageLocality"}]}}}]}
+    both = yaml.safe_load(wasm_cfg.read_text())
+    del both["profiles"][0]["plugins"]["multiPoint"]["disabled"]
+    paths = {}
+    for name, doc in (("none", none), ("both", both)):
+        paths[name] = tmp_path / f"{name}.yaml"
+        paths[name].write_text(yaml.safe_dump(doc))
+    return {"none": ["--config", str(paths["none"])], "in-tree": [], "wasm": ["--config", str(wasm_cfg)],
+            "both": ["--config", str(paths["both"])]}
+
+
+def test_imagelocality_readme_comparison_table(at_root: None, capsys: pytest.CaptureFixture[str],
+                                               tmp_path: Path) -> None:
+    configs = imagelocality_configs(tmp_path)
+    columns = []
+    for name in ("none", "in-tree", "wasm"):
+        rc, out, err = run_cli(capsys, "simulate", "-o", "json", *configs[name], "examples/imagelocality/cluster")
+        assert rc == 0, err
+        columns.append({p["name"]: p["node"] for p in json.loads(out)["pods"]})
+    table = markdown_table("imagelocality", "| pod |")
+    assert len(table) == 7
+    for pod, _on, *nodes in table:
+        assert [col[pod] for col in columns] == nodes, pod
+
+
+@pytest.mark.parametrize("cluster", ["examples/imagelocality/cluster", "examples/clusters/demo"])
+def test_imagelocality_scores_equal_the_in_tree_plugin(cluster: str, at_root: None,
+                                                       capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Both plugins enabled with weight 1: every explained node score is the same."""
+    rc, out, err = run_cli(capsys, "simulate", "-o", "json", "--explain",
+                           *imagelocality_configs(tmp_path)["both"], cluster)
+    assert rc == 0, err
+    pairs = 0
+    for pod in json.loads(out)["pods"]:
+        for node, scores in (pod.get("scores") or {}).items():
+            assert scores["ImageLocalityWasm"] == scores["ImageLocality"], (pod["name"], node)
+            pairs += 1
+    assert pairs >= 20
+    assert any(scores["ImageLocality"] > 0 for pod in json.loads(out)["pods"]
+               for scores in (pod.get("scores") or {}).values())
+
+
+def test_advanced_postbind_events_carry_prefilter_state(at_root: None, capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's TeamPlaced events, recorded in PostBind (binding cycle) from PreFilter's state."""
+    text = (ROOT / "examples" / "advanced" / "README.md").read_text()
+    promised = [json.loads(line) for line in text.split("### Events", 1)[1].splitlines() if line.startswith("{")]
+    assert len(promised) == 6
+    rc, out, err = run_cli(capsys, *readme_command(run_it_block("advanced")), "-o", "json")
+    assert rc == 0, err
+    got = [e for e in json.loads(out)["events"] if e["reason"] == "TeamPlaced"]
+    # Binding cycles run concurrently, so the events' order may vary.
+    assert sorted(got, key=lambda e: e["regarding"]) == sorted(promised, key=lambda e: e["regarding"])
