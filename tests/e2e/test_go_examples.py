@@ -16,10 +16,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import wasmtime
 import yaml
 
 from tests.e2e.helpers import run_cli
+from wasmsched.wasm.runtime import Runtime
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ["nodenumber", "imagelocality", "advanced"]
@@ -116,7 +116,7 @@ PLUGIN_EXPORTS = {"enqueue", "prefilter", "filter", "postfilter", "prescore", "s
 @pytest.mark.parametrize("example", EXAMPLES)
 def test_only_the_needed_exports_are_in_the_module(example: str, built: None) -> None:
     """The scheduler activates an extension point when its export exists (ABI.md §2)."""
-    module = wasmtime.Module.from_file(wasmtime.Engine(), str(ROOT / "examples" / example / f"{example}.wasm"))
+    module = Runtime(MODULE_CACHE).compile((ROOT / "examples" / example / f"{example}.wasm").read_bytes())
     names = {e.name for e in module.exports}
     assert names & PLUGIN_EXPORTS == EXPECTED_EXPORTS[example]
     assert {"memory", "_initialize"} <= names
