@@ -69,7 +69,8 @@ const (
 	ModeOverride
 )
 
-// EnqueueExtensions lists the cluster events that may make a rejected pod schedulable.
+// EnqueueExtensions lists the cluster events that may make a rejected pod schedulable. The ABI
+// cannot express an empty list: the host then uses its default list (ABI.md §7).
 type EnqueueExtensions interface {
 	EventsToRegister() []ClusterEvent
 }

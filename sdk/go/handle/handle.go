@@ -112,7 +112,8 @@ type event struct {
 }
 
 // Eventf records an event about regarding (and related, which may be nil): a *corev1.Pod, a
-// *corev1.Node or a *corev1.ObjectReference. note is a format string for args.
+// *corev1.Node or a *corev1.ObjectReference; a nil pointer of those types is an empty reference.
+// note is a format string for args.
 func (EventRecorder) Eventf(regarding, related any, eventtype, reason, action, note string, args ...any) {
 	e := event{RegardingReference: reference(regarding), RelatedReference: reference(related),
 		Eventtype: eventtype, Reason: reason, Action: action, Note: fmt.Sprintf(note, args...)}
@@ -128,12 +129,21 @@ func reference(obj any) objectReference {
 	case nil:
 		return objectReference{}
 	case *corev1.Pod:
+		if o == nil { // e.g. a typed nil from a lookup that found nothing
+			return objectReference{}
+		}
 		return objectReference{Kind: "Pod", APIVersion: "v1", Name: o.Name, Namespace: o.Namespace,
 			UID: string(o.UID), ResourceVersion: o.ResourceVersion}
 	case *corev1.Node:
+		if o == nil { // e.g. NodeInfo.Node() of a node not in the snapshot
+			return objectReference{}
+		}
 		return objectReference{Kind: "Node", APIVersion: "v1", Name: o.Name, UID: string(o.UID),
 			ResourceVersion: o.ResourceVersion}
 	case *corev1.ObjectReference:
+		if o == nil {
+			return objectReference{}
+		}
 		return objectReference{Kind: o.Kind, APIVersion: o.APIVersion, Name: o.Name, Namespace: o.Namespace,
 			UID: string(o.UID), ResourceVersion: o.ResourceVersion}
 	default:

@@ -252,6 +252,23 @@ func TestEventfNilRelatedAndObjectReference(t *testing.T) {
 	}
 }
 
+func TestEventfTypedNilsAreEmptyReferences(t *testing.T) {
+	h := hosttest.Install(t, &hosttest.Host{})
+	GetEventRecorder().Eventf(newPod("ns", "p1", "u1"), (*corev1.Node)(nil), "Normal", "r", "a", "n")
+	GetEventRecorder().Eventf((*corev1.ObjectReference)(nil), (*corev1.Pod)(nil), "Normal", "r", "a", "n")
+	if len(h.Events) != 2 {
+		t.Fatalf("%d events sent, want 2", len(h.Events))
+	}
+	_, reg, rel := decodeEvent(t, h.Events[0])
+	if reg["Name"] != "p1" || rel["Kind"] != "" || rel["Name"] != "" {
+		t.Fatalf("regarding %v, related %v", reg, rel)
+	}
+	_, reg, rel = decodeEvent(t, h.Events[1])
+	if reg["Kind"] != "" || rel["Kind"] != "" {
+		t.Fatalf("regarding %v, related %v", reg, rel)
+	}
+}
+
 func TestEventfRejectsOtherTypes(t *testing.T) {
 	h := hosttest.Install(t, &hosttest.Host{})
 	defer func() {
