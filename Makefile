@@ -39,10 +39,12 @@ examples/$(1)/$(1).wasm: $$(shell find examples/$(1) -name '*.go' -not -name '*_
 endef
 $(foreach e,$(EXAMPLES),$(eval $(call example_rule,$(e))))
 
-# The SDK's and the examples' unit tests run natively, with the host imports stubbed (build tag !wasip1).
+# The SDK's and the examples' unit tests run natively, with the host imports stubbed (build tag !wasip1);
+# tests/go holds guests that pytest builds and drives through the host.
 gotest:
 	cd sdk/go && $(GO) vet ./... && GOOS=wasip1 GOARCH=wasm $(GO) vet ./... && $(GO) test ./...
 	cd examples && $(GO) vet ./... && GOOS=wasip1 GOARCH=wasm $(GO) vet ./... && $(GO) test ./...
+	cd tests/go && $(GO) vet ./... && GOOS=wasip1 GOARCH=wasm $(GO) vet ./...
 
 # The bundled cluster, scheduled by the default plugins plus the NodeNumber wasm plugin.
 demo: setup examples/nodenumber/nodenumber.wasm
