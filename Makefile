@@ -58,4 +58,4 @@ lint: setup
 	$(VENV)/bin/mypy wasmsched
 
 clean:
-	rm -rf $(VENV) wasmsched/api/gen $(EXAMPLE_WASM)
+	rm -rf $(VENV) wasmsched/api/gen $(EXAMPLE_WASM) tests/go/*/*.wasm .cache
