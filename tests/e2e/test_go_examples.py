@@ -11,7 +11,6 @@ import json
 import os
 import re
 import shlex
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,20 +18,17 @@ import pytest
 import yaml
 
 from tests.e2e.helpers import run_cli
+from tests.go_guests import MODULE_CACHE, ROOT, run_ok
+from wasmsched.wasm import abi
 from wasmsched.wasm.runtime import Runtime
 
-ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ["nodenumber", "imagelocality", "advanced"]
-# Compiling a 17 MB Go guest takes seconds; its artifact is keyed by the module's sha256 and wasmtime's
-# version, so a cache kept across runs is safe.
-MODULE_CACHE = ROOT / ".cache" / "wasm-modules"
 
 
 @pytest.fixture(scope="session")
 def built() -> Iterator[None]:
     """`make examples` (cached by make and go); guests load from a cache kept across test runs."""
-    proc = subprocess.run(["make", "-s", "examples"], check=False, cwd=ROOT, capture_output=True, text=True)
-    assert proc.returncode == 0, f"make examples failed:\n{proc.stdout}\n{proc.stderr}"
+    run_ok(["make", "-s", "examples"], ROOT)
     saved = os.environ.get("WASMSCHED_CACHE_DIR")
     os.environ["WASMSCHED_CACHE_DIR"] = str(MODULE_CACHE)
     yield
@@ -109,8 +105,6 @@ EXPECTED_EXPORTS = {
     "imagelocality": {"prefilter", "prescore", "score"},
     "advanced": {"prefilter", "filter", "prescore", "score", "reserve", "unreserve", "permit", "postbind"},
 }
-PLUGIN_EXPORTS = {"enqueue", "prefilter", "filter", "postfilter", "prescore", "score", "normalizescore", "reserve",
-                  "unreserve", "permit", "prebind", "bind", "postbind", "addpod", "removepod"}
 
 
 @pytest.mark.parametrize("example", EXAMPLES)
@@ -118,7 +112,7 @@ def test_only_the_needed_exports_are_in_the_module(example: str, built: None) ->
     """The scheduler activates an extension point when its export exists (ABI.md §2)."""
     module = Runtime(MODULE_CACHE).compile((ROOT / "examples" / example / f"{example}.wasm").read_bytes())
     names = {e.name for e in module.exports}
-    assert names & PLUGIN_EXPORTS == EXPECTED_EXPORTS[example]
+    assert names & set(abi.EXPORTS) == EXPECTED_EXPORTS[example]
     assert {"memory", "_initialize"} <= names
 
 
@@ -159,9 +153,7 @@ def test_nodenumber_logs_and_records_events_in_prescore(at_root: None, capsys: p
 
 
 def test_make_demo_runs_the_nodenumber_readme_command() -> None:
-    proc = subprocess.run(["make", "-n", "demo"], check=False, cwd=ROOT, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    assert run_it_block("nodenumber")[0].removeprefix("$ ") in proc.stdout
+    assert run_it_block("nodenumber")[0].removeprefix("$ ") in run_ok(["make", "-n", "demo"], ROOT)
 
 
 def markdown_table(example: str, header_start: str) -> list[list[str]]:

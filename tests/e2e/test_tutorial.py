@@ -3,16 +3,15 @@ give the outputs it shows."""
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.helpers import run_cli
-from tests.e2e.test_go_examples import MODULE_CACHE, ROOT, summary, table_rows
+from tests.e2e.test_go_examples import summary, table_rows
+from tests.go_guests import MODULE_CACHE, ROOT, run_ok
 
 TUTORIAL = ROOT / "docs" / "tutorial.md"
 
@@ -46,12 +45,6 @@ def go_commands() -> list[tuple[dict[str, str], list[str]]]:
     return out
 
 
-def go(workdir: Path, argv: list[str], env: dict[str, str] | None = None) -> None:
-    proc = subprocess.run(argv, check=False, cwd=workdir, capture_output=True, text=True,
-                          env={**os.environ, **(env or {})})
-    assert proc.returncode == 0, f"{argv}:\n{proc.stdout}\n{proc.stderr}"
-
-
 @pytest.fixture(scope="module")
 def plugin_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tutorial's module, created, tested and built with its own commands."""
@@ -61,7 +54,7 @@ def plugin_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (d / name).parent.mkdir(parents=True, exist_ok=True)
         (d / name).write_text(body)
     for env, argv in go_commands():
-        go(d, argv, env)
+        run_ok(argv, d, env)
     assert (d / "avoidzone.wasm").exists()
     return d
 

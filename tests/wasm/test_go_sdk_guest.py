@@ -10,15 +10,13 @@ events and logs exactly, so that every decode and encode of the SDK meets the ho
 from __future__ import annotations
 
 import logging
-import os
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.go_guests import MODULE_CACHE, ROOT, build_go_guest
 from tests.wasm.harness import WasmHandle
 from wasmsched.api.types import Pod
 from wasmsched.framework import interface as fw
@@ -27,23 +25,18 @@ from wasmsched.framework.interface import NodeScore, NodeToStatus, NominatingInf
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo, PodInfo, get_pod_key
 from wasmsched.testing.builders import make_node, make_pod
+from wasmsched.wasm import abi
 from wasmsched.wasm.errors import WasmLoadError
 from wasmsched.wasm.plugin import WasmPlugin, new_wasm_plugin
 from wasmsched.wasm.runtime import Runtime
 
-ROOT = Path(__file__).resolve().parents[2]
 GUEST_DIR = ROOT / "tests" / "go" / "allpoints"
 WASM = GUEST_DIR / "allpoints.wasm"
 # Compiling the 17 MB Go guest takes seconds; the artifact is keyed by the module's sha256 and
 # wasmtime's version, so a cache kept across runs is safe (the one tests/e2e/test_go_examples.py uses).
-MODULE_CACHE = ROOT / ".cache" / "wasm-modules"
 GUEST_LOGGER = "wasmsched.wasm.guest"
 NAME = "allpoints"
 CONFIG = '{"tag":"t1","scoreBase":3}'
-ALL_EXPORTS = {
-    "enqueue", "prefilter", "filter", "postfilter", "prescore", "score", "normalizescore", "reserve", "unreserve",
-    "permit", "prebind", "bind", "postbind", "addpod", "removepod",
-}
 MIN_INT32, MAX_INT32 = -(1 << 31), (1 << 31) - 1
 MB = 1_000_000
 
@@ -51,11 +44,7 @@ MB = 1_000_000
 @pytest.fixture(scope="module")
 def runtime() -> Runtime:
     """Builds the guest (go's build cache makes a rebuild cheap) and returns a runtime caching its module."""
-    env = {**os.environ, "GOOS": "wasip1", "GOARCH": "wasm"}
-    proc = subprocess.run(
-        ["go", "build", "-buildmode=c-shared", "-trimpath", "-buildvcs=false", "-o", WASM.name, "."],
-        check=False, cwd=GUEST_DIR, env=env, capture_output=True, text=True)
-    assert proc.returncode == 0, f"building {GUEST_DIR} failed:\n{proc.stdout}\n{proc.stderr}"
+    build_go_guest(GUEST_DIR, WASM)
     return Runtime(cache_dir=MODULE_CACHE)
 
 
@@ -136,7 +125,7 @@ def ref(kind: str, name: str, uid: str, namespace: str = "", api_version: str = 
 
 def test_module_exports_all_fifteen_points(guest: Guest) -> None:
     plugin = guest.plugin
-    assert set(plugin.exports) == ALL_EXPORTS
+    assert set(plugin.exports) == set(abi.EXPORTS)
     for iface in (fw.PreFilterPlugin, fw.EnqueueExtensions, fw.FilterPlugin, fw.PostFilterPlugin,
                   fw.PreScorePlugin, fw.ScorePlugin, fw.ReservePlugin, fw.PermitPlugin, fw.PreBindPlugin,
                   fw.BindPlugin, fw.PostBindPlugin):

@@ -15,14 +15,7 @@ import (
 )
 
 // GetConfig returns pluginConfig args.guestConfig verbatim; nil when it is empty.
-func GetConfig() []byte {
-	n := imports.GetConfig(nil)
-	if n == 0 {
-		return nil
-	}
-	buf := make([]byte, n)
-	return buf[:imports.GetConfig(buf)]
-}
+func GetConfig() []byte { return guest.Config() }
 
 // NodeInfoLister reads the scheduler's snapshot, like SnapshotSharedLister().NodeInfos().
 type NodeInfoLister struct{}

@@ -3,6 +3,12 @@
 // one of these functions in a //go:wasmexport; they are plain Go here so that go test runs them.
 package guest
 
+import (
+	"bytes"
+
+	"github.com/wasmsched/wasmsched/sdk/go/internal/imports"
+)
+
 // scratch is the buffer getters try first (ABI.md §5 suggests 2048 bytes).
 var scratch = make([]byte, 2048)
 
@@ -23,6 +29,9 @@ func fetch(get func(buf []byte) uint32) []byte {
 	}
 	return scratch[:n]
 }
+
+// Config returns the guest config (a copy); nil when it is empty.
+func Config() []byte { return bytes.Clone(fetch(imports.GetConfig)) }
 
 // fetchString is fetch for text values.
 func fetchString(get func(buf []byte) uint32) string {

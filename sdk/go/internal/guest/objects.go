@@ -130,6 +130,3 @@ func ListNodeInfos() []api.NodeInfo {
 	}
 	return out
 }
-
-// CurrentPod is the pod of the running call, for handle-level helpers.
-func CurrentPod() *corev1.Pod { return newCurrentPod().Pod() }

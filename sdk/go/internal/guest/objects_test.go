@@ -199,13 +199,6 @@ func TestListNodeInfosInHostOrder(t *testing.T) {
 	}
 }
 
-func TestCurrentPodHelper(t *testing.T) {
-	install(t, &hosttest.Host{CurrentPod: hosttest.PodBytes(t, newPod("ns", "cp", "ucp"))})
-	if p := CurrentPod(); p == nil || p.Name != "cp" {
-		t.Fatalf("CurrentPod() = %+v, want cp", p)
-	}
-}
-
 func TestUndecodablePodPanics(t *testing.T) {
 	install(t, &hosttest.Host{CurrentPod: []byte{0x0a, 0x7f}}) // field 1, length 127, nothing follows
 	setPlugin(t, &fakePlugin{})
