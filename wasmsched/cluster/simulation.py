@@ -71,7 +71,7 @@ class Simulation:
         self.cluster = MemoryCluster()
         self.scheduler = new_scheduler(cfg, registry, self.cluster, self.cluster, self.clock.now,
                                        seed=seed, explain=explain,
-                                       max_consecutive_errors=MAX_CONSECUTIVE_ERRORS)
+                                       max_consecutive_errors=MAX_CONSECUTIVE_ERRORS, binding_workers=0)
         s = self.scheduler
         self.cluster.watch(KIND_NODE, s.on_node_add, s.on_node_update, s.on_node_delete)
         self.cluster.watch(KIND_POD, s.on_pod_add, s.on_pod_update, s.on_pod_delete)
@@ -118,6 +118,10 @@ class Simulation:
             if s.queue.has_work():
                 continue
             wake = s.next_wake_up()
+            if wake is not None and self._nothing_can_change():
+                # kube-scheduler retries such pods after backoff forever, waiting for a node to be added;
+                # here no node will ever come, so every retry would fail the same way.
+                break
             if wake is None:
                 if s.bindings_in_flight():
                     # Only Permit-waiting pods without a deadline could remain; they cannot resolve alone.
@@ -134,6 +138,12 @@ class Simulation:
         if wasm:
             result.extra_summary["wasm"] = wasm
         return result
+
+    def _nothing_can_change(self) -> bool:
+        """No node exists and no binding (or Permit wait) is in flight: every further attempt ends in
+        "no nodes available"."""
+        s = self.scheduler
+        return s.cache.node_count() == 0 and not s.bindings_in_flight()
 
     def wasm_counters(self) -> dict[str, dict[str, int]]:
         """Instance counters per wasm plugin, summed over profiles that enable the same plugin."""

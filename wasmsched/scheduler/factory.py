@@ -34,6 +34,7 @@ def new_scheduler(
     seed: int = 0,
     explain: bool = False,
     max_consecutive_errors: int | None = None,
+    binding_workers: int = SchedulerOptions.binding_workers,
 ) -> Scheduler:
     opts = SchedulerOptions(
         percentage_of_nodes_to_score=cfg.percentage_of_nodes_to_score,
@@ -42,5 +43,6 @@ def new_scheduler(
         seed=seed,
         explain=explain,
         max_consecutive_errors=max_consecutive_errors,
+        binding_workers=binding_workers,
     )
     return Scheduler([profile_spec(p) for p in cfg.profiles], registry, client, recorder, clock, opts)

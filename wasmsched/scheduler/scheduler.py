@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
 import threading
+from collections import deque
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -68,6 +70,9 @@ class SchedulerOptions:
     pod_max_backoff_seconds: float = 10.0
     seed: int = 0
     explain: bool = False
+    # Threads running binding cycles, as kube runs each in a goroutine. 0: each binding cycle runs on the
+    # scheduling thread right after the scheduling cycle that started it (or the event that ended its
+    # Permit wait), so a run is deterministic: the same input gives the same writes in the same order.
     binding_workers: int = 4
     # kube-scheduler retries a pod that hit an internal error forever. A simulation must end, so it
     # gives up after this many consecutive errors and reports the pod (None: retry forever).
@@ -95,9 +100,10 @@ class Scheduler:
         self._records_lock = threading.Lock()
         self._binding_lock = threading.Condition()
         self._bindings_in_flight = 0
-        self._executor = ThreadPoolExecutor(max_workers=self.options.binding_workers,
-                                            thread_name_prefix="binding")
+        self._executor = (ThreadPoolExecutor(max_workers=self.options.binding_workers, thread_name_prefix="binding")
+                          if self.options.binding_workers > 0 else None)
         self._futures: set[Future[None]] = set()
+        self._deferred_bindings: deque[Callable[[], None]] = deque()
         self.queue: SchedulingQueue
         self.profiles: dict[str, Framework] = {}
         pre_enqueue: dict[str, Callable[[Pod], Status | None]] = {}
@@ -202,6 +208,12 @@ class Scheduler:
 
     def schedule_one(self) -> bool:
         """Pops and schedules one pod; False when the active queue is empty."""
+        try:
+            return self._schedule_one()
+        finally:
+            self.run_deferred_bindings()
+
+    def _schedule_one(self) -> bool:
         self.queue.flush_backoff_q_completed()
         qpi = self.queue.pop()
         if qpi is None:
@@ -294,10 +306,27 @@ class Scheduler:
 
     def _submit_binding(self, fwk: Framework, state: CycleState, result: ScheduleResult, qpi: QueuedPodInfo,
                         assumed_pi: PodInfo, permit: Status | None) -> None:
+        if self._executor is None:
+            self._deferred_bindings.append(
+                functools.partial(self._binding_cycle, fwk, state, result, qpi, assumed_pi, permit))
+            return
         fut = self._executor.submit(self._binding_cycle, fwk, state, result, qpi, assumed_pi, permit)
         with self._binding_lock:
             self._futures.add(fut)
         fut.add_done_callback(self._binding_done)
+
+    def run_deferred_bindings(self) -> None:
+        """Runs the binding cycles waiting for the scheduling thread (binding_workers == 0), in order."""
+        while self._deferred_bindings:
+            job = self._deferred_bindings.popleft()
+            try:
+                job()
+            except Exception as e:
+                log.error("binding cycle crashed: %r", e)
+            finally:
+                with self._binding_lock:
+                    self._bindings_in_flight -= 1
+                    self._binding_lock.notify_all()
 
     def _binding_done(self, fut: Future[None]) -> None:
         with self._binding_lock:
@@ -423,6 +452,7 @@ class Scheduler:
     # ----- driving ----------------------------------------------------------------------------
 
     def wait_for_bindings(self, timeout: float | None = None) -> bool:
+        self.run_deferred_bindings()
         with self._binding_lock:
             return self._binding_lock.wait_for(lambda: not self._futures, timeout)
 
@@ -441,11 +471,15 @@ class Scheduler:
 
     def expire_waiting_pods(self) -> int:
         now = self.clock()
-        return sum(fwk.expire_waiting_pods(now) for fwk in self.profiles.values())
+        expired = sum(fwk.expire_waiting_pods(now) for fwk in self.profiles.values())
+        self.run_deferred_bindings()
+        return expired
 
     def close(self) -> None:
         self.queue.close()
-        self._executor.shutdown(wait=True)
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+        self.run_deferred_bindings()
         for fwk in self.profiles.values():
             fwk.close()
 
