@@ -1,12 +1,13 @@
 """The simulation driver: runs until quiet, reports every pod, never loops forever."""
 
+import threading
 from typing import Any
 
 from wasmsched.cluster.simulation import MAX_CONSECUTIVE_ERRORS, Simulation
 from wasmsched.config import config_from_dict
-from wasmsched.framework.interface import FilterPlugin, PermitPlugin, Plugin
+from wasmsched.framework.interface import FilterPlugin, PermitPlugin, Plugin, PreBindPlugin
 from wasmsched.framework.status import Code, Status
-from wasmsched.plugins.registry import Registry
+from wasmsched.plugins.registry import Registry, in_tree_registry
 from wasmsched.testing.builders import make_node, make_pod
 
 
@@ -121,3 +122,64 @@ def test_deleting_a_pending_pod_notifies_the_plugins_of_its_profile() -> None:
     sim.cluster.delete("Pod", "default/gone")
     sim.scheduler.close()
     assert observer.deleted == ["gone"]
+
+
+def test_no_nodes_ends_with_the_pods_unschedulable() -> None:
+    """kube-scheduler retries such a pod after backoff until a node is added; no node will ever be added
+    to a simulated cluster, so the run must end instead of retrying forever."""
+    sim = Simulation(_config("PrioritySort"), Registry(in_tree_registry()))
+    sim.apply({"Pod": [make_pod("a").obj(), make_pod("b").obj()]})
+    result = sim.run_until_quiet(max_cycles=50)
+    sim.scheduler.close()
+    assert [(p.name, p.phase, p.message, p.attempts) for p in result.pods] == [
+        ("a", "Unschedulable", "no nodes available to schedule pods", 1),
+        ("b", "Unschedulable", "no nodes available to schedule pods", 1),
+    ]
+    assert [e.message for e in result.events if e.reason == "FailedScheduling"] == [
+        "no nodes available to schedule pods"] * 2
+
+
+class ThreadRecordingPreBind(PreBindPlugin):
+    name = "ThreadRecordingPreBind"
+
+    def __init__(self) -> None:
+        self.threads: list[int] = []
+
+    def pre_bind(self, state: Any, pod: Any, node_name: str) -> Status | None:
+        self.threads.append(threading.get_ident())
+        return None
+
+
+def test_binding_cycles_run_on_the_scheduling_thread() -> None:
+    """simulate runs each binding cycle right after its scheduling cycle, on the same thread, so that the
+    writes (and their resourceVersions) come in the same order in every run."""
+    plugins: list[ThreadRecordingPreBind] = []
+
+    def factory(args: Any, handle: Any) -> Plugin:
+        plugins.append(ThreadRecordingPreBind())
+        return plugins[-1]
+
+    sim = _sim("ThreadRecordingPreBind", factory)
+    sim.apply({"Node": [make_node("n1").capacity(cpu="4", pods="10").obj()],
+               "Pod": [make_pod(f"p{i}").obj() for i in range(5)]})
+    result = sim.run_until_quiet()
+    sim.scheduler.close()
+    assert [p.phase for p in result.pods] == ["Scheduled"] * 5
+    assert plugins[0].threads == [threading.get_ident()] * 5
+    # One node and five pods created (1..6), then one bind each, in scheduling order.
+    assert {p.metadata.name: int(p.metadata.resourceVersion) for p in sim.cluster.list("Pod")} == {
+        "p0": 7, "p1": 8, "p2": 9, "p3": 10, "p4": 11}
+
+
+def test_an_unschedulable_pod_keeps_no_per_node_statuses() -> None:
+    """The FitError's per-node statuses (~200 bytes a node) are dropped once its message is made."""
+    sim = Simulation(_config("PrioritySort"), Registry(in_tree_registry()))
+    sim.apply({"Node": [make_node(f"n{i}").capacity(cpu="1", pods="10").obj() for i in range(50)],
+               "Pod": [make_pod("big").req(cpu="8").obj()]})
+    result = sim.run_until_quiet()
+    sim.scheduler.close()
+    (p,) = result.pods
+    assert p.phase == "Unschedulable"
+    assert p.message.startswith("0/50 nodes are available: 50 Insufficient cpu.")
+    last = sim.scheduler.records["default/big"].last_status
+    assert last is not None and last.err is None and last.reasons == [p.message]

@@ -82,14 +82,23 @@ class Preempted:
 
 
 @dataclass(frozen=True)
+class Running:
+    """Expected: a pod bound in the input (spec.nodeName), reported as Running on its node."""
+
+    node: str
+
+
+@dataclass(frozen=True)
 class Preemptor:
     """Expected: the pod is scheduled on this node after preempting (two attempts)."""
 
     node: str
 
 
-def assert_outcome(doc: Mapping[str, Any], expected: Mapping[str, str | Unsched | Preempted | Preemptor],
-                   namespace: str = "default") -> None:
+Outcome = str | Unsched | Preempted | Preemptor | Running
+
+
+def assert_outcome(doc: Mapping[str, Any], expected: Mapping[str, Outcome], namespace: str = "default") -> None:
     """Checks every reported pod, its events, and the summary against `expected`.
 
     A str value is the node the pod is scheduled on in its first attempt.
@@ -109,6 +118,9 @@ def assert_outcome(doc: Mapping[str, Any], expected: Mapping[str, str | Unsched 
             scheduled = [e for e in mine if e["reason"] == "Scheduled"]
             assert scheduled == [{"type": "Normal", "reason": "Scheduled", "regarding": key,
                                   "message": f"Successfully assigned {key} to {node}"}]
+        elif isinstance(want, Running):
+            assert (p["phase"], p["node"], p["message"], p["attempts"]) == ("Running", want.node, "", 0), p
+            assert not mine, mine
         elif isinstance(want, Unsched):
             assert p["phase"] == "Unschedulable", p
             assert p["node"] is None
@@ -137,3 +149,4 @@ def assert_outcome(doc: Mapping[str, Any], expected: Mapping[str, str | Unsched 
     assert summary["scheduled"] == phases.count("Scheduled")
     assert summary["unschedulable"] == phases.count("Unschedulable")
     assert summary["preempted"] == phases.count("Preempted")
+    assert summary["running"] == phases.count("Running")

@@ -21,6 +21,7 @@ from .helpers import (
 )
 
 UNTOLERATED = "node(s) had untolerated taint(s)"
+DEMO = Path(__file__).resolve().parents[2] / "examples" / "clusters" / "demo"
 
 
 # --- --explain -----------------------------------------------------------------------------------
@@ -98,7 +99,8 @@ def test_out_dir_round_trip(capsys: pytest.CaptureFixture[str], tmp_path: Path) 
     rc, out, err = run_cli(capsys, "simulate", "--output", "json", str(out_dir))
     assert rc == 0, err
     second = json.loads(out)
-    assert [p["name"] for p in second["pods"]] == ["wants-both"]
+    assert [(p["name"], p["phase"], p["node"]) for p in second["pods"]] == [
+        ("wants-both", "Unschedulable", None), ("wants-cpu", "Running", "n-cpu"), ("wants-memory", "Running", "n-mem")]
     again = second["pods"][0]
     assert again["phase"] == "Unschedulable"
     assert again["message"] == pods_by_name(first)["wants-both"]["message"]
@@ -114,8 +116,9 @@ def test_out_dir_after_preemption_round_trip(capsys: pytest.CaptureFixture[str],
     rc, out, err = run_cli(capsys, "simulate", "--output", "json", str(out_dir))
     assert rc == 0, err
     doc = json.loads(out)
-    assert doc["pods"] == []
+    assert [(p["name"], p["phase"], p["node"]) for p in doc["pods"]] == [("critical", "Running", "n1")]
     assert doc["summary"]["scheduled"] == 0
+    assert doc["summary"]["running"] == 1
 
 
 # --- --output yaml | table -----------------------------------------------------------------------
@@ -288,3 +291,134 @@ def test_seed_breaks_ties_reproducibly(capsys: pytest.CaptureFixture[str], tmp_p
 
     assert host(1) == host(1)
     assert len({host(s) for s in range(12)}) > 1
+
+
+# --- flags and outputs a user meets first --------------------------------------------------------
+
+def test_verbosity_after_the_subcommand(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, _, err = run_cli(capsys, "simulate", "-v", "2", *scenario_args("least-allocated"))
+    assert rc == 0, err
+    assert '"Successfully bound pod to node" pod="default/incoming"' in err
+    rc, _, err = run_cli(capsys, "-v", "2", "simulate", *scenario_args("least-allocated"))
+    assert rc == 0, err
+    assert '"Successfully bound pod to node" pod="default/incoming"' in err
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("nodes=100000,pods=1", "--generate: nodes must be between 0 and 15000, got 100000"),
+    ("nodes=1,pods=150001", "--generate: pods must be between 0 and 150000, got 150001"),
+    ("nodes=-1,pods=1", "--generate: nodes must be between 0 and 15000, got -1"),
+    ("nodes=1,pods=" + "9" * 5000, '--generate: pods must be an integer, got "' + "9" * 40 + '..."'),
+    ("nodes=1,pods=1,seed=" + "9" * 30, '--generate: seed must be an integer, got "' + "9" * 30 + '"'),
+    ("nodes=1", "--generate: both nodes=N and pods=M are required"),
+    ("nodes=1,pods=2,size=3", '--generate: expected nodes=N,pods=M[,seed=S], got "size=3"'),
+])
+def test_generate_sizes_are_bounded(capsys: pytest.CaptureFixture[str], spec: str, message: str) -> None:
+    rc, out, err = run_cli(capsys, "simulate", "--generate", spec)
+    assert (rc, out, err) == (2, "", f"error: {message}\n")
+
+
+def test_no_nodes_ends_unschedulable(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = run_cli(capsys, "simulate", "-o", "json", "--generate", "nodes=0,pods=5")
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert {(p["phase"], p["message"]) for p in doc["pods"]} == {
+        ("Unschedulable", "no nodes available to schedule pods")}
+    assert doc["summary"]["unschedulable"] == 5
+
+
+@pytest.mark.parametrize("where", ["a-file", "a-file/sub"])
+def test_out_must_be_a_writable_directory_checked_before_the_run(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, where: str) -> None:
+    (tmp_path / "a-file").write_text("not a directory\n")
+    target = tmp_path / where
+    rc, out, err = run_cli(capsys, "simulate", "--out", str(target), *scenario_args("least-allocated"))
+    assert rc == 2
+    assert out == ""  # refused before any result is printed
+    assert err.startswith(f"error: --out {target}: ") and "not a directory" in err
+    assert err.count("\n") == 1
+
+
+def test_out_is_the_same_bytes_for_the_same_input(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # The demo has preemption, bindings, failures and running pods: every kind of write simulate makes.
+    runs = []
+    for i in range(3):
+        out_dir = tmp_path / f"run{i}"
+        rc, _, err = run_cli(capsys, "simulate", "--out", str(out_dir), str(DEMO))
+        assert rc == 0, err
+        runs.append({f.name: f.read_bytes() for f in sorted(out_dir.iterdir())})
+    assert runs[0] == runs[1] == runs[2]
+    pods = [d for d in yaml.safe_load_all(runs[0]["pods.yaml"]) if d]
+    assert [f"{p['metadata']['namespace']}/{p['metadata']['name']}" for p in pods] == sorted(
+        f"{p['metadata']['namespace']}/{p['metadata']['name']}" for p in pods)
+    assert all(p["metadata"]["resourceVersion"] for p in pods)
+    # Keys sorted as kubectl prints them, maps included.
+    assert list(pods[0]) == sorted(pods[0])
+    assert list(pods[0]["metadata"]) == sorted(pods[0]["metadata"])
+
+
+def test_every_input_pod_is_accounted_for(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Running pods (spec.nodeName in the input) are reported; the summary counts every phase."""
+    docs: list[dict[str, Any]] = [
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+         "status": {"allocatable": {"cpu": "2", "memory": "4Gi", "pods": "10"}}},
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "running"},
+         "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "x"}]}},
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "lost"},
+         "spec": {"nodeName": "gone", "containers": [{"name": "c", "image": "x"}]}},
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "other"},
+         "spec": {"schedulerName": "someone-else", "containers": [{"name": "c", "image": "x"}]}},
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "new"},
+         "spec": {"containers": [{"name": "c", "image": "x"}]}},
+    ]
+    path = tmp_path / "cluster.yaml"
+    path.write_text(yaml.safe_dump_all(docs))
+    rc, out, err = run_cli(capsys, "simulate", "-o", "json", str(path))
+    assert rc == 0, err
+    assert err == (f'warning: {path}: document 3: spec.nodeName: node "gone" does not exist: pod default/lost '
+                   "is reported Running and holds no node's resources\n")
+    doc = json.loads(out)
+    assert [(p["name"], p["phase"], p["node"], p["message"]) for p in doc["pods"]] == [
+        ("other", "Ignored", None, 'no profile for schedulerName "someone-else"'),
+        ("new", "Scheduled", "n1", ""),
+        ("running", "Running", "n1", ""),
+        ("lost", "Running", "gone", 'node "gone" does not exist'),
+    ]
+    summary = {k: v for k, v in doc["summary"].items() if k != "seconds"}
+    assert summary == {"scheduled": 1, "unschedulable": 0, "preempted": 0, "error": 0, "ignored": 1,
+                       "running": 2}
+    rc, out, _ = run_cli(capsys, "simulate", str(path))
+    assert out.splitlines()[-1].startswith("1 scheduled, 0 unschedulable, 0 preempted, 1 ignored, 2 running in ")
+
+
+def test_a_duplicate_between_a_file_and_generate_names_both(capsys: pytest.CaptureFixture[str],
+                                                           tmp_path: Path) -> None:
+    path = tmp_path / "nodes.yaml"
+    path.write_text("apiVersion: v1\nkind: Node\nmetadata: {name: node-00000}\n")
+    rc, out, err = run_cli(capsys, "simulate", "--generate", "nodes=2,pods=0", str(path))
+    assert (rc, out) == (2, "")
+    assert err == (f'error: --generate: nodes "node-00000" already exists (first defined in {path}: '
+                   "document 1)\n")
+
+
+def test_explain_in_the_table(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = run_cli(capsys, "simulate", "--explain", *scenario_args("explain"))
+    assert rc == 0, err
+    text = out.split("\n")
+    start = next(i for i, line in enumerate(text) if line.split()[:2] == ["default", "incoming"])
+    block = text[start + 1:start + 11]
+    assert block[0] == "    filter: 2 of 3 nodes passed, 1 filtered out:"
+    assert block[1] == f"      1  TaintToleration  {UNTOLERATED}  (tainted)"
+    assert block[2] == "    score: best 2 of 2 nodes (weighted):"
+    assert block[3].split() == ["PLUGIN", "empty", "half-full"]
+    rows = {line.split()[0]: line.split()[1:] for line in block[4:] if line.strip()}
+    assert rows["NodeResourcesFit"] == ["81", "31"]
+    assert rows["TaintToleration"] == ["300", "300"]
+    assert "TOTAL" in rows
+    too_big = next(i for i, line in enumerate(text) if line.split()[:2] == ["default", "too-big"])
+    assert text[too_big + 1] == "    filter: 0 of 3 nodes passed, 3 filtered out:"
+    assert text[too_big + 2] == "      2  NodeResourcesFit  Insufficient cpu  (empty, half-full)"
+    assert text[too_big + 3] == f"      1  TaintToleration   {UNTOLERATED}  (tainted)"
+    # Without --explain, the table is the rows alone.
+    rc, plain, _ = run_cli(capsys, "simulate", *scenario_args("explain"))
+    assert "filter:" not in plain and "score:" not in plain

@@ -16,8 +16,10 @@ import yaml
 from .helpers import (
     NO_VICTIMS,
     NOT_HELPFUL,
+    Outcome,
     Preempted,
     Preemptor,
+    Running,
     Unsched,
     assert_outcome,
     fit_message,
@@ -35,7 +37,7 @@ AFFINITY = "node(s) didn't match pod affinity rules"
 ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
 EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
 
-EXPECTED: Mapping[str, Mapping[str, str | Unsched | Preempted | Preemptor]] = {
+EXPECTED: Mapping[str, Mapping[str, Outcome]] = {
     # NodeResourcesFit: cpu and memory; a request above every node's allocatable is
     # UnschedulableAndUnresolvable, so preemption is "not helpful" on every node.
     "resources-fit": {
@@ -50,6 +52,7 @@ EXPECTED: Mapping[str, Mapping[str, str | Unsched | Preempted | Preemptor]] = {
         "any-node": "n2",
         "pinned-to-n1": Unsched(fit_message(2, {"Too many pods": 1, NODE_AFFINITY: 1},
                                             {NO_VICTIMS: 1, NOT_HELPFUL: 1})),
+        "running": Running("n1"),
     },
     "extended-resources": {
         "one-gpu": "gpu-node",
@@ -62,11 +65,11 @@ EXPECTED: Mapping[str, Mapping[str, str | Unsched | Preempted | Preemptor]] = {
         "huge-init": Unsched(fit_message(2, {"Insufficient cpu": 2}, {NOT_HELPFUL: 2})),
     },
     # Default scoring strategy LeastAllocated spreads...
-    "least-allocated": {"incoming": "idle"},
+    "least-allocated": {"incoming": "idle", "running": Running("busy")},
     # ...MostAllocated (scheduler.yaml) packs...
-    "most-allocated": {"incoming": "busy"},
+    "most-allocated": {"incoming": "busy", "running": Running("busy")},
     # ...and so does RequestedToCapacityRatio with an increasing shape.
-    "requested-to-capacity": {"incoming": "busy"},
+    "requested-to-capacity": {"incoming": "busy", "running": Running("busy")},
     "taints-noschedule": {
         "tolerates-gpu": "gpu",
         "tolerates-any-dedicated": "infra",
@@ -95,41 +98,49 @@ EXPECTED: Mapping[str, Mapping[str, str | Unsched | Preempted | Preemptor]] = {
         "needs-two-cpus": Unsched(fit_message(2, {"Insufficient cpu": 1, CORDONED: 1}, {NOT_HELPFUL: 2})),
         "tolerates-cordon": "cordoned",
     },
-    # Pods with spec.nodeName are running pods: not reported, but they use their node.
-    "running-pods-nodename": {"pending": "n2"},
-    "spread-hard": {"web-new": "node-c"},
+    # Pods with spec.nodeName are running pods: reported Running, and they use their node.
+    "running-pods-nodename": {"pending": "n2", "bound-1": Running("n1"), "bound-2": Running("n2")},
+    "spread-hard": {
+        "web-new": "node-c",
+        "web-1": Running("node-a"), "web-2": Running("node-a"), "web-3": Running("node-b"),
+    },
     # zone-c still counts for the global minimum (0) although its node is too small.
     "spread-hard-violated": {
         "web-new": Unsched(fit_message(3, {"Insufficient cpu": 1, SPREAD: 2}, {NOT_HELPFUL: 1, NO_VICTIMS: 2})),
+        "web-1": Running("node-a"), "web-2": Running("node-a"), "web-3": Running("node-b"),
     },
-    "spread-soft": {"web-new": "node-b"},
+    "spread-soft": {"web-new": "node-b", "web-1": Running("node-a"), "web-2": Running("node-a")},
     # minDomains 3 > 2 eligible domains: the global minimum is 0, so both zones exceed maxSkew.
     "spread-min-domains": {
         "web-three-domains": Unsched(fit_message(2, {SPREAD: 2}, {NO_VICTIMS: 2})),
         "api-two-domains": "node-b",
+        "web-1": Running("node-a"), "web-2": Running("node-b"),
     },
-    "pod-affinity-required": {"near-db": "n2"},
+    "pod-affinity-required": {"near-db": "n2", "db-0": Running("n2")},
     "pod-anti-affinity-required": {
         "away-from-db": "n1",
         "away-from-db-on-n2": Unsched(fit_message(2, {NODE_AFFINITY: 1, ANTI_AFFINITY: 1},
                                                   {NO_VICTIMS: 1, NOT_HELPFUL: 1})),
+        "db-0": Running("n2"),
     },
     "pod-affinity-unsatisfiable": {
         "near-cache": Unsched(fit_message(2, {AFFINITY: 2}, {NOT_HELPFUL: 2})),
         "self-affine": "n1",
+        "db-0": Running("n2"),
     },
     "existing-anti-affinity": {
         "web": "n2",
         "web-on-n1": Unsched(fit_message(2, {NODE_AFFINITY: 1, EXISTING_ANTI_AFFINITY: 1},
                                          {NO_VICTIMS: 1, NOT_HELPFUL: 1})),
+        "guard": Running("n1"),
     },
-    "pod-affinity-preferred": {"prefers-db": "n2", "avoids-db": "n1"},
+    "pod-affinity-preferred": {"prefers-db": "n2", "avoids-db": "n1", "db-0": Running("n2")},
     # DefaultPreemption: the victim is deleted, the preemptor is nominated and bound next attempt.
     "preemption": {"critical": Preemptor("n1"), "batch-job": Preempted("n1")},
     # Fewest PodDisruptionBudget violations first: n2's victim is not protected.
-    "preemption-pdb-node": {"critical": Preemptor("n2"), "unprotected": Preempted("n2")},
+    "preemption-pdb-node": {"critical": Preemptor("n2"), "unprotected": Preempted("n2"), "protected": Running("n1")},
     # On one node, PDB-violating victims are reprieved first: the unprotected pod goes.
-    "preemption-pdb-victim": {"critical": Preemptor("n1"), "unprotected": Preempted("n1")},
+    "preemption-pdb-victim": {"critical": Preemptor("n1"), "unprotected": Preempted("n1"), "protected": Running("n1")},
     # A pod without priorityClassName gets the globalDefault class's value (500 > 100).
     "priority-global-default": {"defaulted": Preemptor("n1"), "low-runner": Preempted("n1")},
     # PrioritySort: the higher-priority pod is scheduled first although it is listed second.
@@ -138,7 +149,7 @@ EXPECTED: Mapping[str, Mapping[str, str | Unsched | Preempted | Preemptor]] = {
         "low-first": Unsched(fit_message(1, {"Insufficient cpu": 1}, {NO_VICTIMS: 1})),
     },
     # Two profiles: spread-me uses default-scheduler (LeastAllocated), pack-me bin-packer (MostAllocated).
-    "two-profiles": {"spread-me": "idle", "pack-me": "busy"},
+    "two-profiles": {"spread-me": "idle", "pack-me": "busy", "running": Running("busy")},
 }
 
 
@@ -164,6 +175,7 @@ def test_host_ports(capsys: pytest.CaptureFixture[str]) -> None:
         winner: "n2",
         loser: Unsched(fit_message(2, {PORTS: 2}, {NO_VICTIMS: 2})),
         "udp-8080": "n1",
+        "running-web": Running("n1"),
     })
 
 

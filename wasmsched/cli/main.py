@@ -23,6 +23,10 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args))
     except KeyboardInterrupt:
         return 130
+    except MemoryError:
+        # Tracebacks need memory too; one line is what can still be said.
+        print("error: out of memory", file=sys.stderr)
+        return 1
     except Exception:
         logging.getLogger("wasmsched").exception("internal error")
         return 1

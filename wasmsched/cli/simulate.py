@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -12,14 +13,18 @@ import yaml
 
 from wasmsched.api.convert import message_to_dict
 from wasmsched.api.manifest import ManifestError, load_paths
+from wasmsched.cli.table import format_table
 from wasmsched.cluster.generate import GenerateSpecError, generate, parse_spec
-from wasmsched.cluster.memory import AdmissionError, ConflictError
+from wasmsched.cluster.memory import AdmissionError, ConflictError, object_key
 from wasmsched.cluster.simulation import Simulation, SimulationResult
 from wasmsched.config import ConfigError, load_config
 from wasmsched.framework.runtime import FrameworkError
 from wasmsched.framework.status import code_name
 from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.wasm.plugin import register_wasm_plugins
+
+# Every pod of the input ends in one of these; the summary counts each.
+PHASES = ("Scheduled", "Unschedulable", "Preempted", "Error", "Ignored", "Running")
 
 
 class BadInput(Exception):
@@ -35,11 +40,16 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--generate", metavar="nodes=N,pods=M", help="add a synthetic cluster")
     p.add_argument("--seed", type=int, default=0, help="seed for random tie-breaks (default 0)")
     p.add_argument("paths", nargs="*", metavar="PATH", help="YAML/JSON files or directories")
+    # Also after the subcommand, as users type it; SUPPRESS keeps a -v given before it.
+    p.add_argument("-v", "--v", type=int, dest="verbosity", default=argparse.SUPPRESS,
+                   help="log verbosity on stderr (0: warnings, 2: info, 5: debug)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
+        if args.out:
+            check_out_dir(Path(args.out))
         sim, warnings = _build(args)
     except BadInput as e:
         print(f"error: {e}", file=sys.stderr)
@@ -66,7 +76,7 @@ def _build(args: argparse.Namespace) -> tuple[Simulation, list[str]]:
     except OSError as e:
         raise BadInput(f"{args.config}: {e.strerror}") from e
     objects: dict[str, list[Any]] = {}
-    sources: dict[int, str] = {}
+    sources: dict[int, str] = {}  # id(message) -> where it was read; generated objects have none
     warnings: list[str] = []
     if args.paths:
         for p in args.paths:
@@ -87,7 +97,7 @@ def _build(args: argparse.Namespace) -> tuple[Simulation, list[str]]:
             spec = parse_spec(args.generate)
         except GenerateSpecError as e:
             raise BadInput(str(e)) from e
-        for kind, msgs in generate(spec["nodes"], spec["pods"], spec.get("seed", 1)).items():
+        for kind, msgs in generate(spec.nodes, spec.pods, spec.seed).items():
             objects.setdefault(kind, []).extend(msgs)
     registry = in_tree_registry()
     try:
@@ -100,14 +110,42 @@ def _build(args: argparse.Namespace) -> tuple[Simulation, list[str]]:
         where = f"{args.config}: " if args.config else ""
         raise BadInput(f"{where}{e}") from e
     try:
-        sim.apply(objects)
+        orphans = sim.apply(objects)
     except AdmissionError as e:
         source = sources.get(id(e.obj))
         field = "spec.priorityClassName: " if "PriorityClass" in str(e) else ""
         raise BadInput(f"{source}: {field}{e}" if source else str(e)) from e
     except ConflictError as e:
-        raise BadInput(str(e)) from e
+        raise BadInput(_conflict_message(e, sim, sources)) from e
+    for pod in orphans:
+        where = sources.get(id(pod), "--generate")
+        warnings.append(f'{where}: spec.nodeName: node "{pod.spec.nodeName}" does not exist: pod '
+                        f'{object_key(pod)} is reported Running and holds no node\'s resources')
     return sim, warnings
+
+
+def _conflict_message(e: ConflictError, sim: Simulation, sources: dict[int, str]) -> str:
+    """A duplicate object names both places it came from (a file's document, or --generate)."""
+    first = sim.cluster.get(type(e.obj).DESCRIPTOR.name, object_key(e.obj)) if e.obj is not None else None
+    if first is None:
+        return str(e)
+    return (f"{sources.get(id(e.obj), '--generate')}: {e} "
+            f"(first defined in {sources.get(id(first), '--generate')})")
+
+
+def check_out_dir(out_dir: Path) -> None:
+    """--out must be a directory that can be written or created: found out before the run, not after
+    the results are printed. Nothing is created yet, so bad input leaves no trace."""
+    existing = out_dir
+    while not existing.exists():
+        if existing.is_symlink():
+            raise BadInput(f"--out {out_dir}: {existing} is a dangling symbolic link")
+        existing = existing.parent
+    if not existing.is_dir():
+        what = "not a directory" if existing == out_dir else f"{existing} is not a directory"
+        raise BadInput(f"--out {out_dir}: {what}")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise BadInput(f"--out {out_dir}: permission denied: cannot write in {existing}")
 
 
 def result_document(result: SimulationResult, explain: bool) -> dict[str, Any]:
@@ -127,12 +165,8 @@ def result_document(result: SimulationResult, explain: bool) -> dict[str, Any]:
     ordered = sorted(result.events, key=lambda e: rank.get(e.regarding, len(rank)))
     events = [{"type": e.type, "reason": e.reason, "regarding": e.regarding, "message": e.message}
               for e in ordered]
-    summary: dict[str, Any] = {
-        "scheduled": result.count("Scheduled"),
-        "unschedulable": result.count("Unschedulable"),
-        "preempted": result.count("Preempted"),
-        "seconds": round(result.seconds, 3),
-    }
+    summary: dict[str, Any] = {phase.lower(): result.count(phase) for phase in PHASES}
+    summary["seconds"] = round(result.seconds, 3)
     summary.update(result.extra_summary)
     return {"pods": pods, "events": events, "summary": summary}
 
@@ -163,30 +197,16 @@ def _report(result: SimulationResult, output: str, explain: bool, out: TextIO) -
         out.write(format_table(doc))
 
 
-def format_table(doc: dict[str, Any]) -> str:
-    rows = [("NAMESPACE", "NAME", "PHASE", "NODE", "ATTEMPTS", "MESSAGE")]
-    for p in doc["pods"]:
-        node = p["node"] or (f"(nominated {p['nominatedNode']})" if p["nominatedNode"] else "-")
-        rows.append((p["namespace"], p["name"], p["phase"], node, str(p["attempts"]), p["message"]))
-    widths = [max(len(r[i]) for r in rows) for i in range(5)]
-    lines = []
-    for r in rows:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(r[:5], widths)) + "  " + r[5])
-    s = doc["summary"]
-    lines.append("")
-    lines.append(f"{s['scheduled']} scheduled, {s['unschedulable']} unschedulable, {s['preempted']} preempted "
-                 f"in {s['seconds']:.3f}s")
-    return "\n".join(line.rstrip() for line in lines) + "\n"
-
-
 def write_cluster_state(result: SimulationResult, out_dir: Path) -> None:
+    """The final objects as manifests, byte for byte the same for the same input: objects sorted by
+    namespace/name, keys sorted as kubectl prints them."""
     out_dir.mkdir(parents=True, exist_ok=True)
     files = {"Namespace": "namespaces.yaml", "PriorityClass": "priorityclasses.yaml", "Node": "nodes.yaml",
              "PodDisruptionBudget": "poddisruptionbudgets.yaml", "Pod": "pods.yaml"}
     for kind, fname in files.items():
-        objs = result.cluster.list(kind)
+        objs = sorted(result.cluster.list(kind), key=object_key)
         if not objs:
             continue
         docs = [message_to_dict(o) for o in objs]
         with open(out_dir / fname, "w") as f:
-            yaml.safe_dump_all(docs, f, sort_keys=False)
+            yaml.safe_dump_all(docs, f, sort_keys=True)

@@ -33,7 +33,11 @@ class NotFoundError(KeyError):
 
 
 class ConflictError(RuntimeError):
-    pass
+    """The object exists already (or the pod is bound already); `obj` is the refused object, if any."""
+
+    def __init__(self, message: str, obj: Any = None) -> None:
+        super().__init__(message)
+        self.obj = obj
 
 
 class AdmissionError(ValueError):
@@ -107,7 +111,7 @@ class MemoryCluster:
             key = object_key(obj)
             store = self._objects.setdefault(kind, {})
             if key in store:
-                raise ConflictError(f'{kind.lower()}s "{key}" already exists')
+                raise ConflictError(f'{kind.lower()}s "{key}" already exists', obj)
             if kind == KIND_POD:
                 self._admit_pod(obj)
             obj.metadata.resourceVersion = str(next(self._rv))

@@ -89,20 +89,27 @@ class Simulation:
             lambda o: s.on_event(ClusterEvent(resource, ActionType.DELETE), o, None),
         )
 
-    def apply(self, objects_by_kind: Mapping[str, Iterable[Any]]) -> None:
-        """Creates the objects: cluster-scoped and supporting kinds first, then running, then pending pods."""
+    def apply(self, objects_by_kind: Mapping[str, Iterable[Any]]) -> list[Pod]:
+        """Creates the objects: cluster-scoped and supporting kinds first, then running, then pending pods.
+
+        Returns the running pods bound to a node that does not exist (they hold no node's resources).
+        """
         for kind in APPLY_ORDER:
             for obj in objects_by_kind.get(kind, []):
                 self.cluster.create(obj)
         pods: list[Pod] = list(objects_by_kind.get("Pod", []))
+        orphans: list[Pod] = []
         for pod in pods:
             if pod.spec.nodeName:
                 self.cluster.create(pod)
                 self._running.append(object_key(pod))
+                if self.cluster.get(KIND_NODE, pod.spec.nodeName) is None:
+                    orphans.append(pod)
         for pod in pods:
             if not pod.spec.nodeName:
                 self.cluster.create(pod)
                 self._pending.append(object_key(pod))
+        return orphans
 
     def run_until_quiet(self, max_cycles: int | None = None) -> SimulationResult:
         start = time.perf_counter()
@@ -167,7 +174,8 @@ class Simulation:
         queued = s.queue.pending_pods()
         gated = {object_key(q.pod): q for q in queued["gated"]}
         out: list[PodResult] = []
-        for key in self._pending + [k for k in self._running if k in self.cluster.deleted_pods]:
+        running = set(self._running)
+        for key in self._pending + self._running:
             rec = s.records.get(key)
             pod = self.cluster.get(KIND_POD, key)
             ns, name = key.split("/", 1)
@@ -178,7 +186,11 @@ class Simulation:
                                      explain))
                 continue
             nominated = pod.status.nominatedNodeName or None
-            if pod.spec.nodeName:
+            if key in running:
+                node = pod.spec.nodeName
+                msg = "" if self.cluster.get(KIND_NODE, node) else f'node "{node}" does not exist'
+                out.append(PodResult(ns, name, node, "Running", msg, None, 0, None))
+            elif pod.spec.nodeName:
                 out.append(PodResult(ns, name, pod.spec.nodeName, "Scheduled", "", nominated, attempts, explain))
             elif not s.responsible_for(pod):
                 msg = f'no profile for schedulerName "{pod.spec.schedulerName}"'

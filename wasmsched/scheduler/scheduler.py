@@ -410,7 +410,9 @@ class Scheduler:
             qpi.pending_plugins = set()
             log.error('"Error scheduling pod; retrying" err="%s" pod="%s"', msg, _key(pod))
         rec = self._record(pod)
-        rec.message, rec.reason, rec.last_status = msg, reason, status
+        # The record keeps the verdict, not the FitError: its per-node statuses cost ~200 bytes a node for
+        # every unschedulable pod (kube drops them once the message is made, too).
+        rec.message, rec.reason, rec.last_status = msg, reason, Status(status.code, [msg], None, status.plugin)
         qpi.consecutive_errors_count = 0 if status.is_rejected() else qpi.consecutive_errors_count + 1
         limit = self.options.max_consecutive_errors
         current = self._current_pod(pod)
