@@ -507,17 +507,21 @@ class Host:
         inst.host_failure = text
         return HostFunctionFailure(text)
 
+    def memory_fault(self, inst: GuestInstance, module: str, name: str) -> HostFunctionFailure:
+        """The trap of an import that reads or writes outside the guest's memory (§4.2)."""
+        return self._fail(inst, module, name, "out of bounds memory access")
+
     def _read_or_trap(self, caller: Any, module: str, name: str, ptr: int, n: int) -> bytes:
         inst = self.current()
         data = self.read_memory(inst, caller, ptr, n)
         if data is None:
-            raise self._fail(inst, module, name, "out of bounds memory access")
+            raise self.memory_fault(inst, module, name)
         return data
 
     def _write_or_trap(self, caller: Any, module: str, name: str, ptr: int, data: bytes) -> None:
         inst = self.current()
         if not self.write_memory(inst, caller, ptr, data):
-            raise self._fail(inst, module, name, "out of bounds memory access")
+            raise self.memory_fault(inst, module, name)
 
     def _serve(self, caller: Any, module: str, name: str, value: bytes, buf: int, limit: int) -> int:
         """§5: write value if it fits, return its full length either way."""

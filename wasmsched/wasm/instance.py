@@ -1,5 +1,6 @@
 """One guest instance: its own Store (WASI sandbox, memory limit, epoch deadline) and Instance,
-created from the plugin's InstancePre, with the guest's stdout/stderr captured for error texts.
+created from the plugin's InstancePre, with the guest's stdout/stderr captured for error texts
+(by the host's own `fd_write`, wasm/wasi.py).
 
 A GuestInstance runs one export call at a time; the pool (wasm/pool.py) serializes callers.
 """
@@ -18,9 +19,7 @@ from wasmsched.wasm.abi import EXPORTS, CallContext, Host
 from wasmsched.wasm.args import WASM_PAGE, WasmPluginArgs
 from wasmsched.wasm.errors import GuestCallError, WasmLoadError
 from wasmsched.wasm.runtime import Runtime, trap_text
-
-# ABI.md §2: the last 64 KiB of a guest's output are kept for error texts.
-OUTPUT_LIMIT = 64 << 10
+from wasmsched.wasm.wasi import OUTPUT_LIMIT
 
 _ids = itertools.count(1)
 
@@ -67,10 +66,10 @@ class GuestInstance:
         args = compiled.args
         store = wasmtime.Store(compiled.runtime.engine)
         wasi = wasmtime.WasiConfig()
-        # Sandbox: argv verbatim, no environment, no preopened directories, stdin at EOF.
+        # Sandbox: argv verbatim, no environment, no preopened directories, stdin at EOF. stdout and
+        # stderr are left unset: the host's fd_write captures them (never wasmtime's custom outputs,
+        # whose callbacks run on wasmtime's own threads).
         wasi.argv = list(args.args)
-        wasi.stdout_custom = self._capture
-        wasi.stderr_custom = self._capture
         store.set_wasi(wasi)
         store.set_limits(memory_size=args.memory_limit_pages * WASM_PAGE)
         self.store = store
@@ -87,7 +86,8 @@ class GuestInstance:
             assert isinstance(fn, wasmtime.Func)
             self._exports[name] = native.RawExport(store, fn, EXPORTS[name], ticks)
 
-    def _capture(self, data: bytes) -> None:
+    def capture(self, data: bytes) -> None:
+        """Appends guest output (fd_write on stdout or stderr), keeping the last OUTPUT_LIMIT bytes."""
         out = self._output
         out += data
         if len(out) > OUTPUT_LIMIT:
