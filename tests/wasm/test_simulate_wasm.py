@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from wasmsched.cli.main import main
+from wasmsched.wasm import loader
 from wasmsched.wasm.runtime import Runtime
 
 from .harness import compile_wat
@@ -263,6 +264,20 @@ def test_load_errors_exit_2_naming_the_plugin(capsys: pytest.CaptureFixture[str]
     assert err.startswith("error: "), err
     assert 'plugin "lastdigit"' in err or "lastdigit PluginConfig" in err, err
     assert text in err, err
+
+
+def test_endless_guest_url_exits_2_with_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    if not Path("/dev/zero").exists():
+        pytest.skip("no /dev/zero")
+    monkeypatch.setattr(loader, "MAX_GUEST_BYTES", 1 << 20)
+    cluster = write_cluster(tmp_path, ["node-1"], ["p-1"])
+    cfg = write_config(tmp_path, [("lastdigit", 5, {"guestURL": "/dev/zero"})])
+    rc, out, err = run_cli(capsys, "simulate", "--config", str(cfg), str(cluster))
+    assert (rc, out) == (2, "")
+    assert err.count("\n") == 1, err
+    assert err.endswith('initializing plugin "lastdigit": wasm: error reading guestURL /dev/zero: guest is larger '
+                       'than 1048576 bytes\n'), err
 
 
 def test_sha256_pin_in_upper_case_loads(capsys: pytest.CaptureFixture[str], tmp_path: Path,
