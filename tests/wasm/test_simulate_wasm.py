@@ -280,6 +280,27 @@ def test_endless_guest_url_exits_2_with_one_line(capsys: pytest.CaptureFixture[s
                        'than 1048576 bytes\n'), err
 
 
+@pytest.mark.parametrize(("verbosity", "log_severity", "info", "warning", "host_info"), [
+    ("0", 0, True, True, False),   # guests' Info shows by default; the scheduler's own Info does not
+    ("0", 1, False, True, False),  # logSeverity silences a guest
+    ("0", 2, False, False, False),
+    ("2", 0, True, True, True),
+    ("2", 1, False, True, True),
+])
+def test_guest_klog_lines_at_default_verbosity(capsys: pytest.CaptureFixture[str], tmp_path: Path, verbosity: str,
+                                               log_severity: int, info: bool, warning: bool, host_info: bool) -> None:
+    guest = compile_wat("e2e/filter_klog", tmp_path / "guests", "filter_klog.wasm")
+    cluster = write_cluster(tmp_path, ["node-1"], ["p-1"])
+    cfg = write_config(tmp_path, [("klogger", None, {"guestURL": str(guest), "logSeverity": log_severity})])
+    rc, out, err = run_cli(capsys, "-v", verbosity, "simulate", "--config", str(cfg), "-o", "json", str(cluster))
+    assert rc == 0, err
+    assert placements(json.loads(out)) == {"p-1": ("Scheduled", "node-1")}  # results stay on stdout
+    lines = err.splitlines()
+    assert any(ln.startswith("I") and ln.endswith('] "filtering" plugin="klogger"') for ln in lines) == info, err
+    assert any(ln.startswith("W") and ln.endswith('] "careful" plugin="klogger"') for ln in lines) == warning, err
+    assert any('"Loaded wasm plugin"' in ln for ln in lines) == host_info, err
+
+
 def test_sha256_pin_in_upper_case_loads(capsys: pytest.CaptureFixture[str], tmp_path: Path,
                                         last_digit: Path) -> None:
     pin = hashlib.sha256(last_digit.read_bytes()).hexdigest().upper()
