@@ -21,6 +21,8 @@ import yaml
 
 from wasmsched.cli.main import main
 from wasmsched.wasm import loader
+from wasmsched.wasm.errors import WasmLoadError
+from wasmsched.wasm.plugin import new_wasm_plugin
 from wasmsched.wasm.runtime import Runtime
 
 from .harness import compile_wat
@@ -80,6 +82,7 @@ def write_config(tmp_path: Path, plugins: list[tuple[str, int | None, dict[str, 
         }],
     }
     path = tmp_path / "scheduler.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     return path
 
@@ -299,6 +302,54 @@ def test_guest_klog_lines_at_default_verbosity(capsys: pytest.CaptureFixture[str
     assert any(ln.startswith("I") and ln.endswith('] "filtering" plugin="klogger"') for ln in lines) == info, err
     assert any(ln.startswith("W") and ln.endswith('] "careful" plugin="klogger"') for ln in lines) == warning, err
     assert any('"Loaded wasm plugin"' in ln for ln in lines) == host_info, err
+
+
+@pytest.mark.parametrize("url", ["guests/score_last_digit.wasm", "file://guests/score_last_digit.wasm",
+                                 "./guests/../guests/score_last_digit.wasm"])
+def test_relative_guest_url_is_relative_to_the_config_file(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch, url: str) -> None:
+    conf_dir = tmp_path / "conf"
+    compile_wat("score_last_digit", conf_dir / "guests", "score_last_digit.wasm")
+    cluster = write_cluster(tmp_path, ["node-1", "node-2"], ["p-1"])
+    cfg = write_config(conf_dir, [("lastdigit", 5, {"guestURL": url})])
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    doc = simulate(capsys, cfg, cluster)
+    assert placements(doc) == {"p-1": ("Scheduled", "node-2")}
+    # The configuration file named by a relative path: its directory still is the base.
+    monkeypatch.chdir(tmp_path)
+    doc = simulate(capsys, Path("conf/scheduler.yaml"), cluster)
+    assert placements(doc) == {"p-1": ("Scheduled", "node-2")}
+
+
+def test_missing_relative_guest_url_names_the_path_tried(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster = write_cluster(tmp_path, ["node-1"], ["p-1"])
+    write_config(tmp_path / "conf", [("lastdigit", 5, {"guestURL": "guests/missing.wasm"})])
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = run_cli(capsys, "simulate", "--config", "conf/scheduler.yaml", str(cluster))
+    assert (rc, out) == (2, "")
+    tried = tmp_path / "conf" / "guests" / "missing.wasm"
+    assert err.endswith(f"wasm: error reading guestURL guests/missing.wasm: {tried}: No such file or directory\n"), err
+    assert err.count("\n") == 1, err
+
+
+def test_absolute_guest_url_is_unchanged(capsys: pytest.CaptureFixture[str], tmp_path: Path, last_digit: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster = write_cluster(tmp_path, ["node-1", "node-2"], ["p-1"])
+    cfg = write_config(tmp_path / "conf", [("lastdigit", 5, {"guestURL": f"file://{last_digit}"})])
+    monkeypatch.chdir(tmp_path / "conf")
+    assert placements(simulate(capsys, cfg, cluster)) == {"p-1": ("Scheduled", "node-2")}
+
+
+def test_without_a_config_file_the_working_directory_is_the_base(tmp_path: Path, last_digit: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(last_digit.parent)
+    plugin = new_wasm_plugin("lastdigit", {"guestURL": last_digit.name}, None)
+    plugin.close()
+    with pytest.raises(WasmLoadError, match=f"/nowhere/{last_digit.name}: No such file or directory$"):
+        new_wasm_plugin("lastdigit", {"guestURL": last_digit.name}, None, base_dir=tmp_path / "nowhere")
 
 
 def test_sha256_pin_in_upper_case_loads(capsys: pytest.CaptureFixture[str], tmp_path: Path,

@@ -3,6 +3,9 @@
 Fetched once, at load. HTTP follows redirects and decodes gzip; anything but 200 is an error. The
 optional `guestSHA256` pin is checked on the fetched (decoded) bytes.
 
+A relative path (plain or `file://rel/x.wasm`) is resolved against `base_dir`, the directory of the
+configuration file that names it (as kubeconfig paths are), or the working directory without one.
+
 MAX_GUEST_BYTES is enforced while reading and while decompressing, never after: a file's size says
 nothing for devices (`/dev/zero` reports 0), and a small gzip body can inflate to gigabytes.
 """
@@ -10,6 +13,7 @@ nothing for devices (`/dev/zero` reports 0), and a small gzip body can inflate t
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import urllib.error
 import urllib.request
@@ -31,9 +35,9 @@ class GuestTooLarge(Exception):
         super().__init__(f"guest is larger than {MAX_GUEST_BYTES} bytes")
 
 
-def fetch_guest(url: str, sha256: str | None = None) -> bytes:
+def fetch_guest(url: str, sha256: str | None = None, base_dir: str | os.PathLike[str] | None = None) -> bytes:
     try:
-        data = _fetch(url)
+        data = _fetch(url, base_dir)
     except WasmLoadError:
         raise
     except Exception as e:
@@ -45,18 +49,25 @@ def fetch_guest(url: str, sha256: str | None = None) -> bytes:
     return data
 
 
-def _fetch(url: str) -> bytes:
+def _fetch(url: str, base_dir: str | os.PathLike[str] | None) -> bytes:
     m = _SCHEME.match(url)
     if m is None:
-        return _read_file(url)
+        return _read_file(_local_path(url, base_dir))
     scheme = m.group(1).lower()
     if scheme == "file":
         path = url[len("file:"):]
         path = path.removeprefix("//")
-        return _read_file(path)
+        return _read_file(_local_path(path, base_dir))
     if scheme in ("http", "https"):
         return _http_get(url)
     raise WasmLoadError(f"wasm: error reading guestURL {url}: unsupported URL scheme: {m.group(1)}")
+
+
+def _local_path(path: str, base_dir: str | os.PathLike[str] | None) -> str:
+    """The path as tried (and as an error shows it): relative ones joined to base_dir if given."""
+    if base_dir is None or os.path.isabs(path):
+        return path
+    return os.path.join(base_dir, path)
 
 
 def _read_file(path: str) -> bytes:

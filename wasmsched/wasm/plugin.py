@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -340,11 +341,15 @@ def plugin_class(exports: frozenset[str]) -> type[WasmPlugin]:
 
 
 def new_wasm_plugin(name: str, raw_args: Mapping[str, Any] | None, handle: Handle | None,
-                    runtime: Runtime | None = None) -> WasmPlugin:
-    """Loads, checks, links and primes the guest configured under `name` (ABI.md §2 loading)."""
+                    runtime: Runtime | None = None, base_dir: str | os.PathLike[str] | None = None) -> WasmPlugin:
+    """Loads, checks, links and primes the guest configured under `name` (ABI.md §2 loading).
+
+    base_dir: where a relative guestURL is resolved (the configuration file's directory); None is
+    the working directory.
+    """
     args = decode_args(name, raw_args)
     rt = runtime or default_runtime()
-    data = fetch_guest(args.guest_url, args.guest_sha256)
+    data = fetch_guest(args.guest_url, args.guest_sha256, base_dir)
     module = rt.compile(data)
     exports = abi.check_module(module)
     if "normalizescore" in exports and "score" not in exports:
@@ -360,17 +365,20 @@ def new_wasm_plugin(name: str, raw_args: Mapping[str, Any] | None, handle: Handl
     return plugin
 
 
-def wasm_plugin_factory(name: str) -> Callable[[Any, Handle], fw.Plugin]:
+def wasm_plugin_factory(name: str, base_dir: str | os.PathLike[str] | None = None
+                        ) -> Callable[[Any, Handle], fw.Plugin]:
     def factory(args: Any, handle: Handle) -> fw.Plugin:
-        return new_wasm_plugin(name, args, handle)
+        return new_wasm_plugin(name, args, handle, base_dir=base_dir)
 
     return factory
 
 
-def register_wasm_plugins(registry: Any, cfg: Any) -> list[str]:
+def register_wasm_plugins(registry: Any, cfg: Any, base_dir: str | os.PathLike[str] | None = None) -> list[str]:
     """Registers every plugin whose pluginConfig args carry guestURL (in any profile); returns the names.
 
-    `registry` is a plugins.registry.Registry, `cfg` a KubeSchedulerConfiguration.
+    `registry` is a plugins.registry.Registry, `cfg` a KubeSchedulerConfiguration; `base_dir` is the
+    directory relative guestURLs are resolved against: the configuration file's (None: the working
+    directory, for configurations built in code).
     """
     names: list[str] = []
     for profile in cfg.profiles:
@@ -379,6 +387,6 @@ def register_wasm_plugins(registry: Any, cfg: Any) -> list[str]:
                 if pc.name in registry:
                     raise ValueError(f'pluginConfig "{pc.name}": args carry guestURL, but "{pc.name}" is an in-tree'
                                      " plugin; give the wasm plugin its own name")
-                registry.register(pc.name, wasm_plugin_factory(pc.name))
+                registry.register(pc.name, wasm_plugin_factory(pc.name, base_dir))
                 names.append(pc.name)
     return names
