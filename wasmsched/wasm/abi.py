@@ -19,6 +19,7 @@ from wasmsched.framework.events import ActionType, ClusterEvent, ClusterEventWit
 from wasmsched.framework.interface import Handle
 from wasmsched.wasm import native
 from wasmsched.wasm.errors import HostFunctionFailure, WasmLoadError
+from wasmsched.wasm.interrupt import Interrupted
 from wasmsched.wasm.wasi import GuestTimeout, Wasi
 
 if TYPE_CHECKING:
@@ -569,6 +570,12 @@ class Host:
 
         def text(e: BaseException) -> str:
             inst: GuestInstance | None = getattr(self._tls, "inst", None)
+            if not isinstance(e, Exception):
+                # Ctrl-C (or an exit) inside the import: the call raises it again once the trap has
+                # unwound the guest (interrupt.Interrupted: an interrupt is pending, same outcome).
+                if inst is not None and not isinstance(e, Interrupted):
+                    inst.interrupt = e
+                return f"host function {module}.{name} interrupted"
             if isinstance(e, HostFunctionFailure):
                 return str(e)
             if isinstance(e, GuestTimeout):

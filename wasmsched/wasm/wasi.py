@@ -22,7 +22,7 @@ import struct
 import time
 from typing import TYPE_CHECKING, Any
 
-from wasmsched.wasm import native
+from wasmsched.wasm import interrupt, native
 
 if TYPE_CHECKING:
     import wasmtime
@@ -173,9 +173,10 @@ class Wasi:
             wake = min(at for at, _ in clocks)
             deadline = inst.deadline
             if deadline is not None and wake > deadline:
-                time.sleep(max(deadline - time.monotonic_ns(), 0) / 1e9)
+                interrupt.sleep(max(deadline - time.monotonic_ns(), 0) / 1e9)
                 raise GuestTimeout(f"timeout after {inst.deadline_text}")
-            time.sleep(max(wake - time.monotonic_ns(), 0) / 1e9)
+            # Ctrl-C ends the sleep (wasm/interrupt.py), also with no deadline and on any thread.
+            interrupt.sleep(max(wake - time.monotonic_ns(), 0) / 1e9)
         now = time.monotonic_ns()
         events.extend(_event(userdata, ERRNO_SUCCESS, EVENTTYPE_CLOCK) for at, userdata in clocks if at <= now)
         if not self.host.write_memory(inst, caller, out_ptr, b"".join(events)):
