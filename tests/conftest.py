@@ -17,6 +17,8 @@ def _restore_wasmsched_logger() -> Iterator[None]:
     """`wasmsched` CLI runs install their own handler and stop propagation; undo that after each test
     so later tests' caplog still sees records."""
     root = logging.getLogger("wasmsched")
-    saved = (list(root.handlers), root.level, root.propagate)
+    guest = logging.getLogger("wasmsched.wasm.guest")  # its level is set too (wasmsched/cli/logs.py)
+    saved = (list(root.handlers), root.level, root.propagate, guest.level)
     yield
     root.handlers[:], root.level, root.propagate = saved[0], saved[1], saved[2]
+    guest.setLevel(saved[3])

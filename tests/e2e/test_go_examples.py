@@ -127,7 +127,9 @@ def test_nodenumber_readme_comparison_table(at_root: None, capsys: pytest.Captur
     """The README's table: default plugins, + NodeNumber, + NodeNumber with reverse."""
     cfg_path = ROOT / "examples" / "nodenumber" / "scheduler.yaml"
     cfg = yaml.safe_load(cfg_path.read_text())
-    cfg["profiles"][0]["pluginConfig"][0]["args"]["guestConfig"] = '{"reverse": true}'
+    args = cfg["profiles"][0]["pluginConfig"][0]["args"]
+    args["guestConfig"] = '{"reverse": true}'
+    args["guestURL"] = str(cfg_path.parent / args["guestURL"])  # relative to the original file's directory
     reverse = tmp_path / "reverse.yaml"
     reverse.write_text(yaml.safe_dump(cfg))
     demo = "examples/clusters/demo"
@@ -150,6 +152,16 @@ def test_nodenumber_logs_and_records_events_in_prescore(at_root: None, capsys: p
     events = [e for e in json.loads(out)["events"] if e["reason"] == "NodeNumber"]
     assert {"type": "Normal", "reason": "NodeNumber", "regarding": "shop/cache-1",
             "message": "favouring nodes whose name ends in 1"} in events
+
+
+def test_demo_config_works_from_any_directory(built: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """guestURL is relative to the configuration file, so the demo runs from any working directory."""
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = run_cli(capsys, "simulate", "-o", "json", "--config",
+                           str(ROOT / "examples" / "nodenumber" / "scheduler.yaml"), str(ROOT / "examples/clusters/demo"))
+    assert rc == 0, err
+    assert json.loads(out)["summary"]["wasm"]["NodeNumber"]["created"] >= 1
 
 
 def test_make_demo_runs_the_nodenumber_readme_command() -> None:
@@ -176,6 +188,8 @@ def imagelocality_configs(tmp_path: Path) -> dict[str, list[str]]:
         {"schedulerName": "default-scheduler", "plugins": {"multiPoint": {"disabled": [{"name": "ImageLocality"}]}}}]}
     both = yaml.safe_load(wasm_cfg.read_text())
     del both["profiles"][0]["plugins"]["multiPoint"]["disabled"]
+    args = both["profiles"][0]["pluginConfig"][0]["args"]
+    args["guestURL"] = str(wasm_cfg.parent / args["guestURL"])  # relative to the original file's directory
     paths = {}
     for name, doc in (("none", none), ("both", both)):
         paths[name] = tmp_path / f"{name}.yaml"

@@ -341,7 +341,33 @@ def test_item20_out_of_range_codes_verbatim(code: int, tmp_path: Path) -> None:
     assert st.code == code
     assert not st.is_success() and not st.is_rejected()
     assert code_name(st.code) == f"Code({code})"
-    assert str(st) == f"Code({code})"
+    assert str(st) == (f"Code({code}): wasm: filter returned status Code({code}), outside the ABI's status codes"
+                       " 0..6")
+
+
+@pytest.mark.parametrize("code", [42, -1])
+@pytest.mark.parametrize("reason", [0, 1])
+def test_out_of_range_code_reason_says_so(code: int, reason: int, tmp_path: Path) -> None:
+    """ABI §6: a code outside 0..6 is an Error whose reason names the export and the code (never an
+    empty message), followed by the guest's own reason if it set one."""
+    plugin = load("conformance_a/results", tmp_path)
+    pod = make_pod("p").obj()
+    [ni] = nodes("n1")
+    inst = pin(plugin, pod, [ni])
+    inst.set_global("reason", reason)
+    inst.set_global("ret32", code)
+    st = plugin.filter(CycleState(), pod, ni)
+    text = f"wasm: filter returned status Code({code}), outside the ABI's status codes 0..6"
+    assert st is not None and st.code == code
+    assert st.message() == (f"{text}, a != b" if reason else text)
+    # score: status in the low half of the i64
+    inst.set_global("ret64", (7 << 32) | (code & 0xFFFFFFFF))
+    _, st = plugin.score(CycleState(), pod, ni)
+    assert st is not None and st.message().startswith(f"wasm: score returned status Code({code}), outside")
+    # permit: status in the high half
+    inst.set_global("ret64", (code & 0xFFFFFFFF) << 32)
+    st, _ = plugin.permit(CycleState(), pod, "n1")
+    assert st is not None and st.message().startswith(f"wasm: permit returned status Code({code}), outside")
 
 
 @pytest.mark.parametrize("code", [MIN_INT32, MAX_INT32])

@@ -4,10 +4,14 @@ Also the args decode errors of §9/§10 and the on-disk compile cache of runtime
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 import http.server
+import subprocess
+import sys
 import threading
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +23,7 @@ from tests.wasm.harness import compile_wat, load
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.types import NodeInfo, get_pod_key
 from wasmsched.testing.builders import make_node, make_pod
+from wasmsched.wasm import loader
 from wasmsched.wasm.errors import WasmLoadError
 from wasmsched.wasm.loader import fetch_guest
 from wasmsched.wasm.plugin import WasmPlugin, new_wasm_plugin
@@ -285,6 +290,14 @@ def test_item08_relative_paths_use_the_working_directory(tmp_path: Path, monkeyp
 # ----- item 9 -------------------------------------------------------------------------------------
 
 
+BOMB_BYTES = 16 << 20
+
+
+@functools.cache
+def _gzip_bomb() -> bytes:
+    return gzip.compress(bytes(BOMB_BYTES), compresslevel=9)
+
+
 class _GuestHandler(http.server.BaseHTTPRequestHandler):
     guest = b""
 
@@ -299,6 +312,16 @@ class _GuestHandler(http.server.BaseHTTPRequestHandler):
             self.end_headers()
         elif self.path == "/gz":
             body = gzip.compress(self.guest)
+            self.send_response(200)
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        elif self.path in ("/gzbomb", "/gz2"):
+            # /gzbomb: 16 MiB of zeros in ~16 KiB; /gz2: the guest as two concatenated gzip members.
+            half = len(self.guest) // 2
+            body = (_gzip_bomb() if self.path == "/gzbomb"
+                    else gzip.compress(self.guest[:half]) + gzip.compress(self.guest[half:]))
             self.send_response(200)
             self.send_header("Content-Encoding", "gzip")
             self.send_header("Content-Length", str(len(body)))
@@ -372,6 +395,65 @@ def test_item09_sha_pin_applies_to_decoded_bytes(guest_server: tuple[str, bytes]
     base, guest = guest_server
     plugin = load_url(base + "/gz", tmp_path, guestSHA256=hashlib.sha256(guest).hexdigest())
     assert plugin.counters()["created"] == 1
+
+
+def test_gzip_members_are_all_decoded(guest_server: tuple[str, bytes]) -> None:
+    base, guest = guest_server
+    assert fetch_guest(base + "/gz2") == guest
+
+
+def test_gzip_bomb_is_refused_while_inflating(guest_server: tuple[str, bytes],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A gzip body inflating past MAX_GUEST_BYTES fails as soon as it gets there: the host never
+    holds the whole inflated body (a 1 GiB bomb used to cost 2 GB before the size check)."""
+    base, _ = guest_server
+    _gzip_bomb()  # built before measuring
+    monkeypatch.setattr(loader, "MAX_GUEST_BYTES", 64 << 10)
+    tracemalloc.start()
+    try:
+        with pytest.raises(WasmLoadError) as e:
+            fetch_guest(base + "/gzbomb")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert str(e.value) == f"wasm: error reading guestURL {base}/gzbomb: guest is larger than 65536 bytes"
+    assert peak < BOMB_BYTES // 4
+
+
+# A file reporting size 0 that never ends: checked in a child process with its address space capped, so
+# a host that reads it whole fails there with MemoryError instead of eating this machine's memory.
+_DEV_ZERO_CHILD = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+from wasmsched.wasm import loader
+from wasmsched.wasm.errors import WasmLoadError
+loader.MAX_GUEST_BYTES = 1 << 20
+try:
+    loader.fetch_guest(sys.argv[1])
+except WasmLoadError as e:
+    print(e)
+"""
+
+
+@pytest.mark.parametrize("url", ["/dev/zero", "file:///dev/zero"])
+def test_endless_device_is_refused_at_the_limit(url: str) -> None:
+    if not Path("/dev/zero").exists():
+        pytest.skip("no /dev/zero")
+    proc = subprocess.run([sys.executable, "-c", _DEV_ZERO_CHILD, url], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout == f"wasm: error reading guestURL {url}: guest is larger than 1048576 bytes\n"
+
+
+def test_file_at_the_limit_loads_and_one_byte_more_is_refused(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "g.wasm"
+    path.write_bytes(b"\x00asm" + bytes(60))
+    monkeypatch.setattr(loader, "MAX_GUEST_BYTES", 64)
+    assert len(fetch_guest(str(path))) == 64
+    path.write_bytes(b"\x00asm" + bytes(61))
+    with pytest.raises(WasmLoadError, match=r": guest is larger than 64 bytes$"):
+        fetch_guest(str(path))
 
 
 # ----- item 10 ------------------------------------------------------------------------------------

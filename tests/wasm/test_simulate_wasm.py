@@ -20,6 +20,9 @@ import pytest
 import yaml
 
 from wasmsched.cli.main import main
+from wasmsched.wasm import loader
+from wasmsched.wasm.errors import WasmLoadError
+from wasmsched.wasm.plugin import new_wasm_plugin
 from wasmsched.wasm.runtime import Runtime
 
 from .harness import compile_wat
@@ -79,6 +82,7 @@ def write_config(tmp_path: Path, plugins: list[tuple[str, int | None, dict[str, 
         }],
     }
     path = tmp_path / "scheduler.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     return path
 
@@ -263,6 +267,89 @@ def test_load_errors_exit_2_naming_the_plugin(capsys: pytest.CaptureFixture[str]
     assert err.startswith("error: "), err
     assert 'plugin "lastdigit"' in err or "lastdigit PluginConfig" in err, err
     assert text in err, err
+
+
+def test_endless_guest_url_exits_2_with_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    if not Path("/dev/zero").exists():
+        pytest.skip("no /dev/zero")
+    monkeypatch.setattr(loader, "MAX_GUEST_BYTES", 1 << 20)
+    cluster = write_cluster(tmp_path, ["node-1"], ["p-1"])
+    cfg = write_config(tmp_path, [("lastdigit", 5, {"guestURL": "/dev/zero"})])
+    rc, out, err = run_cli(capsys, "simulate", "--config", str(cfg), str(cluster))
+    assert (rc, out) == (2, "")
+    assert err.count("\n") == 1, err
+    assert err.endswith('initializing plugin "lastdigit": wasm: error reading guestURL /dev/zero: guest is larger '
+                       'than 1048576 bytes\n'), err
+
+
+@pytest.mark.parametrize(("verbosity", "log_severity", "info", "warning", "host_info"), [
+    ("0", 0, True, True, False),   # guests' Info shows by default; the scheduler's own Info does not
+    ("0", 1, False, True, False),  # logSeverity silences a guest
+    ("0", 2, False, False, False),
+    ("2", 0, True, True, True),
+    ("2", 1, False, True, True),
+])
+def test_guest_klog_lines_at_default_verbosity(capsys: pytest.CaptureFixture[str], tmp_path: Path, verbosity: str,
+                                               log_severity: int, info: bool, warning: bool, host_info: bool) -> None:
+    guest = compile_wat("e2e/filter_klog", tmp_path / "guests", "filter_klog.wasm")
+    cluster = write_cluster(tmp_path, ["node-1"], ["p-1"])
+    cfg = write_config(tmp_path, [("klogger", None, {"guestURL": str(guest), "logSeverity": log_severity})])
+    rc, out, err = run_cli(capsys, "-v", verbosity, "simulate", "--config", str(cfg), "-o", "json", str(cluster))
+    assert rc == 0, err
+    assert placements(json.loads(out)) == {"p-1": ("Scheduled", "node-1")}  # results stay on stdout
+    lines = err.splitlines()
+    assert any(ln.startswith("I") and ln.endswith('] "filtering" plugin="klogger"') for ln in lines) == info, err
+    assert any(ln.startswith("W") and ln.endswith('] "careful" plugin="klogger"') for ln in lines) == warning, err
+    assert any('"Loaded wasm plugin"' in ln for ln in lines) == host_info, err
+
+
+@pytest.mark.parametrize("url", ["guests/score_last_digit.wasm", "file://guests/score_last_digit.wasm",
+                                 "./guests/../guests/score_last_digit.wasm"])
+def test_relative_guest_url_is_relative_to_the_config_file(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch, url: str) -> None:
+    conf_dir = tmp_path / "conf"
+    compile_wat("score_last_digit", conf_dir / "guests", "score_last_digit.wasm")
+    cluster = write_cluster(tmp_path, ["node-1", "node-2"], ["p-1"])
+    cfg = write_config(conf_dir, [("lastdigit", 5, {"guestURL": url})])
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    doc = simulate(capsys, cfg, cluster)
+    assert placements(doc) == {"p-1": ("Scheduled", "node-2")}
+    # The configuration file named by a relative path: its directory still is the base.
+    monkeypatch.chdir(tmp_path)
+    doc = simulate(capsys, Path("conf/scheduler.yaml"), cluster)
+    assert placements(doc) == {"p-1": ("Scheduled", "node-2")}
+
+
+def test_missing_relative_guest_url_names_the_path_tried(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster = write_cluster(tmp_path, ["node-1"], ["p-1"])
+    write_config(tmp_path / "conf", [("lastdigit", 5, {"guestURL": "guests/missing.wasm"})])
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = run_cli(capsys, "simulate", "--config", "conf/scheduler.yaml", str(cluster))
+    assert (rc, out) == (2, "")
+    tried = tmp_path / "conf" / "guests" / "missing.wasm"
+    assert err.endswith(f"wasm: error reading guestURL guests/missing.wasm: {tried}: No such file or directory\n"), err
+    assert err.count("\n") == 1, err
+
+
+def test_absolute_guest_url_is_unchanged(capsys: pytest.CaptureFixture[str], tmp_path: Path, last_digit: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster = write_cluster(tmp_path, ["node-1", "node-2"], ["p-1"])
+    cfg = write_config(tmp_path / "conf", [("lastdigit", 5, {"guestURL": f"file://{last_digit}"})])
+    monkeypatch.chdir(tmp_path / "conf")
+    assert placements(simulate(capsys, cfg, cluster)) == {"p-1": ("Scheduled", "node-2")}
+
+
+def test_without_a_config_file_the_working_directory_is_the_base(tmp_path: Path, last_digit: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(last_digit.parent)
+    plugin = new_wasm_plugin("lastdigit", {"guestURL": last_digit.name}, None)
+    plugin.close()
+    with pytest.raises(WasmLoadError, match=f"/nowhere/{last_digit.name}: No such file or directory$"):
+        new_wasm_plugin("lastdigit", {"guestURL": last_digit.name}, None, base_dir=tmp_path / "nowhere")
 
 
 def test_sha256_pin_in_upper_case_loads(capsys: pytest.CaptureFixture[str], tmp_path: Path,

@@ -25,8 +25,14 @@ class KlogFormatter(logging.Formatter):
         return f"{head} {msg}"
 
 
+# wasm guests' klog lines (wasm/abi.py). kube-scheduler's wasm host logs a guest's Info with klog at
+# verbosity 0, so they show by default; a guest is silenced with its plugin's `logSeverity`.
+GUEST_LOGGER = "wasmsched.wasm.guest"
+
+
 def setup_logging(verbosity: int) -> None:
-    """-v 0: warnings and errors; -v 2 (kube-scheduler's usual): info such as bindings; -v 5+: debug."""
+    """-v 0: warnings and errors, plus guests' Info; -v 2 (kube-scheduler's usual): info such as
+    bindings; -v 5+: debug."""
     level = logging.WARNING if verbosity <= 0 else logging.INFO if verbosity < 5 else logging.DEBUG
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(KlogFormatter())
@@ -34,3 +40,4 @@ def setup_logging(verbosity: int) -> None:
     root.handlers[:] = [handler]
     root.setLevel(level)
     root.propagate = False
+    logging.getLogger(GUEST_LOGGER).setLevel(min(level, logging.INFO))

@@ -101,7 +101,8 @@ def _build(args: argparse.Namespace) -> tuple[Simulation, list[str]]:
             objects.setdefault(kind, []).extend(msgs)
     registry = in_tree_registry()
     try:
-        register_wasm_plugins(registry, cfg)
+        # Relative guestURLs are relative to the configuration file, as kubeconfig paths are.
+        register_wasm_plugins(registry, cfg, Path(args.config).absolute().parent if args.config else None)
     except ValueError as e:
         raise BadInput(f"{args.config}: {e}") from e
     try:

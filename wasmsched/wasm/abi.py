@@ -19,6 +19,7 @@ from wasmsched.framework.events import ActionType, ClusterEvent, ClusterEventWit
 from wasmsched.framework.interface import Handle
 from wasmsched.wasm import native
 from wasmsched.wasm.errors import HostFunctionFailure, WasmLoadError
+from wasmsched.wasm.interrupt import Interrupted
 from wasmsched.wasm.wasi import GuestTimeout, Wasi
 
 if TYPE_CHECKING:
@@ -507,17 +508,21 @@ class Host:
         inst.host_failure = text
         return HostFunctionFailure(text)
 
+    def memory_fault(self, inst: GuestInstance, module: str, name: str) -> HostFunctionFailure:
+        """The trap of an import that reads or writes outside the guest's memory (§4.2)."""
+        return self._fail(inst, module, name, "out of bounds memory access")
+
     def _read_or_trap(self, caller: Any, module: str, name: str, ptr: int, n: int) -> bytes:
         inst = self.current()
         data = self.read_memory(inst, caller, ptr, n)
         if data is None:
-            raise self._fail(inst, module, name, "out of bounds memory access")
+            raise self.memory_fault(inst, module, name)
         return data
 
     def _write_or_trap(self, caller: Any, module: str, name: str, ptr: int, data: bytes) -> None:
         inst = self.current()
         if not self.write_memory(inst, caller, ptr, data):
-            raise self._fail(inst, module, name, "out of bounds memory access")
+            raise self.memory_fault(inst, module, name)
 
     def _serve(self, caller: Any, module: str, name: str, value: bytes, buf: int, limit: int) -> int:
         """§5: write value if it fits, return its full length either way."""
@@ -565,6 +570,12 @@ class Host:
 
         def text(e: BaseException) -> str:
             inst: GuestInstance | None = getattr(self._tls, "inst", None)
+            if not isinstance(e, Exception):
+                # Ctrl-C (or an exit) inside the import: the call raises it again once the trap has
+                # unwound the guest (interrupt.Interrupted: an interrupt is pending, same outcome).
+                if inst is not None and not isinstance(e, Interrupted):
+                    inst.interrupt = e
+                return f"host function {module}.{name} interrupted"
             if isinstance(e, HostFunctionFailure):
                 return str(e)
             if isinstance(e, GuestTimeout):

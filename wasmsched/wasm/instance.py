@@ -1,5 +1,6 @@
 """One guest instance: its own Store (WASI sandbox, memory limit, epoch deadline) and Instance,
-created from the plugin's InstancePre, with the guest's stdout/stderr captured for error texts.
+created from the plugin's InstancePre, with the guest's stdout/stderr captured for error texts
+(by the host's own `fd_write`, wasm/wasi.py).
 
 A GuestInstance runs one export call at a time; the pool (wasm/pool.py) serializes callers.
 """
@@ -13,14 +14,12 @@ from typing import Any
 
 import wasmtime
 
-from wasmsched.wasm import native
+from wasmsched.wasm import interrupt, native
 from wasmsched.wasm.abi import EXPORTS, CallContext, Host
 from wasmsched.wasm.args import WASM_PAGE, WasmPluginArgs
 from wasmsched.wasm.errors import GuestCallError, WasmLoadError
 from wasmsched.wasm.runtime import Runtime, trap_text
-
-# ABI.md §2: the last 64 KiB of a guest's output are kept for error texts.
-OUTPUT_LIMIT = 64 << 10
+from wasmsched.wasm.wasi import OUTPUT_LIMIT
 
 _ids = itertools.count(1)
 
@@ -51,8 +50,8 @@ class CompiledGuest:
 
 
 class GuestInstance:
-    __slots__ = ("_exports", "_output", "compiled", "ctx", "deadline", "deadline_text", "host_failure", "id",
-                 "instance", "memory", "raw_memory", "store")
+    __slots__ = ("_epoch_callback", "_epoch_timeout", "_exports", "_output", "compiled", "ctx", "deadline",
+                 "deadline_text", "host_failure", "id", "instance", "interrupt", "memory", "raw_memory", "store")
 
     def __init__(self, compiled: CompiledGuest) -> None:
         self.id = next(_ids)
@@ -64,16 +63,26 @@ class GuestInstance:
         # The running call's deadline on time.monotonic_ns() (None: no limit), for imports that wait.
         self.deadline: int | None = None
         self.deadline_text = ""
+        # KeyboardInterrupt or SystemExit raised inside an import (SIGINT handled by the application):
+        # the call raises it again instead of failing as a guest error.
+        self.interrupt: BaseException | None = None
+        self._epoch_timeout = False
         args = compiled.args
         store = wasmtime.Store(compiled.runtime.engine)
         wasi = wasmtime.WasiConfig()
-        # Sandbox: argv verbatim, no environment, no preopened directories, stdin at EOF.
+        # Sandbox: argv verbatim, no environment, no preopened directories, stdin at EOF. stdout and
+        # stderr are left unset: the host's fd_write captures them (never wasmtime's custom outputs,
+        # whose callbacks run on wasmtime's own threads).
         wasi.argv = list(args.args)
-        wasi.stdout_custom = self._capture
-        wasi.stderr_custom = self._capture
         store.set_wasi(wasi)
         store.set_limits(memory_size=args.memory_limit_pages * WASM_PAGE)
         self.store = store
+        self._epoch_callback: native.RawCallback = None
+        if args.timeout is None or args.start_timeout is None:
+            # Without a deadline guest code would run on in native code where Ctrl-C cannot reach it:
+            # it looks for a pending interrupt every interrupt.CHECK_SECONDS instead (zero cost for a
+            # store whose calls all have a deadline: those stay pure epoch traps).
+            self._epoch_callback = native.set_epoch_deadline_callback(store, self._epoch_deadline_reached)
         self.instance = self._instantiate()
         exports = self.instance.exports(store)
         mem = exports["memory"]
@@ -87,7 +96,29 @@ class GuestInstance:
             assert isinstance(fn, wasmtime.Func)
             self._exports[name] = native.RawExport(store, fn, EXPORTS[name], ticks)
 
-    def _capture(self, data: bytes) -> None:
+    def _epoch_deadline_reached(self) -> int:
+        """The store's epoch callback: the ticks until the next check, or raises to stop the guest."""
+        if self.deadline is not None:
+            # A phase with a limit (the store's other phase has none, hence the callback): its
+            # deadline passed. Fail the call with the text wasmtime's own epoch trap gets.
+            self.host_failure = f"timeout after {self.deadline_text}"
+            self._epoch_timeout = True
+            raise interrupt.Interrupted
+        interrupt.check()
+        return self.compiled.runtime.deadline_ticks(None)
+
+    def _raise_interrupt(self) -> None:
+        """After guest code ran: KeyboardInterrupt (or what an import raised) if the user interrupted."""
+        exc, self.interrupt = self.interrupt, None
+        if exc is not None:
+            raise exc
+        interrupt.raise_pending()
+
+    def _trap_text(self, e: BaseException, timeout_text: str) -> str:
+        return trap_text(e, timeout_text, self.host_failure, error_frames=self._epoch_timeout)
+
+    def capture(self, data: bytes) -> None:
+        """Appends guest output (fd_write on stdout or stderr), keeping the last OUTPUT_LIMIT bytes."""
         out = self._output
         out += data
         if len(out) > OUTPUT_LIMIT:
@@ -115,17 +146,20 @@ class GuestInstance:
                     except wasmtime.ExitTrap as e:
                         if e.code != 0:
                             raise
+            self._raise_interrupt()
             return instance
         except Exception as e:
-            text = trap_text(e, c.args.start_timeout_text, self.host_failure)
+            text = self._trap_text(e, c.args.start_timeout_text)
             captured = self.output()
             detail = f"{captured}\n{text}" if captured else text
             self.store.close()
+            self._raise_interrupt()
             raise WasmLoadError(f"failed to create a guest pool: wasm: instantiate error: {detail}") from e
         finally:
             host.leave(prev)
             self._output.clear()
             self.host_failure = None
+            self._epoch_timeout = False
 
     def _set_deadline(self, timeout: float | None, text: str) -> None:
         self.deadline = None if timeout is None else time.monotonic_ns() + int(timeout * 1e9)
@@ -141,9 +175,10 @@ class GuestInstance:
         self._set_deadline(c.args.timeout, c.args.timeout_text)
         prev = host.enter(self)
         try:
-            return self._exports[ctx.export]()
+            result = self._exports[ctx.export]()
         except Exception as e:
-            text = trap_text(e, c.args.timeout_text, self.host_failure)
+            self._raise_interrupt()
+            text = self._trap_text(e, c.args.timeout_text)
             captured = self.output()
             msg = f"wasm: {ctx.export} error: {captured}\n{text}" if captured else f"wasm: {ctx.export} error: {text}"
             raise GuestCallError(msg, discard=True) from e
@@ -151,6 +186,10 @@ class GuestInstance:
             host.leave(prev)
             self.ctx = None
             self._output.clear()
+            self._epoch_timeout = False
+        if interrupt.state.pending:
+            self._raise_interrupt()
+        return result
 
     # ----- test hooks (ABI.md §8) ---------------------------------------------------------------
 

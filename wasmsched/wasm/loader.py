@@ -2,35 +2,46 @@
 
 Fetched once, at load. HTTP follows redirects and decodes gzip; anything but 200 is an error. The
 optional `guestSHA256` pin is checked on the fetched (decoded) bytes.
+
+A relative path (plain or `file://rel/x.wasm`) is resolved against `base_dir`, the directory of the
+configuration file that names it (as kubeconfig paths are), or the working directory without one.
+
+MAX_GUEST_BYTES is enforced while reading and while decompressing, never after: a file's size says
+nothing for devices (`/dev/zero` reports 0), and a small gzip body can inflate to gigabytes.
 """
 
 from __future__ import annotations
 
-import gzip
 import hashlib
+import os
 import re
 import urllib.error
 import urllib.request
-from pathlib import Path
+import zlib
+from typing import BinaryIO
 
 from wasmsched.wasm.errors import WasmLoadError
 
 # Large enough for any real guest (a standard-Go guest is a few MiB), small enough to refuse a mistake.
 MAX_GUEST_BYTES = 256 << 20
 HTTP_TIMEOUT = 30.0
+CHUNK_BYTES = 1 << 20
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 
 
-def fetch_guest(url: str, sha256: str | None = None) -> bytes:
+class GuestTooLarge(Exception):
+    def __init__(self) -> None:
+        super().__init__(f"guest is larger than {MAX_GUEST_BYTES} bytes")
+
+
+def fetch_guest(url: str, sha256: str | None = None, base_dir: str | os.PathLike[str] | None = None) -> bytes:
     try:
-        data = _fetch(url)
+        data = _fetch(url, base_dir)
     except WasmLoadError:
         raise
     except Exception as e:
         raise WasmLoadError(f"wasm: error reading guestURL {url}: {_detail(e)}") from e
-    if len(data) > MAX_GUEST_BYTES:
-        raise WasmLoadError(f"wasm: error reading guestURL {url}: guest is larger than {MAX_GUEST_BYTES} bytes")
     if sha256 is not None:
         actual = hashlib.sha256(data).hexdigest()
         if actual != sha256.lower():
@@ -38,26 +49,64 @@ def fetch_guest(url: str, sha256: str | None = None) -> bytes:
     return data
 
 
-def _fetch(url: str) -> bytes:
+def _fetch(url: str, base_dir: str | os.PathLike[str] | None) -> bytes:
     m = _SCHEME.match(url)
     if m is None:
-        return _read_file(url)
+        return _read_file(_local_path(url, base_dir))
     scheme = m.group(1).lower()
     if scheme == "file":
         path = url[len("file:"):]
         path = path.removeprefix("//")
-        return _read_file(path)
+        return _read_file(_local_path(path, base_dir))
     if scheme in ("http", "https"):
         return _http_get(url)
     raise WasmLoadError(f"wasm: error reading guestURL {url}: unsupported URL scheme: {m.group(1)}")
 
 
+def _local_path(path: str, base_dir: str | os.PathLike[str] | None) -> str:
+    """The path as tried (and as an error shows it): relative ones joined to base_dir if given."""
+    if base_dir is None or os.path.isabs(path):
+        return path
+    return os.path.join(base_dir, path)
+
+
 def _read_file(path: str) -> bytes:
-    p = Path(path)
-    size = p.stat().st_size
-    if size > MAX_GUEST_BYTES:
-        raise OSError(f"{path}: guest is larger than {MAX_GUEST_BYTES} bytes")
-    return p.read_bytes()
+    with open(path, "rb") as f:
+        return _read_limited(f)
+
+
+def _read_limited(f: BinaryIO) -> bytes:
+    """At most MAX_GUEST_BYTES from f, in chunks; GuestTooLarge as soon as there is more."""
+    limit = MAX_GUEST_BYTES
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = f.read(min(CHUNK_BYTES, limit + 1 - size))
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > limit:
+            raise GuestTooLarge
+        chunks.append(chunk)
+
+
+def _gunzip(body: bytes) -> bytes:
+    """Decodes a gzip body (one or more members), never inflating past MAX_GUEST_BYTES + 1."""
+    limit = MAX_GUEST_BYTES
+    out = bytearray()
+    data = body
+    while data:
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        while data and not d.eof:
+            # max_length > 0 always (0 would mean unlimited): at most one byte past the limit.
+            out += d.decompress(data, limit + 1 - len(out))
+            if len(out) > limit:
+                raise GuestTooLarge
+            data = d.unconsumed_tail
+        if not d.eof:
+            raise EOFError("compressed body ended before the end-of-stream marker was reached")
+        data = d.unused_data
+    return bytes(out)
 
 
 def _http_get(url: str) -> bytes:
@@ -65,14 +114,14 @@ def _http_get(url: str) -> bytes:
     try:
         with urllib.request.urlopen(req, timeout=HTTP_TIMEOUT) as resp:
             status = resp.status
-            body = resp.read(MAX_GUEST_BYTES + 1)
+            body = _read_limited(resp)
             encoding = (resp.headers.get("Content-Encoding") or "").lower()
     except urllib.error.HTTPError as e:
         raise WasmLoadError(f'wasm: error reading guestURL {url}: received {e.code} status code from "{url}"') from e
     if status != 200:
         raise WasmLoadError(f'wasm: error reading guestURL {url}: received {status} status code from "{url}"')
     if encoding == "gzip":
-        body = gzip.decompress(body)
+        body = _gunzip(body)
     return body
 
 

@@ -18,6 +18,8 @@ import wasmtime
 from wasmtime import _bindings as raw
 from wasmtime import _ffi as ffi
 
+from wasmsched.wasm import interrupt
+
 RawCallback = Any  # a ffi.wasmtime_func_unchecked_callback_t
 
 _call_unchecked = raw._wasmtime_func_call_unchecked
@@ -26,6 +28,10 @@ _memory_data_size = raw._wasmtime_memory_data_size
 _caller_context = raw._wasmtime_caller_context
 _caller_export_get = raw._wasmtime_caller_export_get
 _set_epoch_deadline = raw._wasmtime_context_set_epoch_deadline
+_store_epoch_deadline_callback = raw._wasmtime_store_epoch_deadline_callback
+_EpochDeadlineCallback = _store_epoch_deadline_callback.argtypes[1]
+_NO_FINALIZER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(0)
+UPDATE_DEADLINE_CONTINUE = 0
 _MEMORY_NAME = b"memory"
 
 
@@ -115,6 +121,7 @@ def define_import(linker: wasmtime.Linker, module: str, name: str, params: int |
             trap = ffi.wasmtime_trap_new(ctypes.create_string_buffer(msg, len(msg)), len(msg))
             return ctypes.cast(trap, ctypes.c_void_p).value or 0
 
+    interrupt.register_callback(cb)
     raw = ffi.wasmtime_func_unchecked_callback_t(cb)
     m, n = module.encode(), name.encode()
     err = ffi.wasmtime_linker_define_func_unchecked(
@@ -123,3 +130,25 @@ def define_import(linker: wasmtime.Linker, module: str, name: str, params: int |
     if err:
         raise wasmtime.WasmtimeError._from_ptr(err)
     return raw
+
+
+def set_epoch_deadline_callback(store: wasmtime.Store, fn: Callable[[], int]) -> RawCallback:
+    """From now on, reaching the store's epoch deadline calls fn (on the thread running the guest)
+    instead of trapping: fn returns the ticks until the next deadline, or raises to fail the running
+    call (its caller sees a WasmtimeError). Returns the callback object, which the caller must keep
+    alive as long as the store.
+    """
+
+    def cb(ctx: Any, data: Any, delta: Any, kind: Any) -> int:
+        try:
+            delta[0] = fn()
+            kind[0] = UPDATE_DEADLINE_CONTINUE
+            return 0
+        except BaseException:  # noqa: BLE001 - must become an error, never unwind through C
+            msg = ctypes.create_string_buffer(b"guest stopped at its epoch deadline")
+            return ctypes.cast(ffi.wasmtime_error_new(msg), ctypes.c_void_p).value or 0
+
+    interrupt.register_callback(cb)
+    raw_cb = _EpochDeadlineCallback(cb)
+    _store_epoch_deadline_callback(store.ptr(), raw_cb, None, _NO_FINALIZER)
+    return raw_cb

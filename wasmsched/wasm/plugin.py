@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -17,7 +18,7 @@ from wasmsched.framework import interface as fw
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.events import ClusterEventWithHint
 from wasmsched.framework.interface import Handle, NodeScore, NodeToStatus, PreFilterResult
-from wasmsched.framework.status import Code, Status
+from wasmsched.framework.status import Code, Status, code_name
 from wasmsched.framework.types import NodeInfo, PodInfo, get_pod_key
 from wasmsched.wasm import abi
 from wasmsched.wasm.abi import CallContext, Host
@@ -31,11 +32,23 @@ from wasmsched.wasm.runtime import Runtime, default_runtime
 log = logging.getLogger("wasmsched.wasm")
 
 
-def _status(code: int, reason: str) -> Status | None:
-    """A guest status: the code verbatim (codes outside 0..6 act as Error), the reason as message."""
+_ABI_CODES = frozenset(int(c) for c in Code)
+
+
+def _status(ctx: CallContext, code: int) -> Status | None:
+    """A guest status: the code verbatim (codes outside 0..6 act as Error), the reason as message.
+
+    A code outside the ABI's gets a reason saying so first, so that the pod's message never comes
+    out empty (ABI.md §6).
+    """
+    reason = ctx.status_reason
     if code == Code.SUCCESS and not reason:
         return None
-    return Status(code, [reason] if reason else [])
+    reasons = [reason] if reason else []
+    if code not in _ABI_CODES:
+        reasons.insert(0, f"wasm: {ctx.export} returned status {code_name(code)}, outside the ABI's status codes "
+                          f"0..{max(_ABI_CODES)}")
+    return Status(code, reasons)
 
 
 class _Failed(Exception):
@@ -85,7 +98,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
             code = self._call(pod, pin, ctx)
         except _Failed as f:
             return f.status
-        return _status(code, ctx.status_reason)
+        return _status(ctx, code)
 
     # ----- EnqueueExtensions --------------------------------------------------------------------
 
@@ -116,7 +129,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         except _Failed as f:
             return None, f.status
         result = PreFilterResult(set(ctx.node_names)) if ctx.node_names else None
-        return result, _status(code, ctx.status_reason)
+        return result, _status(ctx, code)
 
     def pre_filter_extensions(self) -> fw.PreFilterExtensions | None:
         return self if ("addpod" in self.exports or "removepod" in self.exports) else None
@@ -158,7 +171,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
                         failed = f.status
                         out.append(f.status)
                         continue
-                    out.append(_status(code, ctx.status_reason))
+                    out.append(_status(ctx, code))
         except PoolError as e:
             st = Status.error(f"wasm: filter error: {e}")
             out.extend([st] * (len(node_infos) - len(out)))
@@ -176,7 +189,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
             return None, f.status
         mode, code = abi.unpack_postfilter(r)
         result = fw.PostFilterResult(fw.NominatingInfo(ctx.nominated_node_name, mode))
-        return result, _status(code, ctx.status_reason)
+        return result, _status(ctx, code)
 
     # ----- PreScore / Score / NormalizeScore ----------------------------------------------------
 
@@ -201,7 +214,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
                     except _Failed as f:
                         return [], f.status
                     score, code = abi.unpack_score(r)
-                    st = _status(code, ctx.status_reason)
+                    st = _status(ctx, code)
                     if st is not None and not st.is_success():
                         return [], st
                     out.append(score)
@@ -222,7 +235,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
             abi.parse_normalized_scores(ctx.normalized_score_list, scores)
         except ValueError as e:
             return Status.error(f"wasm: normalizescore error: invalid result.normalized_score_list: {e}")
-        return _status(code, ctx.status_reason)
+        return _status(ctx, code)
 
     # ----- Reserve / Permit ---------------------------------------------------------------------
 
@@ -246,7 +259,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         except _Failed as f:
             return f.status, 0.0
         code, timeout_ms = abi.unpack_permit(r)
-        return _status(code, ctx.status_reason), timeout_ms / 1000.0
+        return _status(ctx, code), timeout_ms / 1000.0
 
     # ----- binding cycle ------------------------------------------------------------------------
 
@@ -328,11 +341,15 @@ def plugin_class(exports: frozenset[str]) -> type[WasmPlugin]:
 
 
 def new_wasm_plugin(name: str, raw_args: Mapping[str, Any] | None, handle: Handle | None,
-                    runtime: Runtime | None = None) -> WasmPlugin:
-    """Loads, checks, links and primes the guest configured under `name` (ABI.md §2 loading)."""
+                    runtime: Runtime | None = None, base_dir: str | os.PathLike[str] | None = None) -> WasmPlugin:
+    """Loads, checks, links and primes the guest configured under `name` (ABI.md §2 loading).
+
+    base_dir: where a relative guestURL is resolved (the configuration file's directory); None is
+    the working directory.
+    """
     args = decode_args(name, raw_args)
     rt = runtime or default_runtime()
-    data = fetch_guest(args.guest_url, args.guest_sha256)
+    data = fetch_guest(args.guest_url, args.guest_sha256, base_dir)
     module = rt.compile(data)
     exports = abi.check_module(module)
     if "normalizescore" in exports and "score" not in exports:
@@ -348,17 +365,20 @@ def new_wasm_plugin(name: str, raw_args: Mapping[str, Any] | None, handle: Handl
     return plugin
 
 
-def wasm_plugin_factory(name: str) -> Callable[[Any, Handle], fw.Plugin]:
+def wasm_plugin_factory(name: str, base_dir: str | os.PathLike[str] | None = None
+                        ) -> Callable[[Any, Handle], fw.Plugin]:
     def factory(args: Any, handle: Handle) -> fw.Plugin:
-        return new_wasm_plugin(name, args, handle)
+        return new_wasm_plugin(name, args, handle, base_dir=base_dir)
 
     return factory
 
 
-def register_wasm_plugins(registry: Any, cfg: Any) -> list[str]:
+def register_wasm_plugins(registry: Any, cfg: Any, base_dir: str | os.PathLike[str] | None = None) -> list[str]:
     """Registers every plugin whose pluginConfig args carry guestURL (in any profile); returns the names.
 
-    `registry` is a plugins.registry.Registry, `cfg` a KubeSchedulerConfiguration.
+    `registry` is a plugins.registry.Registry, `cfg` a KubeSchedulerConfiguration; `base_dir` is the
+    directory relative guestURLs are resolved against: the configuration file's (None: the working
+    directory, for configurations built in code).
     """
     names: list[str] = []
     for profile in cfg.profiles:
@@ -367,6 +387,6 @@ def register_wasm_plugins(registry: Any, cfg: Any) -> list[str]:
                 if pc.name in registry:
                     raise ValueError(f'pluginConfig "{pc.name}": args carry guestURL, but "{pc.name}" is an in-tree'
                                      " plugin; give the wasm plugin its own name")
-                registry.register(pc.name, wasm_plugin_factory(pc.name))
+                registry.register(pc.name, wasm_plugin_factory(pc.name, base_dir))
                 names.append(pc.name)
     return names

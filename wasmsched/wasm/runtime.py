@@ -7,6 +7,7 @@ Reads like wasmtime's embedding API: `Runtime` owns the Engine; `Runtime.compile
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import importlib.metadata
 import logging
@@ -17,7 +18,10 @@ import time
 from pathlib import Path
 
 import wasmtime
+from wasmtime import _ffi as ffi
+from wasmtime._trap import Frame, FrameList
 
+from wasmsched.wasm import interrupt
 from wasmsched.wasm.abi import PodEncoder
 from wasmsched.wasm.errors import WasmLoadError
 
@@ -25,7 +29,9 @@ log = logging.getLogger("wasmsched.wasm")
 
 # ABI.md §9: the epoch ticks at most every 10 ms, so a deadline fires within limit + 50 ms.
 EPOCH_TICK_SECONDS = 0.005
-NO_DEADLINE_TICKS = 1 << 62
+# A store without a deadline ("0s") has an epoch-deadline callback that runs this often in guest
+# code, to stop the guest on Ctrl-C (wasm/interrupt.py).
+CHECK_TICKS = max(1, round(interrupt.CHECK_SECONDS / EPOCH_TICK_SECONDS))
 WASM_MAGIC = b"\x00asm"
 
 _WASMTIME_VERSION = importlib.metadata.version("wasmtime")
@@ -73,7 +79,7 @@ class Runtime:
     @staticmethod
     def deadline_ticks(timeout: float | None) -> int:
         if timeout is None:
-            return NO_DEADLINE_TICKS
+            return CHECK_TICKS
         # +1: the current tick may be almost over when the call starts.
         return max(1, int(-(-timeout // EPOCH_TICK_SECONDS))) + 1
 
@@ -149,6 +155,7 @@ class _ProcessEngine:
                 engine = wasmtime.Engine(cfg)
                 threading.Thread(target=self._tick, args=(engine,), name="wasm-epoch", daemon=True).start()
                 self._engine = engine
+                interrupt.install()
             return self._engine
 
     @staticmethod
@@ -175,8 +182,13 @@ def default_runtime() -> Runtime:
 # ----- trap texts (ABI.md §10) --------------------------------------------------------------------
 
 
-def trap_text(e: BaseException, timeout_text: str, host_failure: str | None = None) -> str:
-    """`wasm error: <kind>` plus the stack trace, for any failure of guest code."""
+def trap_text(e: BaseException, timeout_text: str, host_failure: str | None = None,
+              error_frames: bool = False) -> str:
+    """`wasm error: <kind>` plus the stack trace, for any failure of guest code.
+
+    error_frames: e is the error of the host's epoch-deadline callback (a timeout in a store that
+    has one), whose stack trace wasmtime keeps on the error rather than on a trap.
+    """
     if host_failure is not None:
         kind = host_failure
     elif isinstance(e, wasmtime.ExitTrap):
@@ -192,7 +204,7 @@ def trap_text(e: BaseException, timeout_text: str, host_failure: str | None = No
     else:
         kind = _cause(str(e))
     text = f"wasm error: {kind}"
-    frames = _frames(e)
+    frames = _error_frames(e) if error_frames else _frames(e)
     if frames:
         text += "\nwasm stack trace:" + "".join(f"\n\t{f}" for f in frames)
     return text
@@ -212,12 +224,24 @@ def _frames(e: BaseException) -> list[str]:
         frames = e.frames
     except Exception:  # noqa: BLE001 - the stack trace is informative only
         return []
+    return _frame_names(frames)
+
+
+def _frame_names(frames: list[Frame]) -> list[str]:
     out = []
     for fr in frames:
         module = fr.module_name or "guest"
         func = fr.func_name or f"$f{fr.func_index}"
         out.append(f"{module}.{func}")
     return out
+
+
+def _error_frames(e: BaseException) -> list[str]:
+    if not isinstance(e, wasmtime.WasmtimeError):
+        return []
+    frames = FrameList(e)
+    ffi.wasmtime_error_wasm_trace(e.ptr(), ctypes.byref(frames.vec))
+    return _frame_names([Frame._from_ptr(frames.vec.data[i], frames) for i in range(frames.vec.size)])
 
 
 def _first_line(s: str) -> str:

@@ -5,8 +5,13 @@ scheduler). wasmtime's version sleeps in native code where the epoch deadline ca
 `time.Sleep(time.Hour)` would hold the scheduler for an hour. Here it sleeps at most until the
 call's deadline and then fails the call with the same `timeout after <timeout>` a spinning guest
 gets (ABI.md §9: time in imports counts). `clock_time_get` is served alongside so that absolute
-deadlines in `poll_oneoff` are measured on the clocks the guest reads. Every other WASI function
-stays wasmtime's.
+deadlines in `poll_oneoff` are measured on the clocks the guest reads.
+
+`fd_write` is served so that the guest's stdout and stderr land in the instance's capture buffer
+(ABI.md §2) synchronously, on the calling thread. wasmtime's own custom-output streams call back into
+Python from its tokio worker threads, and such a callback (or the stream's finalizer) running while
+the interpreter shuts down aborts the whole process. No other descriptor is writable: stdin is
+read-only and there are no preopened directories. Every other WASI function stays wasmtime's.
 
 Layouts are WASI preview 1's (wasi_snapshot_preview1.witx): subscription 48 bytes, event 32 bytes.
 """
@@ -17,12 +22,13 @@ import struct
 import time
 from typing import TYPE_CHECKING, Any
 
-from wasmsched.wasm import native
+from wasmsched.wasm import interrupt, native
 
 if TYPE_CHECKING:
     import wasmtime
 
     from wasmsched.wasm.abi import Host
+    from wasmsched.wasm.instance import GuestInstance
 
 MODULE = "wasi_snapshot_preview1"
 
@@ -46,6 +52,14 @@ SUBSCRIPTION_SIZE = 48
 EVENT_SIZE = 32
 # Enough for any real poll (Go's netpoll asks for a handful); bounds what a guest makes us read.
 MAX_SUBSCRIPTIONS = 4096
+# Linux's IOV_MAX: bounds the work one fd_write makes the host do.
+MAX_IOVECS = 1024
+IOVEC_SIZE = 8
+STDOUT, STDERR = 1, 2
+# A 32-bit memory ends here at the latest.
+MEMORY_END = 1 << 32
+# ABI.md §2: the last 64 KiB of a guest's output are kept for error texts.
+OUTPUT_LIMIT = 64 << 10
 
 _CLOCKS = {
     CLOCK_REALTIME: time.time_ns,
@@ -77,6 +91,8 @@ class Wasi:
                                      self.host.import_error(MODULE, "clock_time_get")),
                 native.define_import(linker, MODULE, "poll_oneoff", 4, True, self.poll_oneoff,
                                      self.host.import_error(MODULE, "poll_oneoff")),
+                native.define_import(linker, MODULE, "fd_write", 4, True, self.fd_write,
+                                     self.host.import_error(MODULE, "fd_write")),
             ]
         finally:
             linker.allow_shadowing = False
@@ -88,6 +104,39 @@ class Wasi:
         inst = self.host.current()
         ok = self.host.write_memory(inst, caller, out, struct.pack("<Q", clock() & 0xFFFFFFFFFFFFFFFF))
         return ERRNO_SUCCESS if ok else ERRNO_FAULT
+
+    def fd_write(self, caller: Any, fd: int, iovs: int, iovs_len: int, nwritten_ptr: int) -> int:
+        """Appends the iovecs' bytes to the instance's output capture (fd 1 and 2 only).
+
+        An iovec outside memory traps the call, as any host read outside memory does (ABI.md §4.2).
+        """
+        if fd & 0xFFFFFFFF not in (STDOUT, STDERR):
+            return ERRNO_BADF
+        n = iovs_len & 0xFFFFFFFF
+        if n > MAX_IOVECS:
+            return ERRNO_INVAL
+        inst = self.host.current()
+        table = self._read_or_trap(inst, caller, iovs, n * IOVEC_SIZE)
+        bufs = [struct.unpack_from("<II", table, i * IOVEC_SIZE) for i in range(n)]
+        total = sum(length for _, length in bufs)
+        if total > 0xFFFFFFFF:
+            return ERRNO_INVAL  # the count would not fit nwritten
+        for ptr, length in bufs:
+            if ptr + length > MEMORY_END:
+                raise self.host.memory_fault(inst, MODULE, "fd_write")
+            # Only the last OUTPUT_LIMIT bytes are ever kept; reading the tail still checks that the
+            # whole buffer is inside memory, since both end at the same address.
+            skip = max(length - OUTPUT_LIMIT, 0)
+            inst.capture(self._read_or_trap(inst, caller, ptr + skip, length - skip))
+        if not self.host.write_memory(inst, caller, nwritten_ptr, struct.pack("<I", total)):
+            raise self.host.memory_fault(inst, MODULE, "fd_write")
+        return ERRNO_SUCCESS
+
+    def _read_or_trap(self, inst: GuestInstance, caller: Any, ptr: int, n: int) -> bytes:
+        data = self.host.read_memory(inst, caller, ptr, n)
+        if data is None:
+            raise self.host.memory_fault(inst, MODULE, "fd_write")
+        return data
 
     def poll_oneoff(self, caller: Any, in_ptr: int, out_ptr: int, nsubscriptions: int, nevents_ptr: int) -> int:
         n = nsubscriptions & 0xFFFFFFFF
@@ -124,9 +173,10 @@ class Wasi:
             wake = min(at for at, _ in clocks)
             deadline = inst.deadline
             if deadline is not None and wake > deadline:
-                time.sleep(max(deadline - time.monotonic_ns(), 0) / 1e9)
+                interrupt.sleep(max(deadline - time.monotonic_ns(), 0) / 1e9)
                 raise GuestTimeout(f"timeout after {inst.deadline_text}")
-            time.sleep(max(wake - time.monotonic_ns(), 0) / 1e9)
+            # Ctrl-C ends the sleep (wasm/interrupt.py), also with no deadline and on any thread.
+            interrupt.sleep(max(wake - time.monotonic_ns(), 0) / 1e9)
         now = time.monotonic_ns()
         events.extend(_event(userdata, ERRNO_SUCCESS, EVENTTYPE_CLOCK) for at, userdata in clocks if at <= now)
         if not self.host.write_memory(inst, caller, out_ptr, b"".join(events)):
