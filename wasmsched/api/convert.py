@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
+from wasmsched.api.decoding import HugeNumber, describe_number
 from wasmsched.api.quantity import canonical_quantity
 from wasmsched.api.types import TYPE_META
 from wasmsched.api.wellknown import format_go_duration, format_rfc3339, parse_go_duration, parse_rfc3339
@@ -80,21 +81,27 @@ class ConversionError(ValueError):
         return ConversionError(path, self.message)
 
 
-def _type_name(value: object) -> str:
-    """The JSON type name of a decoded value, for error messages."""
+def json_type_name(value: object) -> str:
+    """The JSON type name of a decoded value, for error messages (YAML-only types map to the JSON
+    type sigs.k8s.io/yaml would give them)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "boolean"
+    if isinstance(value, HugeNumber):
+        return "number"
     if isinstance(value, (int, float)):
         return "number"
-    if isinstance(value, str):
+    if isinstance(value, (str, bytes)):
         return "string"
     if isinstance(value, (list, tuple)):
         return "array"
-    if isinstance(value, Mapping):
+    if isinstance(value, (Mapping, set, frozenset)):
         return "object"
-    return type(value).__name__
+    return "value"
+
+
+_type_name = json_type_name
 
 
 def _wrong(expected: str, value: object) -> ConversionError:
@@ -114,6 +121,10 @@ def _int_scalar(bounds: tuple[int, int], name: str) -> Scalar:
     lo, hi = bounds
 
     def conv(v: Any) -> int:
+        if isinstance(v, HugeNumber):
+            raise ConversionError(
+                "", f"cannot unmarshal number {describe_number(v)} into a field of type {name}: out of range"
+            )
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise _wrong(name, v)
         if isinstance(v, float):
@@ -285,6 +296,9 @@ def _map_setter(f: FieldDescriptor) -> Setter:
     key_conv = _SCALARS[f.message_type.fields_by_name["key"].type]
     if value_field.type == FieldDescriptor.TYPE_MESSAGE:
         fill = _message_filler(value_field.message_type)
+        # encoding/json hands a null map value to Quantity.UnmarshalJSON, which reads it as zero: the
+        # entry exists and holds "0" (`cpu: null` in a ResourceList).
+        null_value = "0" if value_field.message_type.full_name == QUANTITY else None
 
         def set_message_map(msg: Any, data: Any) -> None:
             if not isinstance(data, Mapping):
@@ -295,6 +309,8 @@ def _map_setter(f: FieldDescriptor) -> Setter:
                     entry = target[key_conv(k)]
                     if v is not None:
                         fill(entry, v)
+                    elif null_value is not None:
+                        entry.string = null_value
                 except ConversionError as e:
                     raise e.prefixed(str(k)) from None
 
