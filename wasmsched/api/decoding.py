@@ -287,7 +287,7 @@ class PureLoader(
 
 _CParser: Any
 try:
-    from yaml.cyaml import CParser as _CParser
+    from yaml.cyaml import CParser as _CParser  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - PyYAML wheels ship libyaml
     _CParser = None
 if _CParser is not None:
