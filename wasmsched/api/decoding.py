@@ -364,9 +364,10 @@ class _DuplicateField(ValueError):
         self.key = key
 
 
-def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    d = dict(pairs)
-    if len(d) != len(pairs):
+def _object(pairs: list[tuple[str, Any]], _dict: Any = dict, _len: Any = len) -> dict[str, Any]:
+    # called for every JSON object: builtins bound as defaults save the global lookups
+    d = _dict(pairs)
+    if _len(d) != _len(pairs):
         seen: set[str] = set()
         for k, _ in pairs:
             if k in seen:

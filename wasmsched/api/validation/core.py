@@ -10,6 +10,7 @@ variables and DNS config are not validated: nothing in a scheduler reads them.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from wasmsched.api.quantity import cached_quantity
@@ -35,6 +36,7 @@ from wasmsched.api.validation.meta import (
     validate_object_meta,
 )
 from wasmsched.api.validation.util import (
+    _dns1123_label_errors,
     inclusive_range_error,
     is_dns1123_label,
     is_qualified_name,
@@ -162,8 +164,22 @@ def _validate_hugepage_value(name: str, q: Any, path: str) -> ErrorList:
     return []
 
 
+@functools.lru_cache(maxsize=4096)
+def _plain_quantity(name: str, text: str) -> bool:
+    """Whether (name, quantity) can have no error at all: a standard container resource with a
+    non-negative value (the common case, answered from a cache)."""
+    return name in _STANDARD_CONTAINER_RESOURCES and cached_quantity(text).amount >= 0
+
+
 def validate_resource_requirements(req: Any, path: str, name_fn: Any = validate_container_resource_name) -> ErrorList:
     """validateResourceRequirements (limits, then requests against limits)."""
+    # the common case (requests of cpu and memory only): nothing to compare, paths never built
+    if not req.limits and all(_plain_quantity(n, q.string) for n, q in req.requests.items()):
+        return []
+    return _validate_resource_requirements(req, path, name_fn)
+
+
+def _validate_resource_requirements(req: Any, path: str, name_fn: Any) -> ErrorList:
     errs: ErrorList = []
     lim_path = child(path, "limits")
     req_path = child(path, "requests")
@@ -548,27 +564,45 @@ def _check_host_port_conflicts(containers: Any, path: str) -> ErrorList:
     return errs
 
 
+def _container_image(c: Any, image: str, path: str) -> ErrorList:
+    if image != image.strip():
+        return [invalid(child(path, "image"), image, "must not have leading or trailing whitespace")]
+    return []
+
+
+def _container_enum(name: str, supported: tuple[str, ...]) -> Any:
+    def check(c: Any, value: str, path: str) -> ErrorList:
+        if value and value not in supported:
+            return [not_supported(child(path, name), value, supported)]
+        return []
+
+    return check
+
+
+# Container field -> check(container, value, container path), for the fields it sets.
+_CONTAINER_CHECKS: dict[str, Any] = {
+    "image": _container_image,
+    "terminationMessagePolicy": _container_enum("terminationMessagePolicy", _TERMINATION_MESSAGE_POLICIES),
+    "ports": lambda c, v, p: _validate_container_ports(v, child(p, "ports")),
+    "imagePullPolicy": _container_enum("imagePullPolicy", _PULL_POLICIES),
+    "resources": lambda c, v, p: validate_resource_requirements(v, child(p, "resources")),
+}
+
+
 def _validate_container_common(c: Any, path: str) -> ErrorList:
     """validateContainerCommon, for the fields a scheduler reads."""
     errs: ErrorList = []
     if not c.name:
         errs.append(required(child(path, "name")))
-    elif msgs := is_dns1123_label(c.name):
+    elif msgs := _dns1123_label_errors(c.name):
         errs.extend(invalid(child(path, "name"), c.name, m) for m in msgs)
     if not c.image:
         errs.append(required(child(path, "image")))
-    elif c.image != c.image.strip():
-        errs.append(invalid(child(path, "image"), c.image, "must not have leading or trailing whitespace"))
-    if c.terminationMessagePolicy and c.terminationMessagePolicy not in _TERMINATION_MESSAGE_POLICIES:
-        errs.append(
-            not_supported(child(path, "terminationMessagePolicy"), c.terminationMessagePolicy, _TERMINATION_MESSAGE_POLICIES)
-        )
-    if c.ports:
-        errs.extend(_validate_container_ports(c.ports, child(path, "ports")))
-    if c.imagePullPolicy and c.imagePullPolicy not in _PULL_POLICIES:
-        errs.append(not_supported(child(path, "imagePullPolicy"), c.imagePullPolicy, _PULL_POLICIES))
-    if c.HasField("resources"):
-        errs.extend(validate_resource_requirements(c.resources, child(path, "resources")))
+    checks = _CONTAINER_CHECKS
+    for fd, value in c.ListFields():
+        check = checks.get(fd.name)
+        if check is not None:
+            errs.extend(check(c, value, path))
     return errs
 
 
@@ -641,66 +675,90 @@ def _validate_overhead(overhead: Any, path: str) -> ErrorList:
     return errs
 
 
+def _spec_scheduling_gates(spec: Any, gates: Any, path: str) -> ErrorList:
+    errs: ErrorList = []
+    seen: set[str] = set()
+    for i, gate in enumerate(gates):
+        p = index(child(path, "schedulingGates"), i)
+        errs.extend(invalid(p, gate.name, m) for m in is_qualified_name(gate.name))
+        if gate.name in seen:
+            errs.append(duplicate(p, gate.name))
+        seen.add(gate.name)
+    return errs
+
+
+def _spec_enum(name: str, supported: tuple[str, ...]) -> Any:
+    def check(spec: Any, value: str, path: str) -> ErrorList:
+        if value and value not in supported:
+            return [not_supported(child(path, name), value, supported)]
+        return []
+
+    return check
+
+
+def _spec_name(name: str, fn: Any) -> Any:
+    def check(spec: Any, value: str, path: str) -> ErrorList:
+        return [invalid(child(path, name), value, m) for m in fn(value)] if value else []
+
+    return check
+
+
+def _spec_active_deadline(spec: Any, value: int, path: str) -> ErrorList:
+    if 1 <= value <= _HIGHEST_USER_DEFINABLE_ACTIVE_DEADLINE:
+        return []
+    return [
+        invalid(
+            child(path, "activeDeadlineSeconds"), value, inclusive_range_error(1, _HIGHEST_USER_DEFINABLE_ACTIVE_DEADLINE)
+        )
+    ]
+
+
+def _spec_os(spec: Any, value: Any, path: str) -> ErrorList:
+    if not value.name:
+        return [required(child(child(path, "os"), "name"), "cannot be empty")]
+    if value.name not in _OS_NAMES:
+        return [not_supported(child(path, "os"), value.name, _OS_NAMES)]
+    return []
+
+
+def _subdomain(value: str) -> list[str]:
+    return name_is_dns_subdomain(value, False)
+
+
+# PodSpec field -> check(spec, value, spec path): only the fields a pod sets are looked at.
+_POD_SPEC_CHECKS: dict[str, Any] = {
+    "initContainers": lambda spec, v, p: _validate_init_containers(v, spec.containers, child(p, "initContainers")),
+    "resources": lambda spec, v, p: validate_resource_requirements(v, child(p, "resources"), _validate_pod_resource_name),
+    "hostNetwork": lambda spec, v, p: _validate_host_network_ports(spec, p),
+    "restartPolicy": _spec_enum("restartPolicy", _RESTART_POLICIES),
+    "dnsPolicy": _spec_enum("dnsPolicy", _DNS_POLICIES),
+    "nodeSelector": lambda spec, v, p: validate_labels(v, child(p, "nodeSelector")),
+    "affinity": lambda spec, v, p: validate_affinity(v, child(p, "affinity")),
+    "schedulingGates": _spec_scheduling_gates,
+    "topologySpreadConstraints": lambda spec, v, p: _validate_topology_spread_constraints(
+        v, child(p, "topologySpreadConstraints")
+    ),
+    "serviceAccountName": _spec_name("serviceAccountName", _subdomain),
+    "nodeName": _spec_name("nodeName", _subdomain),
+    "activeDeadlineSeconds": _spec_active_deadline,
+    "hostname": _spec_name("hostname", is_dns1123_label),
+    "subdomain": _spec_name("subdomain", is_dns1123_label),
+    "tolerations": lambda spec, v, p: validate_tolerations(v, child(p, "tolerations")),
+    "priorityClassName": _spec_name("priorityClassName", _subdomain),
+    "preemptionPolicy": lambda spec, v, p: validate_preemption_policy(v, child(p, "preemptionPolicy")),
+    "overhead": lambda spec, v, p: _validate_overhead(v, child(p, "overhead")),
+    "os": _spec_os,
+}
+
+
 def validate_pod_spec(spec: Any, path: str = "spec") -> ErrorList:
     """ValidatePodSpec, for what a scheduler reads (see the module docstring)."""
     errs = _validate_containers(spec.containers, child(path, "containers"))
-    if spec.initContainers:
-        errs.extend(_validate_init_containers(spec.initContainers, spec.containers, child(path, "initContainers")))
-    if spec.HasField("resources"):
-        errs.extend(validate_resource_requirements(spec.resources, child(path, "resources"), _validate_pod_resource_name))
-    errs.extend(_validate_host_network_ports(spec, path))
-    if spec.restartPolicy and spec.restartPolicy not in _RESTART_POLICIES:
-        errs.append(not_supported(child(path, "restartPolicy"), spec.restartPolicy, _RESTART_POLICIES))
-    if spec.dnsPolicy and spec.dnsPolicy not in _DNS_POLICIES:
-        errs.append(not_supported(child(path, "dnsPolicy"), spec.dnsPolicy, _DNS_POLICIES))
-    if spec.nodeSelector:
-        errs.extend(validate_labels(spec.nodeSelector, child(path, "nodeSelector")))
-    if spec.HasField("affinity"):
-        errs.extend(validate_affinity(spec.affinity, child(path, "affinity")))
-    gates: set[str] = set()
-    for i, gate in enumerate(spec.schedulingGates):
-        p = index(child(path, "schedulingGates"), i)
-        errs.extend(invalid(p, gate.name, m) for m in is_qualified_name(gate.name))
-        if gate.name in gates:
-            errs.append(duplicate(p, gate.name))
-        gates.add(gate.name)
-    if spec.topologySpreadConstraints:
-        errs.extend(_validate_topology_spread_constraints(spec.topologySpreadConstraints, child(path, "topologySpreadConstraints")))
-    if spec.serviceAccountName:
-        errs.extend(
-            invalid(child(path, "serviceAccountName"), spec.serviceAccountName, m)
-            for m in name_is_dns_subdomain(spec.serviceAccountName, False)
-        )
-    if spec.nodeName:
-        errs.extend(invalid(child(path, "nodeName"), spec.nodeName, m) for m in name_is_dns_subdomain(spec.nodeName, False))
-    if spec.HasField("activeDeadlineSeconds") and not 1 <= spec.activeDeadlineSeconds <= _HIGHEST_USER_DEFINABLE_ACTIVE_DEADLINE:
-        errs.append(
-            invalid(
-                child(path, "activeDeadlineSeconds"),
-                spec.activeDeadlineSeconds,
-                inclusive_range_error(1, _HIGHEST_USER_DEFINABLE_ACTIVE_DEADLINE),
-            )
-        )
-    if spec.hostname:
-        errs.extend(invalid(child(path, "hostname"), spec.hostname, m) for m in is_dns1123_label(spec.hostname))
-    if spec.subdomain:
-        errs.extend(invalid(child(path, "subdomain"), spec.subdomain, m) for m in is_dns1123_label(spec.subdomain))
-    if spec.tolerations:
-        errs.extend(validate_tolerations(spec.tolerations, child(path, "tolerations")))
-    if spec.priorityClassName:
-        errs.extend(
-            invalid(child(path, "priorityClassName"), spec.priorityClassName, m)
-            for m in name_is_dns_subdomain(spec.priorityClassName, False)
-        )
-    if spec.HasField("preemptionPolicy"):
-        errs.extend(validate_preemption_policy(spec.preemptionPolicy, child(path, "preemptionPolicy")))
-    if spec.overhead:
-        errs.extend(_validate_overhead(spec.overhead, child(path, "overhead")))
-    if spec.HasField("os"):
-        if not spec.os.name:
-            errs.append(required(child(child(path, "os"), "name"), "cannot be empty"))
-        elif spec.os.name not in _OS_NAMES:
-            errs.append(not_supported(child(path, "os"), spec.os.name, _OS_NAMES))
+    checks = _POD_SPEC_CHECKS
+    for fd, value in spec.ListFields():
+        check = checks.get(fd.name)
+        if check is not None:
+            errs.extend(check(spec, value, path))
     return errs
 
 

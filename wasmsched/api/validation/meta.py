@@ -18,7 +18,9 @@ from wasmsched.api.validation.field import (
 from wasmsched.api.validation.util import (
     is_qualified_name,
     is_valid_label_value,
+    label_value_errors,
     name_is_dns_label,
+    qualified_name_errors,
 )
 
 NameFunc = Callable[[str, bool], list[str]]
@@ -33,7 +35,7 @@ LABEL_SELECTOR_OPS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 def validate_label_name(name: str, path: str) -> ErrorList:
     """metav1validation.ValidateLabelName."""
-    msgs = is_qualified_name(name)
+    msgs = qualified_name_errors(name)
     return [invalid(path, name, m) for m in msgs] if msgs else []
 
 
@@ -42,9 +44,9 @@ def validate_labels(labels: Mapping[str, str], path: str) -> ErrorList:
     map's own (kube reports `metadata.labels: Invalid value: "a b"`, not the key)."""
     errs: ErrorList = []
     for k, v in labels.items():
-        if msgs := is_qualified_name(k):
+        if msgs := qualified_name_errors(k):
             errs.extend(invalid(path, k, m) for m in msgs)
-        if msgs := is_valid_label_value(v):
+        if msgs := label_value_errors(v):
             errs.extend(invalid(path, v, m) for m in msgs)
     return errs
 
@@ -118,33 +120,41 @@ def validate_object_meta(meta: Any, requires_namespace: bool, name_fn: NameFunc,
     does, so `not allowed on this type` only shows for objects built in code.
     """
     errs: ErrorList = []
-    if meta.generateName:
-        for m in name_fn(meta.generateName, True):
-            errs.append(invalid(child(path, "generateName"), meta.generateName, m))
-    if not meta.name:
+    generate_name = meta.generateName
+    if generate_name:
+        for m in name_fn(generate_name, True):
+            errs.append(invalid(child(path, "generateName"), generate_name, m))
+    name = meta.name
+    if not name:
         errs.append(required(child(path, "name"), "name or generateName is required"))
     else:
-        for m in name_fn(meta.name, False):
-            errs.append(invalid(child(path, "name"), meta.name, m))
+        for m in name_fn(name, False):
+            errs.append(invalid(child(path, "name"), name, m))
+    namespace = meta.namespace
     if requires_namespace:
-        if not meta.namespace:
+        if not namespace:
             errs.append(required(child(path, "namespace")))
         else:
-            for m in name_is_dns_label(meta.namespace, False):
-                errs.append(invalid(child(path, "namespace"), meta.namespace, m))
-    elif meta.namespace:
+            for m in name_is_dns_label(namespace, False):
+                errs.append(invalid(child(path, "namespace"), namespace, m))
+    elif namespace:
         errs.append(forbidden(child(path, "namespace"), "not allowed on this type"))
-    if meta.generation < 0:
-        errs.extend(validate_nonnegative_field(meta.generation, child(path, "generation")))
-    if meta.labels:
-        errs.extend(validate_labels(meta.labels, child(path, "labels")))
-    if meta.annotations:
-        errs.extend(validate_annotations(meta.annotations, child(path, "annotations")))
-    if meta.ownerReferences:
-        errs.extend(_validate_owner_references(meta.ownerReferences, child(path, "ownerReferences")))
-    if meta.finalizers:
-        errs.extend(_validate_finalizers(meta.finalizers, child(path, "finalizers")))
+    checks = _META_CHECKS
+    for fd, value in meta.ListFields():
+        check = checks.get(fd.name)
+        if check is not None:
+            errs.extend(check(value, child(path, fd.name)))
     return errs
+
+
+# ObjectMeta field -> check(value, its path), for the fields an object sets.
+_META_CHECKS: dict[str, Callable[[Any, str], ErrorList]] = {
+    "generation": validate_nonnegative_field,
+    "labels": validate_labels,
+    "annotations": validate_annotations,
+    "ownerReferences": _validate_owner_references,
+    "finalizers": _validate_finalizers,
+}
 
 
 def validate_label_selector_requirement(req: Any, path: str, allow_invalid_label_value: bool = False) -> ErrorList:

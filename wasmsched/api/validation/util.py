@@ -85,11 +85,12 @@ def inclusive_range_error(lo: int, hi: int) -> str:
 
 def is_qualified_name(value: str) -> list[str]:
     """Errors of IsQualifiedName (cached; a copy each call)."""
-    return list(_qualified_name_errors(value))
+    return list(qualified_name_errors(value))
 
 
 @functools.lru_cache(maxsize=8192)
-def _qualified_name_errors(value: str) -> tuple[str, ...]:
+def qualified_name_errors(value: str) -> tuple[str, ...]:
+    """is_qualified_name as a cached tuple (for hot loops: no copy)."""
     return tuple(_is_qualified_name(value))
 
 
@@ -130,7 +131,7 @@ def is_dns1123_subdomain(value: str) -> list[str]:
 
 def is_valid_label_value(value: str) -> list[str]:
     """Errors of IsValidLabelValue: empty, or a 63-char qualified-name-like string."""
-    return list(_label_value_errors(value))
+    return list(label_value_errors(value))
 
 
 def parse_int64(value: str) -> int | None:
@@ -144,7 +145,8 @@ def parse_int64(value: str) -> int | None:
 
 
 @functools.lru_cache(maxsize=8192)
-def _label_value_errors(value: str) -> tuple[str, ...]:
+def label_value_errors(value: str) -> tuple[str, ...]:
+    """is_valid_label_value as a cached tuple (for hot loops: no copy)."""
     errs: list[str] = []
     if len(value) > LABEL_VALUE_MAX_LENGTH:
         errs.append(_max_len_error(LABEL_VALUE_MAX_LENGTH))
