@@ -233,3 +233,10 @@ def test_merge_keys_may_be_overridden() -> None:
     assert doc["d"] == {"x": 3, "y": 2}
     with pytest.raises(DecodeError, match='key "x" already set in map'):
         load_yaml("base: &b {x: 1}\nd:\n  <<: *b\n  x: 3\n  x: 4\n", "x.yaml")
+
+
+def test_huge_unknown_key_is_cut_in_messages() -> None:
+    with pytest.raises(ManifestError) as exc:
+        load_text('{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "' + "k" * 100_000 + '": 1}}', "x.json")
+    assert len(str(exc.value)) < 600
+    assert "(100000 characters)" in str(exc.value)

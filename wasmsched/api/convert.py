@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
-from wasmsched.api.decoding import HugeNumber, describe_number
+from wasmsched.api.decoding import HugeNumber, describe_number, shorten
 from wasmsched.api.quantity import canonical_quantity
 from wasmsched.api.types import TYPE_META
 from wasmsched.api.wellknown import format_go_duration, format_rfc3339, parse_go_duration, parse_rfc3339
@@ -279,14 +279,15 @@ def _fill_fields(msg: Any, data: Any, table: dict[str, Setter], allow_type_meta:
         if setter is None:
             if allow_type_meta and key in _TYPE_META_KEYS:
                 continue
-            raise ConversionError(str(key), f'unknown field "{key}"')
+            name = shorten(str(key))  # keys come from the input: never put a huge one in a message
+            raise ConversionError(name, f'unknown field "{name}"')
         if value is None:
             # JSON null leaves the Go field at its zero value
             continue
         try:
             setter(msg, value)
         except ConversionError as e:
-            raise e.prefixed(key) from None
+            raise e.prefixed(shorten(key)) from None
 
 
 def _map_setter(f: FieldDescriptor) -> Setter:
@@ -312,7 +313,7 @@ def _map_setter(f: FieldDescriptor) -> Setter:
                     elif null_value is not None:
                         entry.string = null_value
                 except ConversionError as e:
-                    raise e.prefixed(str(k)) from None
+                    raise e.prefixed(shorten(str(k))) from None
 
         return set_message_map
     conv = _SCALARS[value_field.type]
@@ -325,7 +326,7 @@ def _map_setter(f: FieldDescriptor) -> Setter:
             try:
                 target[key_conv(k)] = conv(v) if v is not None else value_field.default_value
             except ConversionError as e:
-                raise e.prefixed(str(k)) from None
+                raise e.prefixed(shorten(str(k))) from None
 
     return set_scalar_map
 

@@ -88,6 +88,11 @@ def describe_number(text: str) -> str:
 # ---------------------------------------------------------------- reading
 
 
+def _size(n: int) -> str:
+    mib = 1024 * 1024
+    return f"{n} bytes ({n // mib} MiB)" if n >= mib and n % mib == 0 else f"{n} bytes"
+
+
 def read_limited(path: str, limit: int) -> str:
     """The file's text (UTF-8), read in chunks and refused as soon as it exceeds limit bytes."""
     chunks: list[bytes] = []
@@ -100,7 +105,7 @@ def read_limited(path: str, limit: int) -> str:
                     break
                 size += len(chunk)
                 if size > limit:
-                    raise DecodeError(path, f"file is larger than {limit} bytes ({limit // (1024 * 1024)} MiB)")
+                    raise DecodeError(path, f"file is larger than {_size(limit)}")
                 chunks.append(chunk)
     except OSError as e:
         raise DecodeError(path, e.strerror or str(e)) from None

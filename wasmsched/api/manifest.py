@@ -257,7 +257,7 @@ def _convert_list(
     """Expand `kind: List` (items carry their own type) and typed lists like PodList."""
     extra = {str(k) for k in obj} - {"apiVersion", "kind", "metadata", "items"}
     if extra:
-        key = min(extra)
+        key = shorten(min(extra))
         raise ManifestError(f'{_describe(source, where, obj)}: {key}: unknown field "{key}"')
     items = obj.get("items") or []
     if not isinstance(items, list):
