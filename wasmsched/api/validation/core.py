@@ -174,8 +174,13 @@ def _plain_quantity(name: str, text: str) -> bool:
 def validate_resource_requirements(req: Any, path: str, name_fn: Any = validate_container_resource_name) -> ErrorList:
     """validateResourceRequirements (limits, then requests against limits)."""
     # the common case (requests of cpu and memory only): nothing to compare, paths never built
-    if not req.limits and all(_plain_quantity(n, q.string) for n, q in req.requests.items()):
-        return []
+    if not req.limits:
+        requests = req.requests
+        for n in requests:
+            if not _plain_quantity(n, requests[n].string):
+                break
+        else:
+            return []
     return _validate_resource_requirements(req, path, name_fn)
 
 

@@ -43,7 +43,9 @@ def validate_labels(labels: Mapping[str, str], path: str) -> ErrorList:
     """metav1validation.ValidateLabels: keys are qualified names, values label values; the path is the
     map's own (kube reports `metadata.labels: Invalid value: "a b"`, not the key)."""
     errs: ErrorList = []
-    for k, v in labels.items():
+    # key-then-lookup: iterating a proto map's items() goes through a slow Python view
+    for k in labels:
+        v = labels[k]
         if msgs := qualified_name_errors(k):
             errs.extend(invalid(path, k, m) for m in msgs)
         if msgs := label_value_errors(v):
