@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
+from wasmsched.api.decoding import HugeNumber, describe_number, shorten
 from wasmsched.api.quantity import canonical_quantity
 from wasmsched.api.types import TYPE_META
 from wasmsched.api.wellknown import format_go_duration, format_rfc3339, parse_go_duration, parse_rfc3339
@@ -80,21 +81,27 @@ class ConversionError(ValueError):
         return ConversionError(path, self.message)
 
 
-def _type_name(value: object) -> str:
-    """The JSON type name of a decoded value, for error messages."""
+def json_type_name(value: object) -> str:
+    """The JSON type name of a decoded value, for error messages (YAML-only types map to the JSON
+    type sigs.k8s.io/yaml would give them)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "boolean"
+    if isinstance(value, HugeNumber):
+        return "number"
     if isinstance(value, (int, float)):
         return "number"
-    if isinstance(value, str):
+    if isinstance(value, (str, bytes)):
         return "string"
     if isinstance(value, (list, tuple)):
         return "array"
-    if isinstance(value, Mapping):
+    if isinstance(value, (Mapping, set, frozenset)):
         return "object"
-    return type(value).__name__
+    return "value"
+
+
+_type_name = json_type_name
 
 
 def _wrong(expected: str, value: object) -> ConversionError:
@@ -114,6 +121,10 @@ def _int_scalar(bounds: tuple[int, int], name: str) -> Scalar:
     lo, hi = bounds
 
     def conv(v: Any) -> int:
+        if isinstance(v, HugeNumber):
+            raise ConversionError(
+                "", f"cannot unmarshal number {describe_number(v)} into a field of type {name}: out of range"
+            )
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise _wrong(name, v)
         if isinstance(v, float):
@@ -268,14 +279,15 @@ def _fill_fields(msg: Any, data: Any, table: dict[str, Setter], allow_type_meta:
         if setter is None:
             if allow_type_meta and key in _TYPE_META_KEYS:
                 continue
-            raise ConversionError(str(key), f'unknown field "{key}"')
+            name = shorten(str(key))  # keys come from the input: never put a huge one in a message
+            raise ConversionError(name, f'unknown field "{name}"')
         if value is None:
             # JSON null leaves the Go field at its zero value
             continue
         try:
             setter(msg, value)
         except ConversionError as e:
-            raise e.prefixed(key) from None
+            raise e.prefixed(shorten(key)) from None
 
 
 def _map_setter(f: FieldDescriptor) -> Setter:
@@ -285,6 +297,9 @@ def _map_setter(f: FieldDescriptor) -> Setter:
     key_conv = _SCALARS[f.message_type.fields_by_name["key"].type]
     if value_field.type == FieldDescriptor.TYPE_MESSAGE:
         fill = _message_filler(value_field.message_type)
+        # encoding/json hands a null map value to Quantity.UnmarshalJSON, which reads it as zero: the
+        # entry exists and holds "0" (`cpu: null` in a ResourceList).
+        null_value = "0" if value_field.message_type.full_name == QUANTITY else None
 
         def set_message_map(msg: Any, data: Any) -> None:
             if not isinstance(data, Mapping):
@@ -295,8 +310,10 @@ def _map_setter(f: FieldDescriptor) -> Setter:
                     entry = target[key_conv(k)]
                     if v is not None:
                         fill(entry, v)
+                    elif null_value is not None:
+                        entry.string = null_value
                 except ConversionError as e:
-                    raise e.prefixed(str(k)) from None
+                    raise e.prefixed(shorten(str(k))) from None
 
         return set_message_map
     conv = _SCALARS[value_field.type]
@@ -309,7 +326,7 @@ def _map_setter(f: FieldDescriptor) -> Setter:
             try:
                 target[key_conv(k)] = conv(v) if v is not None else value_field.default_value
             except ConversionError as e:
-                raise e.prefixed(str(k)) from None
+                raise e.prefixed(shorten(str(k))) from None
 
     return set_scalar_map
 

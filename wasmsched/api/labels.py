@@ -48,7 +48,8 @@ def _go_quote(value: str) -> str:
 
 
 def _go_values(values: Sequence[str]) -> str:
-    return "[]string{" + ", ".join(_go_quote(v) for v in values) + "}"
+    # field.Error prints a []string bad value with json.Marshal
+    return "[" + ",".join(_go_quote(v) for v in values) + "]"
 
 
 def _field_join(path: str, child: str) -> str:

@@ -1,31 +1,60 @@
 """Loading Kubernetes manifests (YAML/JSON files or directories) into typed messages.
 
 Objects are converted once at ingest. Defaults that the API server would fill in and the
-scheduler relies on are applied here: `metadata.namespace` ("default" for namespaced kinds), a
-deterministic `metadata.uid` and a `creationTimestamp` that increases in order of appearance,
-so that runs are reproducible.
+scheduler relies on are applied here: `metadata.namespace` ("default" for namespaced kinds, cleared
+for cluster-scoped ones), a deterministic `metadata.uid` and a `creationTimestamp` that increases in
+order of appearance, so that runs are reproducible. Then every object is validated as
+kube-apiserver would on create (`wasmsched.api.validation`), a second object with the kind,
+namespace and name of an earlier one is refused as the API server refuses it, and so is a second
+global-default PriorityClass.
+
+Files are parsed by the strict loader of `wasmsched.api.decoding` (size limit, duplicate keys,
+alias and depth limits). Every error is a one-line ManifestError naming the file, the document and
+the object.
 """
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 from google.protobuf.message import Message
 
-from wasmsched.api.convert import ConversionError, dict_to_message
+from wasmsched.api.convert import ConversionError, dict_to_message, json_type_name
+from wasmsched.api.decoding import (
+    MAX_MANIFEST_BYTES,
+    DecodeError,
+    load_json,
+    read_limited,
+    shorten,
+    yaml_documents,
+)
 from wasmsched.api.types import KIND_TYPES, NAMESPACED_KINDS
+from wasmsched.api.validation.objects import validate_object
+from wasmsched.api.validation.scheduling import global_default_conflict
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 # uuid5 namespace for generated UIDs (fixed, so UIDs are stable across runs)
 UID_NAMESPACE = uuid.UUID("6f1c7c8e-2b0a-4c53-9a55-7a6d1f0e9b11")
 # creationTimestamp given to the first object without one; later ones get one second more each
 BASE_CREATION_SECONDS = 1_704_067_200  # 2024-01-01T00:00:00Z
+
+# kind -> the resource as apierrors.NewAlreadyExists names it (`pods "p1" already exists`).
+RESOURCES: dict[str, str] = {
+    "Pod": "pods",
+    "Node": "nodes",
+    "Namespace": "namespaces",
+    "PersistentVolume": "persistentvolumes",
+    "PersistentVolumeClaim": "persistentvolumeclaims",
+    "Service": "services",
+    "PriorityClass": "priorityclasses.scheduling.k8s.io",
+    "PodDisruptionBudget": "poddisruptionbudgets.policy",
+    "StorageClass": "storageclasses.storage.k8s.io",
+    "CSINode": "csinodes.storage.k8s.io",
+}
 
 
 class ManifestError(ValueError):
@@ -61,27 +90,6 @@ class LoadedObjects:
         self.by_kind.setdefault(obj.kind, []).append(obj.message)
 
 
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that keeps timestamps as strings, as sigs.k8s.io/yaml does when decoding to JSON."""
-
-
-def _timestamp_as_string(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
-    return loader.construct_scalar(node)  # type: ignore[arg-type]
-
-
-_Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_string)
-_CLoaderBase: Any = getattr(yaml, "CSafeLoader", None)
-if _CLoaderBase is not None:
-
-    class _CLoader(_CLoaderBase):  # type: ignore[misc,valid-type]
-        """The libyaml-backed variant of _Loader (much faster on large manifests)."""
-
-    _CLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_string)
-    _LOADER: Any = _CLoader
-else:
-    _LOADER = _Loader
-
-
 def manifest_files(paths: Iterable[str | Path]) -> list[Path]:
     """Expand paths: files as given, directories recursively (.yaml/.yml/.json, sorted)."""
     out: list[Path] = []
@@ -96,24 +104,24 @@ def manifest_files(paths: Iterable[str | Path]) -> list[Path]:
 
 
 def _documents(text: str, source: str) -> Iterator[tuple[int, Any]]:
-    """(1-based document index, decoded document) of a YAML or JSON text."""
-    if source.endswith(".json"):
-        try:
-            yield 1, json.loads(text)
-        except json.JSONDecodeError as e:
-            raise ManifestError(f"{source}: invalid JSON: {e}") from None
-        return
+    """(1-based document index, decoded document) of a YAML or JSON text; raises ManifestError."""
     try:
-        yield from enumerate(yaml.load_all(text, Loader=_LOADER), start=1)
-    except yaml.YAMLError as e:
-        raise ManifestError(f"{source}: invalid YAML: {e}") from None
+        if source.endswith(".json"):
+            yield 1, load_json(text, source)
+            return
+        yield from yaml_documents(text, source)
+    except DecodeError as e:
+        raise ManifestError(str(e)) from None
 
 
 class _Context:
-    """Per-load state: the counter behind generated creation timestamps."""
+    """Per-load state: the counter behind generated creation timestamps, where each object was first
+    defined (for duplicates), and the global-default PriorityClass seen so far."""
 
     def __init__(self) -> None:
         self.sequence = 0
+        self.defined: dict[tuple[str, str, str], str] = {}
+        self.global_default: str | None = None
 
     def next_timestamp(self) -> int:
         seconds = BASE_CREATION_SECONDS + self.sequence
@@ -121,26 +129,43 @@ class _Context:
         return seconds
 
 
+def _text(value: Any) -> str | None:
+    """A string from the input, shortened for a message; None for anything else (never str() an
+    arbitrary value: it may be huge)."""
+    return shorten(value) if isinstance(value, str) and value else None
+
+
 def _describe(source: str, where: str, obj: Mapping[str, Any] | None) -> str:
     """'file: document N (Kind ns/name)' for error messages."""
     label = f"{source}: {where}"
     if not isinstance(obj, Mapping):
         return label
-    kind = obj.get("kind")
+    kind = _text(obj.get("kind"))
     meta = obj.get("metadata")
-    name = meta.get("name") if isinstance(meta, Mapping) else None
-    ns = meta.get("namespace") if isinstance(meta, Mapping) else None
-    parts = [str(kind)] if kind else []
+    name = _text(meta.get("name")) if isinstance(meta, Mapping) else None
+    ns = _text(meta.get("namespace")) if isinstance(meta, Mapping) else None
+    parts = [kind] if kind else []
     if name:
-        parts.append(f"{ns}/{name}" if ns else str(name))
+        parts.append(f"{ns}/{name}" if ns else name)
     return f"{label} ({' '.join(parts)})" if parts else label
+
+
+def _describe_message(source: str, where: str, kind: str, msg: Message) -> str:
+    """'file: document N (Kind ns/name)' for a converted (and defaulted) object."""
+    meta = msg.metadata  # type: ignore[attr-defined]
+    name = shorten(meta.name)
+    return f"{source}: {where} ({kind} {shorten(meta.namespace) + '/' + name if meta.namespace else name})"
 
 
 def _apply_defaults(msg: Message, kind: str, ctx: _Context) -> None:
     """Fill namespace, uid and creationTimestamp as the API server would."""
     meta = msg.metadata  # type: ignore[attr-defined]
-    if kind in NAMESPACED_KINDS and not meta.namespace:
-        meta.namespace = "default"
+    if kind in NAMESPACED_KINDS:
+        if not meta.namespace:
+            meta.namespace = "default"
+    elif meta.namespace:
+        # the API server's BeforeCreate clears the namespace of cluster-scoped objects
+        meta.namespace = ""
     if not meta.name and meta.generateName:
         suffix = uuid.uuid5(UID_NAMESPACE, f"{kind}/{meta.namespace}/{meta.generateName}/{ctx.sequence}").hex[
             :5
@@ -163,7 +188,7 @@ def _convert(
 ) -> None:
     """Convert one decoded object (expanding lists) and add it to result."""
     if not isinstance(obj, Mapping):
-        raise ManifestError(f"{_describe(source, where, None)}: expected an object, got {type(obj).__name__}")
+        raise ManifestError(f"{_describe(source, where, None)}: expected an object, got {json_type_name(obj)}")
     api_version = obj.get("apiVersion") or (default_type[0] if default_type else None)
     kind = obj.get("kind") or (default_type[1] if default_type else None)
     if not api_version:
@@ -185,10 +210,38 @@ def _convert(
         msg = dict_to_message(obj, cls)
     except ConversionError as e:
         raise ManifestError(f"{_describe(source, where, obj)}: {e}") from None
+    except RecursionError:
+        raise ManifestError(f"{_describe(source, where, obj)}: exceeded max depth") from None
     if not msg.metadata.name and not msg.metadata.generateName:  # type: ignore[attr-defined]
-        raise ManifestError(f"{_describe(source, where, obj)}: metadata.name: required value")
+        raise ManifestError(f"{_describe(source, where, obj)}: metadata.name: Required value: name or generateName is required")
     _apply_defaults(msg, kind, ctx)
+    _admit(msg, kind, source, where, ctx)
     result.add(LoadedObject(api_version, kind, msg, source, document))
+
+
+def _admit(msg: Message, kind: str, source: str, where: str, ctx: _Context) -> None:
+    """What the API server checks on create: validation, then name conflicts, then the Priority
+    admission plugin's single global default."""
+    problem = validate_object(kind, msg)
+    if problem is not None:
+        raise ManifestError(f"{_describe_message(source, where, kind, msg)}: {problem}")
+    meta = msg.metadata  # type: ignore[attr-defined]
+    resource = RESOURCES.get(kind)
+    if resource is not None:
+        ident = (kind, meta.namespace, meta.name)
+        first = ctx.defined.get(ident)
+        if first is not None:
+            raise ManifestError(
+                f'{_describe_message(source, where, kind, msg)}: {resource} "{shorten(meta.name)}" already exists '
+                f"(first defined in {first})"
+            )
+        ctx.defined[ident] = f"{source}: {where}"
+    if kind == "PriorityClass" and msg.globalDefault:  # type: ignore[attr-defined]
+        if ctx.global_default is not None:
+            raise ManifestError(
+                f"{_describe_message(source, where, kind, msg)}: {global_default_conflict(ctx.global_default, meta.name)}"
+            )
+        ctx.global_default = meta.name
 
 
 def _convert_list(
@@ -204,7 +257,7 @@ def _convert_list(
     """Expand `kind: List` (items carry their own type) and typed lists like PodList."""
     extra = {str(k) for k in obj} - {"apiVersion", "kind", "metadata", "items"}
     if extra:
-        key = min(extra)
+        key = shorten(min(extra))
         raise ManifestError(f'{_describe(source, where, obj)}: {key}: unknown field "{key}"')
     items = obj.get("items") or []
     if not isinstance(items, list):
@@ -235,8 +288,8 @@ def load_paths(paths: Iterable[str | Path]) -> LoadedObjects:
     ctx = _Context()
     for f in manifest_files(paths):
         try:
-            text = f.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            raise ManifestError(f"{f}: {e}") from None
+            text = read_limited(str(f), MAX_MANIFEST_BYTES)
+        except DecodeError as e:
+            raise ManifestError(str(e)) from None
         _load_text(text, str(f), ctx, result)
     return result

@@ -97,8 +97,8 @@ def _requirements_as_field_selector(
         p = f"{path}[{i}]"
         if expr.operator in ("In", "NotIn"):
             if len(expr.values) != 1:
-                vals = ", ".join(f'"{v}"' for v in expr.values)
-                errs.append(f"{p}.values: Invalid value: []string{{{vals}}}: must have one element")
+                vals = ",".join(f'"{v}"' for v in expr.values)
+                errs.append(f"{p}.values: Invalid value: [{vals}]: must have one element")
             else:
                 out.append(_FieldRequirement(expr.key, expr.values[0], expr.operator == "In"))
         else:

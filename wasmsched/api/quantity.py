@@ -28,6 +28,9 @@ _NANO = 10**9
 # Exponents beyond this are accepted by Kubernetes but cannot be materialised as exact integers;
 # nothing a scheduler compares is that large, so they are rejected as numerically unparsable.
 _MAX_MATERIALISED_EXPONENT = 4096
+# Likewise for the digits of the number itself: Python refuses int() on more than 4300 digits (and
+# such a value means nothing to a scheduler), so longer numerals are rejected the same way.
+_MAX_MATERIALISED_DIGITS = 4096
 
 _DEC_SUFFIXES: dict[str, int] = {
     "n": -9,
@@ -189,6 +192,8 @@ def parse_quantity(s: str) -> Quantity:
     if s == "0":
         return Quantity(Fraction(0), DECIMAL_SI, s)
     positive, value, num, denom, suf = _parse_quantity_string(s)
+    if len(num) + len(denom) > _MAX_MATERIALISED_DIGITS:
+        raise ValueError(ERR_NUMERIC)
     base, exponent, fmt = _interpret_suffix(suf)
 
     precision = 0

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from wasmsched.config.errors import ConfigError, FieldError, child, index, invalid, unknown_field
+from wasmsched.api.decoding import HugeNumber, describe_number
+from wasmsched.config.errors import OMIT, ConfigError, FieldError, child, index, invalid, unknown_field
 
 INT32 = (-(2**31), 2**31 - 1)
 INT64 = (-(2**63), 2**63 - 1)
@@ -18,9 +19,11 @@ INT64 = (-(2**63), 2**63 - 1)
 
 def json_type_name(value: Any) -> str:
     """The JSON type of a decoded value, for error messages."""
+    if value is None:
+        return "null"
     if isinstance(value, bool):
         return "bool"
-    if isinstance(value, (int, float)):
+    if isinstance(value, (HugeNumber, int, float)):
         return "number"
     if isinstance(value, str):
         return "string"
@@ -28,7 +31,7 @@ def json_type_name(value: Any) -> str:
         return "array"
     if isinstance(value, dict):
         return "object"
-    return type(value).__name__
+    return "value"
 
 
 def type_error(path: str, value: Any, want: str) -> FieldError:
@@ -123,6 +126,11 @@ def read_int(
 ) -> int | None:
     want = "int32" if bounds == INT32 else "int64"
     if v is None:
+        return default
+    if isinstance(v, HugeNumber):
+        errors.append(
+            invalid(path, OMIT, f"cannot unmarshal number {describe_number(v)} into a field of type {want}")
+        )
         return default
     if isinstance(v, bool) or not isinstance(v, int):
         errors.append(type_error(path, v, want))

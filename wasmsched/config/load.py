@@ -6,10 +6,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import yaml
-
+from wasmsched.api.decoding import MAX_CONFIG_BYTES, DecodeError, load_yaml, read_limited
 from wasmsched.config.args import IN_TREE_ARGS
-from wasmsched.config.decode import Reader, raise_if_errors
+from wasmsched.config.decode import Reader, json_type_name, raise_if_errors
 from wasmsched.config.defaults import (
     DEFAULT_PARALLELISM,
     DEFAULT_POD_INITIAL_BACKOFF_SECONDS,
@@ -50,26 +49,6 @@ _EXTENDER_BOOL_KEYS = ("enableHTTPS", "nodeCacheCapable", "ignorable")
 _TLS_KEYS = ("insecure", "serverName", "certFile", "keyFile", "caFile", "certData", "keyData", "caData")
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate keys, as kube's strict decoding does."""
-
-
-def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        k = loader.construct_object(key_node, deep=deep)
-        if k in seen:
-            mark = key_node.start_mark
-            raise yaml.constructor.ConstructorError(
-                None, None, f'strict decoding error: duplicate field "{k}"', mark
-            )
-        seen.add(k)
-    return loader.construct_mapping(node, deep=deep)
-
-
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
 def load_config(path: str | None) -> KubeSchedulerConfiguration:
     """Read, default and validate a KubeSchedulerConfiguration; None gives the pure defaults.
 
@@ -79,32 +58,27 @@ def load_config(path: str | None) -> KubeSchedulerConfiguration:
         return config_from_dict({"apiVersion": API_VERSION, "kind": KIND})
     name = os.path.basename(path)
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as e:
-        raise ConfigError([f"reading config: {e.strerror or e}"], name) from e
+        text = read_limited(path, MAX_CONFIG_BYTES)
+    except DecodeError as e:
+        raise ConfigError([f"reading config: {e.message}"], name) from None
     try:
-        raw = yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass
-    except yaml.YAMLError as e:
-        raise ConfigError([f"parsing config: {_yaml_message(e)}"], name) from e
+        # the strict loader the manifests use: duplicate keys, alias and depth limits
+        raw = load_yaml(text, name)
+    except DecodeError as e:
+        raise ConfigError([str(e)]) from None
     try:
         return config_from_dict(raw)
     except ConfigError as e:
         raise e.with_file(name) from None
 
 
-def _yaml_message(e: yaml.YAMLError) -> str:
-    if isinstance(e, yaml.MarkedYAMLError) and e.problem_mark is not None:
-        m = e.problem_mark
-        return f"line {m.line + 1}, column {m.column + 1}: {e.problem}"
-    return str(e)
-
-
 def config_from_dict(raw: Any) -> KubeSchedulerConfiguration:
     """Decode (strictly), default and validate an already parsed configuration document."""
     errors: list[FieldError] = []
+    if raw is None:
+        raise ConfigError([f"config is empty: expected a {KIND} object"])
     if not isinstance(raw, dict):
-        raise ConfigError([f"config must be a {KIND} object, got {type(raw).__name__}"])
+        raise ConfigError([f"config must be a {KIND} object, got {json_type_name(raw)}"])
     r = Reader(raw, "", errors, _TOP_KEYS)
     for key, want in (("apiVersion", API_VERSION), ("kind", KIND)):
         value = r.string(key)

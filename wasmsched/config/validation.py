@@ -8,7 +8,7 @@ from typing import Any
 from wasmsched.api.resources import is_extended_resource_name
 from wasmsched.api.validation import is_qualified_name
 from wasmsched.config.args import PluginArgs
-from wasmsched.config.errors import OMIT, FieldError, child, duplicate, index, invalid, required
+from wasmsched.config.errors import OMIT, FieldError, GoStruct, child, duplicate, index, invalid, required
 from wasmsched.config.types import (
     API_VERSION,
     EXTENSION_POINTS,
@@ -16,12 +16,20 @@ from wasmsched.config.types import (
     MAX_TOTAL_SCORE,
     KubeSchedulerConfiguration,
     KubeSchedulerProfile,
+    Plugin,
     Plugins,
     PluginSet,
 )
 
 # Plugins removed from (or invalid in) kubescheduler.config.k8s.io/v1.
 INVALID_PLUGINS = ("AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits")
+# The framework's interface names, in its "plugin %q already registered as %q" error.
+_PLUGIN_TYPES = {
+    "preEnqueue": "PreEnqueuePlugin", "queueSort": "QueueSortPlugin", "preFilter": "PreFilterPlugin",
+    "filter": "FilterPlugin", "postFilter": "PostFilterPlugin", "preScore": "PreScorePlugin",
+    "score": "ScorePlugin", "reserve": "ReservePlugin", "permit": "PermitPlugin", "preBind": "PreBindPlugin",
+    "bind": "BindPlugin", "postBind": "PostBindPlugin",
+}  # fmt: skip
 _INVALID_DETAIL = (
     f'was invalid in version "{API_VERSION}" (KubeSchedulerConfiguration is version "{API_VERSION}")'
 )
@@ -83,11 +91,18 @@ def validate_profile(profile: KubeSchedulerProfile, path: str) -> list[FieldErro
     for attr, key in EXTENSION_POINTS:
         if attr == "multi_point":  # kube does not look at multiPoint here
             continue
+        seen_at_point: set[str] = set()
         for i, plugin in enumerate(profile.plugins.get(attr).enabled):
+            epath = index(child(child(ppath, key), "enabled"), i)
             if plugin.name in INVALID_PLUGINS:
+                errs.append(invalid(epath, plugin.name, _INVALID_DETAIL))
+            if plugin.name in seen_at_point:
+                # kube-scheduler's framework refuses this when it builds the profile (updatePluginList);
+                # reported here, at load, with the place it comes from
                 errs.append(
-                    invalid(index(child(child(ppath, key), "enabled"), i), plugin.name, _INVALID_DETAIL)
+                    invalid(epath, plugin.name, f'plugin "{plugin.name}" already registered as "{_PLUGIN_TYPES[key]}"')
                 )
+            seen_at_point.add(plugin.name)
     errs.extend(validate_score_weights(profile.plugins, ppath))
     seen: set[str] = set()
     for i, pc in enumerate(profile.plugin_config):
@@ -139,18 +154,27 @@ def _validate_common_queue_sort(profiles: list[KubeSchedulerProfile]) -> list[Fi
         curr: PluginSet = profiles[i].plugins.queue_sort
         if curr != canon:
             errs.append(
-                invalid(f"profiles[{i}].plugins.queueSort", curr, "must be the same for all profiles")
+                invalid(f"profiles[{i}].plugins.queueSort", _go_plugin_set(curr), "must be the same for all profiles")
             )
         for pc in profiles[i].plugin_config:
             if pc.name == name and pc.args != canon_args:
                 errs.append(
                     invalid(
                         f"profiles[{i}].pluginConfig.args",
-                        pc.args,
+                        pc.args if isinstance(pc.args, dict) else OMIT,
                         "queueSort must be the same for all profiles",
                     )
                 )
     return errs
+
+
+def _go_plugins(plugins: list[Plugin]) -> list[GoStruct] | None:
+    return [GoStruct((("Name", p.name), ("Weight", p.weight))) for p in plugins] or None
+
+
+def _go_plugin_set(ps: PluginSet) -> GoStruct:
+    """A PluginSet as kube prints the internal config type (json.Marshal, Go field names)."""
+    return GoStruct((("Enabled", _go_plugins(ps.enabled)), ("Disabled", _go_plugins(ps.disabled))))
 
 
 def validate_extenders(extenders: list[dict[str, Any]]) -> list[FieldError]:
