@@ -10,6 +10,8 @@ from wasmsched.api.quantity import (
     DECIMAL_SI,
     ERR_FORMAT_WRONG,
     ERR_SUFFIX,
+    nano_to_milli,
+    nano_to_value,
     parse_quantity,
     quantity_milli_value,
     quantity_nano_value,
@@ -260,3 +262,13 @@ def test_nano_value() -> None:
     assert quantity_nano_value("1") == 10**9
     assert quantity_nano_value("3.001n") == 4
     assert quantity_nano_value("1Ki") == 1024 * 10**9
+
+
+def test_values_saturate_at_int64() -> None:
+    """kube's Value()/MilliValue() are int64 (beyond, "undefined"); 1e400 is a valid quantity, and a
+    scheduler must compare it, not overflow Python floats with it."""
+    big = quantity_nano_value("1e400")
+    assert nano_to_value(big) == 2**63 - 1
+    assert nano_to_milli(big) == 2**63 - 1
+    assert nano_to_milli(-big) == -(2**63)
+    assert nano_to_milli(quantity_nano_value("9223372036854775807m")) == 2**63 - 1

@@ -422,3 +422,17 @@ def test_explain_in_the_table(capsys: pytest.CaptureFixture[str]) -> None:
     # Without --explain, the table is the rows alone.
     rc, plain, _ = run_cli(capsys, "simulate", *scenario_args("explain"))
     assert "filter:" not in plain and "score:" not in plain
+
+
+def test_a_node_with_an_enormous_allocatable_schedules(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """cpu: 1e400 is a valid quantity; scoring (floats) used to fail on it with a Python OverflowError."""
+    path = tmp_path / "c.yaml"
+    path.write_text("apiVersion: v1\nkind: Node\nmetadata: {name: huge}\n"
+                    "status: {allocatable: {cpu: 1e400, memory: 1e400, pods: '110'}}\n---\n"
+                    "apiVersion: v1\nkind: Node\nmetadata: {name: small}\n"
+                    "status: {allocatable: {cpu: '1', memory: 1Gi, pods: '110'}}\n---\n"
+                    "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+                    "spec: {containers: [{name: c, image: x, resources: {requests: {cpu: 500m}}}]}\n")
+    rc, out, err = run_cli(capsys, "simulate", "-o", "json", str(path))
+    assert (rc, err) == (0, "")
+    assert [(p["name"], p["phase"], p["node"]) for p in json.loads(out)["pods"]] == [("p", "Scheduled", "huge")]

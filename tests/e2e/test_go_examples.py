@@ -239,3 +239,23 @@ def test_advanced_postbind_events_carry_prefilter_state(at_root: None, capsys: p
     got = [e for e in json.loads(out)["events"] if e["reason"] == "TeamPlaced"]
     # Binding cycles run concurrently, so the events' order may vary.
     assert sorted(got, key=lambda e: e["regarding"]) == sorted(promised, key=lambda e: e["regarding"])
+
+
+def test_a_guest_panic_at_load_is_one_line_and_whole_with_v2(built: None, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """Bad input is one line on stderr; the guest's panic and stack trace come with -v 2."""
+    cfg = yaml.safe_load((ROOT / "examples/nodenumber/scheduler.yaml").read_text())
+    args = cfg["profiles"][0]["pluginConfig"][0]["args"]
+    args["guestURL"] = str(ROOT / "examples/nodenumber/nodenumber.wasm")
+    args["guestConfig"] = '{"reverse": 3}'
+    path = tmp_path / "scheduler.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    demo = str(ROOT / "examples/clusters/demo")
+    rc, out, err = run_cli(capsys, "simulate", "--config", str(path), demo)
+    assert (rc, out) == (2, "")
+    assert err.count("\n") == 1, err
+    assert "instantiate error: panic: plugin.Set: NodeNumber: decoding guestConfig" in err
+    assert re.search(r" \[\d+ more lines with -v 2\]\n$", err), err
+    rc, _, err = run_cli(capsys, "-v", "2", "simulate", "--config", str(path), demo)
+    assert rc == 2
+    assert "goroutine 1 [running]:" in err

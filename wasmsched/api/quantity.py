@@ -338,11 +338,18 @@ def _div_away(n: int, d: int) -> int:
     return q if n >= 0 else -q
 
 
+def _int64(n: int) -> int:
+    # Value()/MilliValue() are int64 in kube, and a quantity beyond that overflows them ("undefined",
+    # quantity.go). Saturating keeps such a value the largest there is, in the range every plugin's
+    # arithmetic (float included: 1e400 is a valid quantity) works with.
+    return _MAX_INT64 if n > _MAX_INT64 else -_MAX_INT64 - 1 if n < -_MAX_INT64 - 1 else n
+
+
 def nano_to_value(nanos: int) -> int:
-    """Value() of a quantity given in nano-units (rounded away from zero)."""
-    return _div_away(nanos, _NANO)
+    """Value() of a quantity given in nano-units (rounded away from zero), saturated to int64."""
+    return _int64(_div_away(nanos, _NANO))
 
 
 def nano_to_milli(nanos: int) -> int:
-    """MilliValue() of a quantity given in nano-units (rounded away from zero)."""
-    return _div_away(nanos, _NANO // 1000)
+    """MilliValue() of a quantity given in nano-units (rounded away from zero), saturated to int64."""
+    return _int64(_div_away(nanos, _NANO // 1000))

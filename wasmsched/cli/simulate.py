@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ import yaml
 
 from wasmsched.api.convert import message_to_dict
 from wasmsched.api.manifest import ManifestError, load_paths
-from wasmsched.cli.table import format_table
+from wasmsched.cli.table import format_table, one_line
 from wasmsched.cluster.generate import GenerateSpecError, generate, parse_spec
 from wasmsched.cluster.memory import AdmissionError, ConflictError, object_key
 from wasmsched.cluster.simulation import Simulation, SimulationResult
@@ -52,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
             check_out_dir(Path(args.out))
         sim, warnings = _build(args)
     except BadInput as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {_error_text(str(e))}", file=sys.stderr)
         return 2
     for w in warnings:
         print(f"warning: {w}", file=sys.stderr)
@@ -123,6 +124,13 @@ def _build(args: argparse.Namespace) -> tuple[Simulation, list[str]]:
         warnings.append(f'{where}: spec.nodeName: node "{pod.spec.nodeName}" does not exist: pod '
                         f'{object_key(pod)} is reported Running and holds no node\'s resources')
     return sim, warnings
+
+
+def _error_text(message: str) -> str:
+    """One line; a guest's captured output and stack trace (an instantiate error) only with -v 2+."""
+    if logging.getLogger("wasmsched").isEnabledFor(logging.INFO):
+        return message
+    return one_line(message, "with -v 2")
 
 
 def _conflict_message(e: ConflictError, sim: Simulation, sources: dict[int, str]) -> str:

@@ -35,13 +35,13 @@ def _row(p: Mapping[str, Any]) -> tuple[str, ...]:
     return (p["namespace"], p["name"], p["phase"], node, str(p["attempts"]), one_line(p["message"]))
 
 
-def one_line(message: str) -> str:
+def one_line(message: str, rest_is: str = "in -o json") -> str:
     """The first line of a message; a wasm error's stack trace stays in json/yaml and the -v logs."""
     first, _, rest = message.partition("\n")
     if not rest:
         return first
     more = rest.count("\n") + 1
-    return f"{first} [{more} more line{'s' if more > 1 else ''} in -o json]"
+    return f"{first} [{more} more line{'s' if more > 1 else ''} {rest_is}]"
 
 
 def summary_line(s: Mapping[str, Any]) -> str:
