@@ -342,7 +342,7 @@ def _int64(n: int) -> int:
     # Value()/MilliValue() are int64 in kube, and a quantity beyond that overflows them ("undefined",
     # quantity.go). Saturating keeps such a value the largest there is, in the range every plugin's
     # arithmetic (float included: 1e400 is a valid quantity) works with.
-    return _MAX_INT64 if n > _MAX_INT64 else -_MAX_INT64 - 1 if n < -_MAX_INT64 - 1 else n
+    return min(max(n, -_MAX_INT64 - 1), _MAX_INT64)
 
 
 def nano_to_value(nanos: int) -> int:
