@@ -166,9 +166,10 @@ def test_binding_cycles_run_on_the_scheduling_thread() -> None:
     sim.scheduler.close()
     assert [p.phase for p in result.pods] == ["Scheduled"] * 5
     assert plugins[0].threads == [threading.get_ident()] * 5
-    # One node and five pods created (1..6), then one bind each, in scheduling order.
+    # The two system PriorityClasses, one node and five pods created (1..8), then one bind each, in
+    # scheduling order.
     assert {p.metadata.name: int(p.metadata.resourceVersion) for p in sim.cluster.list("Pod")} == {
-        "p0": 7, "p1": 8, "p2": 9, "p3": 10, "p4": 11}
+        "p0": 9, "p1": 10, "p2": 11, "p3": 12, "p4": 13}
 
 
 def test_an_unschedulable_pod_keeps_no_per_node_statuses() -> None:

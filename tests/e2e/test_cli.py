@@ -110,7 +110,8 @@ def test_out_dir_after_preemption_round_trip(capsys: pytest.CaptureFixture[str],
     out_dir = tmp_path / "state"
     simulate_json(capsys, "preemption", "--out", str(out_dir))
     pcs = _load_all(out_dir / "priorityclasses.yaml")
-    assert sorted((pc["metadata"]["name"], pc["value"]) for pc in pcs) == [("high", 1000), ("low", 100)]
+    assert sorted((pc["metadata"]["name"], pc["value"]) for pc in pcs) == [
+        ("high", 1000), ("low", 100), ("system-cluster-critical", 2000000000), ("system-node-critical", 2000001000)]
     pods = _load_all(out_dir / "pods.yaml")
     assert [(p["metadata"]["name"], p["spec"]["nodeName"]) for p in pods] == [("critical", "n1")]
     rc, out, err = run_cli(capsys, "simulate", "--output", "json", str(out_dir))
@@ -436,3 +437,25 @@ def test_a_node_with_an_enormous_allocatable_schedules(capsys: pytest.CaptureFix
     rc, out, err = run_cli(capsys, "simulate", "-o", "json", str(path))
     assert (rc, err) == (0, "")
     assert [(p["name"], p["phase"], p["node"]) for p in json.loads(out)["pods"]] == [("p", "Scheduled", "huge")]
+
+
+def test_the_api_servers_system_priority_classes_exist(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """kube-apiserver creates system-node-critical and system-cluster-critical; pods name them often.
+    A dump of a real cluster carries them too: those are taken as they are."""
+    pod = ("apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: kube-system}\n"
+           "spec: {priorityClassName: %s, containers: [{name: c, image: x}]}\n")
+    path = tmp_path / "c.yaml"
+    path.write_text(NODE + "---\n" + pod % ("proxy", "system-node-critical") + "---\n"
+                    + pod % ("dns", "system-cluster-critical"))
+    out_dir = tmp_path / "out"
+    rc, out, err = run_cli(capsys, "simulate", "-o", "json", "--out", str(out_dir), str(path))
+    assert rc == 0, err
+    assert {p["name"]: p["phase"] for p in json.loads(out)["pods"]} == {"proxy": "Scheduled", "dns": "Scheduled"}
+    pods = {p["metadata"]["name"]: p["spec"]["priority"] for p in _load_all(out_dir / "pods.yaml")}
+    assert pods == {"proxy": 2000001000, "dns": 2000000000}
+    classes = _load_all(out_dir / "priorityclasses.yaml")
+    assert [(c["metadata"]["name"], c["value"]) for c in classes] == [
+        ("system-cluster-critical", 2000000000), ("system-node-critical", 2000001000)]
+    # The written state, system classes included, loads again.
+    rc, out, err = run_cli(capsys, "simulate", "-o", "json", str(out_dir))
+    assert rc == 0, err

@@ -11,13 +11,15 @@ from __future__ import annotations
 import builtins
 import itertools
 import threading
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from google.protobuf.message import Message
 
-from wasmsched.api.types import Pod
+from wasmsched.api.types import Pod, PriorityClass
+from wasmsched.api.validation.scheduling import SYSTEM_PRIORITY_CLASS_DESCRIPTIONS, SYSTEM_PRIORITY_CLASSES
 from wasmsched.cluster.disruption import with_status
 
 KIND_POD = "Pod"
@@ -263,6 +265,18 @@ class MemoryCluster:
                 regarding=_ref(regarding), regarding_kind=_ref_kind(regarding),
                 message=note, related=_ref(related) if related is not None else "",
             ))
+
+
+def system_priority_classes() -> builtins.list[PriorityClass]:
+    """The PriorityClasses kube-apiserver creates at start-up (SystemPriorityClasses)."""
+    out = []
+    for name, (value, global_default) in SYSTEM_PRIORITY_CLASSES.items():
+        pc = PriorityClass(value=value, globalDefault=global_default,
+                           description=SYSTEM_PRIORITY_CLASS_DESCRIPTIONS[name])
+        pc.metadata.name = name
+        pc.metadata.uid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"priorityclasses.scheduling.k8s.io/{name}"))
+        out.append(pc)
+    return out
 
 
 def _set_condition(pod: Pod, ctype: str, status: str, reason: str, message: str) -> None:

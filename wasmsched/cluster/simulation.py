@@ -13,7 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wasmsched.api.types import Pod
-from wasmsched.cluster.memory import KIND_NODE, KIND_POD, MemoryCluster, RecordedEvent, object_key
+from wasmsched.cluster.memory import (
+    KIND_NODE,
+    KIND_POD,
+    MemoryCluster,
+    RecordedEvent,
+    object_key,
+    system_priority_classes,
+)
 from wasmsched.config.types import KubeSchedulerConfiguration
 from wasmsched.framework.events import ActionType, ClusterEvent, EventResource
 from wasmsched.framework.interface import PluginFactory
@@ -97,6 +104,11 @@ class Simulation:
         for kind in APPLY_ORDER:
             for obj in objects_by_kind.get(kind, []):
                 self.cluster.create(obj)
+            if kind == "PriorityClass":
+                # The API server's own classes, unless the input has them (a dump of a real cluster does).
+                for pc in system_priority_classes():
+                    if self.cluster.get(kind, pc.metadata.name) is None:
+                        self.cluster.create(pc)
         pods: list[Pod] = list(objects_by_kind.get("Pod", []))
         orphans: list[Pod] = []
         for pod in pods:

@@ -18,6 +18,11 @@ SYSTEM_PRIORITY_CLASSES = {
     "system-node-critical": (SYSTEM_CRITICAL_PRIORITY + 1000, False),
     "system-cluster-critical": (SYSTEM_CRITICAL_PRIORITY, False),
 }
+SYSTEM_PRIORITY_CLASS_DESCRIPTIONS = {
+    "system-node-critical": "Used for system critical pods that must not be moved from their current node.",
+    "system-cluster-critical": "Used for system critical pods that must run in the cluster, but can be moved to "
+                               "another node if necessary.",
+}
 
 
 def _is_known_system_priority_class(name: str, value: int, global_default: bool) -> str | None:
