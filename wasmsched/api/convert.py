@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
-from wasmsched.api.decoding import HugeNumber, describe_number, shorten
+from wasmsched.api.decoding import HugeNumber, describe_number, json_type_name, shorten
 from wasmsched.api.quantity import canonical_quantity
 from wasmsched.api.types import TYPE_META
 from wasmsched.api.wellknown import format_go_duration, format_rfc3339, parse_go_duration, parse_rfc3339
@@ -81,32 +81,9 @@ class ConversionError(ValueError):
         return ConversionError(path, self.message)
 
 
-def json_type_name(value: object) -> str:
-    """The JSON type name of a decoded value, for error messages (YAML-only types map to the JSON
-    type sigs.k8s.io/yaml would give them)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, HugeNumber):
-        return "number"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, (str, bytes)):
-        return "string"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    if isinstance(value, (Mapping, set, frozenset)):
-        return "object"
-    return "value"
-
-
-_type_name = json_type_name
-
-
 def _wrong(expected: str, value: object) -> ConversionError:
     """A type mismatch in the words of Go's JSON decoder."""
-    return ConversionError("", f"cannot unmarshal {_type_name(value)} into a field of type {expected}")
+    return ConversionError("", f"cannot unmarshal {json_type_name(value)} into a field of type {expected}")
 
 
 # ---------------------------------------------------------------- dict -> message

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import yaml
@@ -77,6 +77,24 @@ def shorten(text: str, limit: int = MAX_VALUE_CHARS) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}... ({len(text)} characters)"
+
+
+def json_type_name(value: object) -> str:
+    """The JSON type of a decoded value as Go's encoding/json names it in `cannot unmarshal X into ...`
+    (YAML-only types map to what sigs.k8s.io/yaml's conversion to JSON gives them)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (HugeNumber, int, float)):
+        return "number"
+    if isinstance(value, (str, bytes)):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    if isinstance(value, (Mapping, set, frozenset)):
+        return "object"
+    return "value"
 
 
 def describe_number(text: str) -> str:

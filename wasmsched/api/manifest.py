@@ -23,10 +23,11 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from wasmsched.api.convert import ConversionError, dict_to_message, json_type_name
+from wasmsched.api.convert import ConversionError, dict_to_message
 from wasmsched.api.decoding import (
     MAX_MANIFEST_BYTES,
     DecodeError,
+    json_type_name,
     load_json,
     read_limited,
     shorten,

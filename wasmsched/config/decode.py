@@ -10,28 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from wasmsched.api.decoding import HugeNumber, describe_number
+from wasmsched.api.decoding import HugeNumber, describe_number, json_type_name
 from wasmsched.config.errors import OMIT, ConfigError, FieldError, child, index, invalid, unknown_field
 
 INT32 = (-(2**31), 2**31 - 1)
 INT64 = (-(2**63), 2**63 - 1)
-
-
-def json_type_name(value: Any) -> str:
-    """The JSON type of a decoded value, for error messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (HugeNumber, int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "value"
 
 
 def type_error(path: str, value: Any, want: str) -> FieldError:

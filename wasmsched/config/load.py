@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from wasmsched.api.decoding import MAX_CONFIG_BYTES, DecodeError, load_yaml, read_limited
+from wasmsched.api.decoding import MAX_CONFIG_BYTES, DecodeError, json_type_name, load_yaml, read_limited
 from wasmsched.config.args import IN_TREE_ARGS
-from wasmsched.config.decode import Reader, json_type_name, raise_if_errors
+from wasmsched.config.decode import Reader, raise_if_errors
 from wasmsched.config.defaults import (
     DEFAULT_PARALLELISM,
     DEFAULT_POD_INITIAL_BACKOFF_SECONDS,

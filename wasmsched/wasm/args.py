@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from wasmsched.api.decoding import json_type_name
 from wasmsched.api.wellknown import parse_go_duration
-from wasmsched.config.decode import json_type_name
 from wasmsched.wasm.errors import WasmLoadError
 
 log = logging.getLogger("wasmsched.wasm")
