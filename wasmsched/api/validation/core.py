@@ -569,6 +569,16 @@ def _check_host_port_conflicts(containers: Any, path: str) -> ErrorList:
     return errs
 
 
+def _check_set_fields(msg: Any, checks: dict[str, Any], path: str) -> ErrorList:
+    """Runs checks[field](msg, value, path) for each field msg sets: unset fields cost nothing."""
+    errs: ErrorList = []
+    for fd, value in msg.ListFields():
+        check = checks.get(fd.name)
+        if check is not None:
+            errs.extend(check(msg, value, path))
+    return errs
+
+
 def _container_image(c: Any, image: str, path: str) -> ErrorList:
     if image != image.strip():
         return [invalid(child(path, "image"), image, "must not have leading or trailing whitespace")]
@@ -603,11 +613,7 @@ def _validate_container_common(c: Any, path: str) -> ErrorList:
         errs.extend(invalid(child(path, "name"), c.name, m) for m in msgs)
     if not c.image:
         errs.append(required(child(path, "image")))
-    checks = _CONTAINER_CHECKS
-    for fd, value in c.ListFields():
-        check = checks.get(fd.name)
-        if check is not None:
-            errs.extend(check(c, value, path))
+    errs.extend(_check_set_fields(c, _CONTAINER_CHECKS, path))
     return errs
 
 
@@ -759,11 +765,7 @@ _POD_SPEC_CHECKS: dict[str, Any] = {
 def validate_pod_spec(spec: Any, path: str = "spec") -> ErrorList:
     """ValidatePodSpec, for what a scheduler reads (see the module docstring)."""
     errs = _validate_containers(spec.containers, child(path, "containers"))
-    checks = _POD_SPEC_CHECKS
-    for fd, value in spec.ListFields():
-        check = checks.get(fd.name)
-        if check is not None:
-            errs.extend(check(spec, value, path))
+    errs.extend(_check_set_fields(spec, _POD_SPEC_CHECKS, path))
     return errs
 
 
