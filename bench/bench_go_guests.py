@@ -26,6 +26,7 @@ import yaml
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interface import PreFilterPlugin, PreScorePlugin
 from wasmsched.framework.snapshot import new_snapshot
+from wasmsched.framework.status import is_skip, is_success
 from wasmsched.plugins.imagelocality import ImageLocality
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.testing.fake_handle import FakeHandle
@@ -66,7 +67,7 @@ def score_cost(plugin: Any, state: CycleState, pod: Any, infos: list[Any], round
     t0 = time.perf_counter()
     for _ in range(rounds):
         _, st = plugin.score_nodes(state, pod, infos)
-        assert st is None or st.is_success(), st
+        assert is_success(st), st
     return (time.perf_counter() - t0) / (rounds * len(infos)) * 1e6
 
 
@@ -76,7 +77,7 @@ def cycle_state(plugin: Any, pod: Any, infos: list[Any]) -> CycleState:
         plugin.pre_filter(state, pod, infos)
     if isinstance(plugin, PreScorePlugin):
         st = plugin.pre_score(state, pod, infos)
-        assert st is None or st.is_success() or st.is_skip(), st
+        assert is_success(st) or is_skip(st), st
     return state
 
 

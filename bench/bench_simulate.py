@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 
 from wasmsched.cluster.generate import generate
-from wasmsched.cluster.simulation import Simulation
 from wasmsched.config import config_from_dict, load_config
 from wasmsched.plugins.registry import in_tree_registry
+from wasmsched.simulator.simulation import Simulation
 
 BASELINE = {
     "apiVersion": "kubescheduler.config.k8s.io/v1",

@@ -21,11 +21,11 @@ from typing import Any
 import wasmtime
 
 from wasmsched.cluster.generate import generate
-from wasmsched.cluster.simulation import Simulation
 from wasmsched.config import config_from_dict, load_config
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.snapshot import new_snapshot
 from wasmsched.plugins.registry import in_tree_registry
+from wasmsched.simulator.simulation import Simulation
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.testing.fake_handle import FakeHandle
 from wasmsched.wasm.plugin import new_wasm_plugin, register_wasm_plugins

@@ -34,7 +34,7 @@ from wasmsched.framework.interface import (
 )
 from wasmsched.framework.runtime import Framework, FrameworkError, PluginRef, ProfilePlugins
 from wasmsched.framework.snapshot import Snapshot, new_snapshot
-from wasmsched.framework.status import Code, Status
+from wasmsched.framework.status import Code, Status, is_success
 from wasmsched.framework.types import NodeInfo, PodInfo
 from wasmsched.plugins.prioritysort import PrioritySort
 from wasmsched.scheduler.queue import Nominator
@@ -575,7 +575,7 @@ def test_run_post_filter_plugins() -> None:
     nominate = PostFilterResult(NominatingInfo("node1", NominatingMode.OVERRIDE))
     fwk = new_framework({"post_filter": [("A", PostFilterPl(unsched("a"))), ("B", PostFilterPl(None, nominate))]})
     r, st = fwk.run_post_filter_plugins(CycleState(), POD, NodeToStatus())
-    assert st.is_success() and r is nominate
+    assert is_success(st) and r is nominate
     fwk = new_framework({"post_filter": [("A", PostFilterPl(unsched("a"), nominate)), ("B", PostFilterPl(unsched("b")))]})
     r, st = fwk.run_post_filter_plugins(CycleState(), POD, NodeToStatus())
     assert (st.code, st.reasons, st.plugin) == (Code.UNSCHEDULABLE, ["a", "b"], "A")

@@ -7,7 +7,7 @@ import pytest
 
 from wasmsched.framework.interface import NodeToStatus, PreFilterResult
 from wasmsched.framework.snapshot import new_snapshot
-from wasmsched.framework.status import Code, Status, code_name, is_success, status_code
+from wasmsched.framework.status import Code, Status, code_of, is_rejected, is_success, not_success
 from wasmsched.framework.types import HostPortInfo, NodeInfo, PodInfo, QueuedPodInfo, Resource, get_pod_key
 from wasmsched.testing.builders import make_node, make_pod
 
@@ -27,15 +27,15 @@ from wasmsched.testing.builders import make_node, make_pod
 def test_status(name: str, status: Status, code: int, message: str, success: bool, rejected: bool) -> None:
     assert status.code == code
     assert status.message() == message
-    assert status.is_success() == success
-    assert status.is_rejected() == rejected
+    assert is_success(status) == success
+    assert is_rejected(status) == rejected
 
 
 def test_status_helpers() -> None:
-    assert is_success(None) and status_code(None) == Code.SUCCESS
-    assert not is_success(Status.error("x"))
+    assert is_success(None) and code_of(None) == Code.SUCCESS
+    assert not_success(Status.error("x"))
     # Code names are kube's (used in metrics and messages).
-    assert [code_name(c) for c in Code] == ["Success", "Error", "Unschedulable", "UnschedulableAndUnresolvable",
+    assert [str(c) for c in Code] == ["Success", "Error", "Unschedulable", "UnschedulableAndUnresolvable",
                                             "Wait", "Skip", "Pending"]
     e = ValueError("boom")
     st = Status.error(e)

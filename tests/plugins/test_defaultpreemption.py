@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from wasmsched.api.types import Node, Pod, PodDisruptionBudget
+from wasmsched.api.types import Node, Pod, PodDisruptionBudget, pod_priority
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interface import (
     FilterPlugin,
@@ -24,8 +24,8 @@ from wasmsched.framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
 )
-from wasmsched.framework.preemption import Candidate, DisruptionBudget, pod_priority
-from wasmsched.framework.status import Code, Status, is_success
+from wasmsched.framework.preemption import Candidate, DisruptionBudget
+from wasmsched.framework.status import Code, Status, is_rejected, is_success, not_success
 from wasmsched.framework.types import NodeInfo, PodInfo, Resource
 from wasmsched.plugins import defaultpreemption
 from wasmsched.plugins.defaultpreemption import default_preemption as dp
@@ -133,7 +133,7 @@ class PluginHandle(FakeHandle):
                 continue
             fn = ext.add_pod if op == "AddPod" else ext.remove_pod
             st = fn(state, pod, pi, ni)
-            if not is_success(st):
+            if not_success(st):
                 assert st is not None
                 return Status.error(f'running {op} on PreFilter plugin "{pl.name}": {st.message()}')
         return None
@@ -154,7 +154,7 @@ class PluginHandle(FakeHandle):
         for pl in self.plugins:
             if isinstance(pl, FilterPlugin):
                 st = pl.filter(state, pod, node_info)
-                if not is_success(st):
+                if not_success(st):
                     return st
         return None
 
@@ -704,7 +704,7 @@ def test_preempt(name: str, policy: str, want: str | None, expected_pods: list[s
     handle.run_pre_filter_plugins(state, preemptor)
     m = statuses({n.metadata.name: U for n in nodes})
     res, status = pl.evaluator.preempt(state, preemptor, m)
-    assert status is None or status.is_rejected()
+    assert status is None or is_rejected(status)
     if want is None:
         assert res is None
     else:

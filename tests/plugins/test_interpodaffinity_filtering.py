@@ -9,7 +9,7 @@ import pytest
 
 from wasmsched.api.types import Node, Pod
 from wasmsched.framework.cycle_state import CycleState
-from wasmsched.framework.status import Code
+from wasmsched.framework.status import Code, is_skip
 from wasmsched.framework.types import PodInfo
 from wasmsched.plugins import interpodaffinity
 from wasmsched.plugins.interpodaffinity.filtering import (
@@ -161,7 +161,7 @@ def test_required_affinity_single_node(name: str, p: Pod, pods: list[Pod], want:
     snap = h.snapshot_shared_lister()
     _, st = pl.pre_filter(state, p, snap.list())
     if want == SKIP:
-        assert st is not None and st.is_skip()
+        assert is_skip(st)
         return
     assert st is None
     got = pl.filter(state, p, snap.get("node1"))
@@ -272,7 +272,7 @@ def test_required_affinity_multiple_nodes(name: str, p: Pod, pods: list[Pod], no
     snap = h.snapshot_shared_lister()
     _, st = pl.pre_filter(state, p, snap.list())
     if want == [SKIP]:
-        assert st is not None and st.is_skip()
+        assert is_skip(st)
         return
     assert st is None
     got = pl.filter_nodes(state, p, [snap.get(n.metadata.name) for n in nodes])

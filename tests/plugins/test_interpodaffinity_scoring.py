@@ -11,7 +11,7 @@ from wasmsched.api.types import Node, Pod
 from wasmsched.config.args import InterPodAffinityArgs
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interface import MAX_NODE_SCORE as MAX
-from wasmsched.framework.status import Code
+from wasmsched.framework.status import Code, is_skip
 from wasmsched.plugins import interpodaffinity
 from wasmsched.testing.fake_handle import FakeHandle, RecordingClient
 
@@ -172,7 +172,7 @@ def _run(p: Pod, pods: list[Pod], nodes: list[Node], args: InterPodAffinityArgs 
     if st is not None:
         if st.code == Code.ERROR:
             return ERROR
-        assert st.is_skip()
+        assert is_skip(st)
         return SKIP
     scores = score_each(pl, state, p, infos)
     assert pl.score_extensions().normalize_score(state, p, scores) is None

@@ -12,7 +12,7 @@ from wasmsched.config.args import NodeAffinityArgs
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.events import ActionType, EventResource, QueueingHint
 from wasmsched.framework.interface import MAX_NODE_SCORE, PreFilterResult
-from wasmsched.framework.status import Code, Status
+from wasmsched.framework.status import Code, Status, is_skip
 from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins import nodeaffinity
 from wasmsched.plugins.nodeaffinity import ERR_REASON_CONFLICT, ERR_REASON_ENFORCED, ERR_REASON_POD
@@ -245,7 +245,7 @@ def test_node_affinity_priority(name: str, pod_: Pod, nodes: list[tuple[str, dic
     if run_pre_score:
         status = pl.pre_score(state, pod_, infos)
         # A pod without preferred terms and no added preferred terms skips Score.
-        assert status is None or status.is_skip()
+        assert status is None or is_skip(status)
     got = score_each(pl, state, pod_, infos)
     assert pl.normalize_score(state, pod_, got) is None
     assert [s.score for s in got] == expected

@@ -7,7 +7,7 @@ import pytest
 from wasmsched.api.types import Pod
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.events import ActionType, EventResource, QueueingHint
-from wasmsched.framework.status import Code, Status
+from wasmsched.framework.status import Code, Status, is_skip
 from wasmsched.framework.types import NodeInfo, PodInfo
 from wasmsched.plugins import nodeports
 from wasmsched.plugins.nodeports import ERR_REASON, NodePorts, fits
@@ -94,7 +94,7 @@ def test_node_ports(name: str, pod: Pod, node_info: NodeInfo, want_pre_filter: S
     result, status = pl.pre_filter(state, pod, [])
     assert result is None
     assert status == want_pre_filter
-    if status is not None and status.is_skip():
+    if is_skip(status):
         return
     assert pl.filter(state, pod, node_info) == want_filter
     assert pl.filter_nodes(state, pod, [node_info]) == [want_filter]

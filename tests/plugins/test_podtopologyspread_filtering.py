@@ -10,7 +10,7 @@ import pytest
 from wasmsched.api.types import Node, Pod
 from wasmsched.config.args import PodTopologySpreadArgs
 from wasmsched.framework.cycle_state import CycleState
-from wasmsched.framework.status import Code
+from wasmsched.framework.status import Code, is_skip, is_success
 from wasmsched.framework.types import PodInfo
 from wasmsched.plugins import podtopologyspread
 from wasmsched.plugins.podtopologyspread.filtering import (
@@ -169,7 +169,7 @@ def _run_filter(p: Pod, nodes: list[Node], existing: list[Pod]) -> dict[str, int
     state = CycleState()
     snap = h.snapshot_shared_lister()
     _, st = pl.pre_filter(state, p, snap.list())
-    assert st is None or st.is_success(), st
+    assert is_success(st), st
     got = {}
     for n in nodes:
         ni = snap.get(n.metadata.name)
@@ -342,7 +342,7 @@ def test_pre_filter_skips_without_hard_constraints() -> None:
     pl, h = new_plugin([], [node("node-a", zone="z")])
     p = incoming({"foo": ""}, (1, "zone", SA, FOO))
     _, st = pl.pre_filter(CycleState(), p, h.snapshot_shared_lister().list())
-    assert st is not None and st.is_skip()
+    assert is_skip(st)
 
 
 def test_pre_filter_system_defaults_skip() -> None:
@@ -350,7 +350,7 @@ def test_pre_filter_system_defaults_skip() -> None:
     h = FakeHandle(pods=[], nodes=[node("node-a", zone="z")])
     pl = podtopologyspread.new(None, h)
     _, st = pl.pre_filter(CycleState(), make_pod("p").label("foo", "").obj(), h.snapshot_shared_lister().list())
-    assert st is not None and st.is_skip()
+    assert is_skip(st)
 
 
 def test_pre_filter_disabled() -> None:

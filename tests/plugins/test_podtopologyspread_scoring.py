@@ -9,6 +9,7 @@ import pytest
 from wasmsched.api.types import Node, Pod
 from wasmsched.config.args import PodTopologySpreadArgs
 from wasmsched.framework.cycle_state import CycleState
+from wasmsched.framework.status import is_skip
 from wasmsched.plugins import podtopologyspread
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.testing.fake_handle import FakeHandle
@@ -79,7 +80,7 @@ def _run(p: Pod, existing: list[Pod], nodes: list[Node], failed: list[Node],
     state = CycleState()
     st = pl.pre_score(state, p, filtered)
     if st is not None:
-        assert st.is_skip()
+        assert is_skip(st)
         return None
     scores = score_each(pl, state, p, filtered)
     assert pl.score_extensions().normalize_score(state, p, scores) is None
@@ -107,7 +108,7 @@ def test_pre_score_skips_without_nodes() -> None:
     h = FakeHandle(pods=[], nodes=[])
     pl = podtopologyspread.new(PodTopologySpreadArgs(defaulting_type="List"), h)
     st = pl.pre_score(CycleState(), incoming({"foo": ""}, (1, HOST, SA, FOO)), [])
-    assert st is not None and st.is_skip()
+    assert is_skip(st)
 
 
 def test_events_to_register() -> None:

@@ -13,6 +13,7 @@ import pytest
 from wasmsched.api.types import Node, Pod
 from wasmsched.cluster.memory import KIND_NODE, KIND_POD, MemoryCluster
 from wasmsched.framework.cycle_state import CycleState
+from wasmsched.framework.diagnosis import Diagnosis, FitError
 from wasmsched.framework.interface import (
     BindPlugin,
     FilterPlugin,
@@ -23,20 +24,22 @@ from wasmsched.framework.interface import (
     ScorePlugin,
 )
 from wasmsched.framework.runtime import PluginRef, ProfilePlugins
+from wasmsched.framework.snapshot import Snapshot
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins import defaultbinder, prioritysort
-from wasmsched.scheduler.schedule_one import (
-    Diagnosis,
-    FitError,
-    NoNodesAvailable,
-    SchedulingAlgorithm,
-)
+from wasmsched.scheduler.algorithm import NoNodesAvailable, SchedulingAlgorithm
+from wasmsched.scheduler.cache import Cache
+from wasmsched.scheduler.queue import Nominator
 from wasmsched.scheduler.scheduler import ProfileSpec, Scheduler, SchedulerOptions
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.util.clock import SimClock
 
 ERR_REASON_FAKE = "Nodes failed the fake plugin"
+
+
+def _algorithm(rng: random.Random, pct: int | None) -> SchedulingAlgorithm:
+    return SchedulingAlgorithm(Cache(), Snapshot(), Nominator(), rng, pct)
 
 
 # ----- numFeasibleNodesToFind ---------------------------------------------------------------------
@@ -59,7 +62,7 @@ ERR_REASON_FAKE = "Nodes failed the fake plugin"
 ])
 def test_num_feasible_nodes_to_find(name: str, global_pct: int | None, profile_pct: int | None, num_all: int,
                                     want: int) -> None:
-    algo = SchedulingAlgorithm(None, random.Random(0), global_pct)  # type: ignore[arg-type]
+    algo = _algorithm(random.Random(0), global_pct)
     fwk = SimpleNamespace(percentage_of_nodes_to_score=profile_pct)
     assert algo.num_feasible_nodes_to_find(fwk, num_all) == want  # type: ignore[arg-type]
 
@@ -83,7 +86,7 @@ def _scores(*pairs: tuple[str, int]) -> list[NodePluginScores]:
 def test_select_host(name: str, scores: list[NodePluginScores], possible: set[str]) -> None:
     got = set()
     for seed in range(200):
-        algo = SchedulingAlgorithm(None, random.Random(seed), None)  # type: ignore[arg-type]
+        algo = _algorithm(random.Random(seed), None)
         host = algo.select_host(scores)
         assert host in possible
         got.add(host)
@@ -92,7 +95,7 @@ def test_select_host(name: str, scores: list[NodePluginScores], possible: set[st
 
 
 def test_select_host_empty_list_is_an_error() -> None:
-    algo = SchedulingAlgorithm(None, random.Random(0), None)  # type: ignore[arg-type]
+    algo = _algorithm(random.Random(0), None)
     with pytest.raises(Exception):  # noqa: B017 - kube returns an error for an empty list
         algo.select_host([])
 

@@ -18,7 +18,7 @@ import pytest
 from wasmsched.api.types import Node, NodeList, Pod
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interface import NodeScore, NodeToStatus
-from wasmsched.framework.status import Code, Status
+from wasmsched.framework.status import Code, Status, is_rejected
 from wasmsched.framework.types import NodeInfo, PodInfo, get_pod_key
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.wasm.instance import GuestInstance
@@ -791,7 +791,7 @@ def test_40_reject_waiting_pod(tmp_path: Path) -> None:
     assert probe.read(0x1008, 8) == bytes([CANARY]) * 8
     assert probe.read(0x1010, 16) == struct.pack("<Q", 1) + bytes([CANARY]) * 8
     assert wp.done()
-    assert len(outcome) == 1 and outcome[0] is not None and outcome[0].is_rejected()
+    assert len(outcome) == 1 and is_rejected(outcome[0])
 
 
 def test_40_reject_waiting_pod_small_out_still_rejects(tmp_path: Path) -> None:

@@ -19,13 +19,13 @@ from typing import Any
 import pytest
 
 from wasmsched.api.types import Node, Pod
-from wasmsched.cluster.simulation import Simulation
 from wasmsched.config import config_from_dict
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interface import NodeScore
-from wasmsched.framework.status import Code, Status
+from wasmsched.framework.status import Code, Status, is_skip, is_success
 from wasmsched.framework.types import NodeInfo, get_pod_key
 from wasmsched.plugins.registry import Registry
+from wasmsched.simulator.simulation import Simulation
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.wasm.instance import GuestInstance
 from wasmsched.wasm.plugin import WasmPlugin, new_wasm_plugin
@@ -119,7 +119,7 @@ class Env:
         p, s = self.plugin, self.state(pod)
         ok(p.pre_bind(s, pod, node))
         st = p.bind(s, pod, node)
-        assert st is not None and st.is_skip(), st
+        assert is_skip(st), st
         p.post_bind(s, pod, node)
         p.binding_cycle_done(pod)
 
@@ -128,7 +128,7 @@ class Env:
 
 
 def ok(st: Status | None) -> None:
-    assert st is None or st.is_success(), st.message() if st else st
+    assert is_success(st), st.message() if st else st
 
 
 def g(inst: GuestInstance, name: str) -> int:
@@ -541,7 +541,7 @@ def test_60_failed_creation_fails_only_the_call_that_needed_it(env: Env) -> None
     assert env.pinned(q) not in (None, a.id) and env.counters()["created"] == 2
     env.scheduling_calls(q)
     st = env.plugin.bind(env.state(p), p, "n1")
-    assert st is not None and st.is_skip()
+    assert is_skip(st)
     env.plugin.post_bind(env.state(p), p, "n1")
     assert g(a, "checks") == checks + 3
     assert env.counters()["idle"] == 1 and env.counters()["discarded"] == 0

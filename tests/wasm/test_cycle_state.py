@@ -30,12 +30,12 @@ from typing import Any
 import pytest
 
 from wasmsched.api.types import Pod
-from wasmsched.cluster.simulation import Simulation, SimulationResult
 from wasmsched.config import config_from_dict
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interface import BindPlugin, PermitPlugin, PreFilterPlugin
 from wasmsched.framework.status import Code, Status
 from wasmsched.plugins.registry import Registry
+from wasmsched.simulator.simulation import Simulation, SimulationResult
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.wasm.abi import CallContext
 from wasmsched.wasm.errors import GuestCallError

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from wasmsched.api.types import Node, Pod
-from wasmsched.cluster.simulation import MAX_CONSECUTIVE_ERRORS, Simulation, SimulationResult
 from wasmsched.config import config_from_dict
 from wasmsched.plugins.registry import in_tree_registry
+from wasmsched.simulator.simulation import MAX_CONSECUTIVE_ERRORS, Simulation, SimulationResult
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.wasm.plugin import register_wasm_plugins
 from wasmsched.wasm.runtime import Runtime

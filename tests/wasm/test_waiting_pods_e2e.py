@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.wasm.harness import compile_wat
-from wasmsched.cluster.simulation import Simulation
 from wasmsched.config import config_from_dict
 from wasmsched.plugins.registry import in_tree_registry
+from wasmsched.simulator.simulation import Simulation
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.wasm.plugin import register_wasm_plugins
 

@@ -94,8 +94,16 @@ def type_meta(msg: Message) -> tuple[str, str] | None:
 
 
 def pod_key(pod: core_pb.Pod) -> str:
-    """The "namespace/name" key of a pod."""
+    """The "namespace/name" of a pod, as logs, events and reports name it (klog.KObj).
+
+    The queue, cache and waiting pods key pods by UID instead: framework.types.get_pod_key.
+    """
     return f"{pod.metadata.namespace}/{pod.metadata.name}"
+
+
+def pod_priority(pod: core_pb.Pod) -> int:
+    """The pod's priority, 0 when unset (component-helpers' PodPriority)."""
+    return pod.spec.priority if pod.spec.HasField("priority") else 0
 
 
 def object_key(obj: Message) -> str:

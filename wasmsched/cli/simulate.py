@@ -14,14 +14,14 @@ import yaml
 
 from wasmsched.api.convert import message_to_dict
 from wasmsched.api.manifest import ManifestError, load_paths
+from wasmsched.api.types import object_key
 from wasmsched.cli.table import format_table, one_line
 from wasmsched.cluster.generate import GenerateSpecError, generate, parse_spec
-from wasmsched.cluster.memory import AdmissionError, ConflictError, object_key
-from wasmsched.cluster.simulation import Simulation, SimulationResult
+from wasmsched.cluster.memory import AdmissionError, ConflictError
 from wasmsched.config import ConfigError, load_config
 from wasmsched.framework.runtime import FrameworkError
-from wasmsched.framework.status import code_name
 from wasmsched.plugins.registry import in_tree_registry
+from wasmsched.simulator.simulation import Simulation, SimulationResult
 from wasmsched.wasm.plugin import register_wasm_plugins
 
 # Every pod of the input ends in one of these; the summary counts each.
@@ -185,7 +185,7 @@ def _explain(ex: Any) -> dict[str, Any]:
         return {"filter": {}, "scores": {}}
     filt: dict[str, Any] = {}
     for node, st in ex.filter.items():
-        filt[node] = "ok" if st is None else {"plugin": st.plugin, "code": code_name(st.code),
+        filt[node] = "ok" if st is None else {"plugin": st.plugin, "code": str(st.code),
                                               "reason": st.message()}
     scores: dict[str, Any] = {}
     for nps in ex.scores:

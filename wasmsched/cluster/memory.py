@@ -18,7 +18,7 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from wasmsched.api.types import Pod, PriorityClass
+from wasmsched.api.types import Pod, PriorityClass, object_key
 from wasmsched.api.validation.scheduling import SYSTEM_PRIORITY_CLASS_DESCRIPTIONS, SYSTEM_PRIORITY_CLASSES
 from wasmsched.cluster.disruption import with_status
 
@@ -68,11 +68,6 @@ class _Watch:
     on_add: AddFn | None
     on_update: UpdateFn | None
     on_delete: DeleteFn | None
-
-
-def object_key(obj: Any) -> str:
-    ns = obj.metadata.namespace
-    return f"{ns}/{obj.metadata.name}" if ns else obj.metadata.name
 
 
 def _kind_of(obj: Message) -> str:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from wasmsched.api.types import Pod
 from wasmsched.framework.interface import NodeToStatus
-from wasmsched.framework.status import Code, Status
+from wasmsched.framework.status import Code, Status, is_rejected
 
 NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
 
@@ -25,7 +25,7 @@ class Diagnosis:
             return
         if st.code == Code.PENDING:
             self.pending_plugins.add(st.plugin)
-        elif st.is_rejected():
+        elif is_rejected(st):
             self.unschedulable_plugins.add(st.plugin)
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.events import ClusterEventWithHint
-from wasmsched.framework.status import Code, Status
+from wasmsched.framework.status import Code, Status, not_success
 from wasmsched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
 
 if TYPE_CHECKING:
@@ -212,7 +212,7 @@ class ScorePlugin(Plugin):
         out = []
         for ni in node_infos:
             s, st = self.score(state, pod, ni)
-            if st is not None and not st.is_success():
+            if not_success(st):
                 return [], st
             out.append(s)
         return out, None

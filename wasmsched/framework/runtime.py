@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from wasmsched.api.types import Pod
+from wasmsched.api.types import Pod, pod_key, pod_priority
 from wasmsched.framework import interface as fw
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
@@ -26,7 +26,7 @@ from wasmsched.framework.interface import (
     PreFilterResult,
 )
 from wasmsched.framework.snapshot import Snapshot
-from wasmsched.framework.status import Code, Status
+from wasmsched.framework.status import Code, Status, is_rejected, is_skip, is_success, is_wait, not_success
 from wasmsched.framework.types import NodeInfo, PodInfo, QueuedPodInfo, get_pod_key
 from wasmsched.framework.waiting_pods import WaitingPodImpl, WaitingPodsMap
 
@@ -240,9 +240,9 @@ class Framework:
     def run_pre_enqueue_plugins(self, pod: Pod) -> Status | None:
         for pl in self.points["pre_enqueue"]:
             st = pl.pre_enqueue(pod)
-            if st is not None and not st.is_success():
+            if not_success(st):
                 st.plugin = pl.name
-                if not st.is_rejected():
+                if not is_rejected(st):
                     log.error("running PreEnqueue plugin %s: %s", pl.name, st.message())
                 return st
         return None
@@ -283,10 +283,10 @@ class Framework:
                 r, st = pl.pre_filter(state, pod, nodes)
             except Exception as e:
                 st, r = Status.error(e), None
-            if st is not None and st.is_skip():
+            if is_skip(st):
                 skip.add(pl.name)
                 continue
-            if st is not None and not st.is_success():
+            if not_success(st):
                 st.plugin = pl.name
                 if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                     # Preemption cannot help: no need to run the remaining PreFilter plugins.
@@ -327,7 +327,7 @@ class Framework:
                 st = fn(state, pod_to_schedule, pod_info, node_info)
             except Exception as e:
                 st = Status.error(e)
-            if st is not None and not st.is_success():
+            if not_success(st):
                 return Status.error(f'running {which} on PreFilter plugin "{pl.name}": {st.message()}', pl.name)
         return None
 
@@ -340,13 +340,13 @@ class Framework:
                 st = pl.filter(state, pod, node_info)
             except Exception as e:
                 st = Status.error(e)
-            if st is not None and st.code != Code.SUCCESS:
+            if not_success(st):
                 return self._filter_failure(pl.name, st)
         return None
 
     @staticmethod
     def _filter_failure(plugin: str, st: Status) -> Status:
-        if not st.is_rejected():
+        if not is_rejected(st):
             st = Status.error(f'running "{plugin}" filter plugin: {st.message()}')
         st.plugin = plugin
         return st
@@ -366,7 +366,7 @@ class Framework:
                 sts = [Status.error(e)] * len(alive)
             still = []
             for i, st in zip(alive, sts):
-                if st is not None and st.code != Code.SUCCESS:
+                if not_success(st):
                     results[i] = self._filter_failure(pl.name, st)
                 else:
                     still.append(i)
@@ -382,10 +382,10 @@ class Framework:
                 pods_added, state_to_use, info_to_use, err = self._add_ge_nominated_pods(pod, state, info)
                 if err is not None:
                     return err
-            elif not pods_added or (status is not None and not status.is_success()):
+            elif not pods_added or (not_success(status)):
                 break
             status = self.run_filter_plugins(state_to_use, pod, info_to_use)
-            if status is not None and not status.is_success() and not status.is_rejected():
+            if not_success(status) and not is_rejected(status):
                 return status
         return status
 
@@ -396,14 +396,14 @@ class Framework:
         nominated = self._pod_nominator.nominated_pods_for_node(info.name)
         if not nominated:
             return False, state, info, None
-        prio = pod.spec.priority if pod.spec.HasField("priority") else 0
+        prio = pod_priority(pod)
         uid = get_pod_key(pod)
         info_out, state_out, added = info.clone(), state.clone(), False
         for pi in nominated:
             if pi.priority >= prio and get_pod_key(pi.pod) != uid:
                 info_out.add_pod_info(pi)
                 st = self.run_pre_filter_extension_add_pod(state_out, pod, pi, info_out)
-                if st is not None and not st.is_success():
+                if not_success(st):
                     return False, state, info, st
                 added = True
         return added, state_out, info_out, None
@@ -418,12 +418,12 @@ class Framework:
                 r, st = pl.post_filter(state, pod, m)
             except Exception as e:
                 r, st = None, Status.error(e)
-            if st is None or st.is_success():
+            if is_success(st):
                 return r, st or Status()
             if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 st.plugin = pl.name
                 return r, st
-            if not st.is_rejected():
+            if not is_rejected(st):
                 return None, Status.error(st.message(), pl.name)
             if r is not None and r.nominating_info is not None and r.nominating_info.mode != fw.NominatingMode.NOOP:
                 result = r
@@ -438,10 +438,10 @@ class Framework:
                 st = pl.pre_score(state, pod, nodes)
             except Exception as e:
                 st = Status.error(e)
-            if st is not None and st.is_skip():
+            if is_skip(st):
                 skip.add(pl.name)
                 continue
-            if st is not None and not st.is_success():
+            if not_success(st):
                 return Status.error(f'running PreScore plugin "{pl.name}": {st.message()}', pl.name)
         state.skip_score_plugins = skip
         return None
@@ -455,7 +455,7 @@ class Framework:
                 scores, st = pl.score_nodes(state, pod, nodes)
             except Exception as e:
                 scores, st = [], Status.error(e)
-            if st is not None and not st.is_success():
+            if not_success(st):
                 return [], Status.error(f'running Score plugins: plugin "{pl.name}" failed with: {st.message()}')
             ext = pl.score_extensions()
             if ext is not None:
@@ -464,7 +464,7 @@ class Framework:
                     st = ext.normalize_score(state, pod, lst)
                 except Exception as e:
                     st = Status.error(e)
-                if st is not None and not st.is_success():
+                if not_success(st):
                     return [], Status.error(f'running Normalize on Score plugins: plugin "{pl.name}" failed with: '
                                             f"{st.message()}")
                 scores = [ns.score for ns in lst]
@@ -499,8 +499,8 @@ class Framework:
                 st = getattr(pl, point)(state, pod, node_name)
             except Exception as e:
                 st = Status.error(e)
-            if st is not None and not st.is_success():
-                if st.is_rejected():
+            if not_success(st):
+                if is_rejected(st):
                     st.plugin = pl.name
                     return st
                 return Status.error(f'running {title} plugin "{pl.name}": {st.message()}', pl.name)
@@ -512,7 +512,7 @@ class Framework:
             try:
                 pl.unreserve(state, pod, node_name)
             except Exception as e:
-                log.error("plugin %s: Unreserve failed for pod %s: %s", pl.name, _key(pod), e)
+                log.error("plugin %s: Unreserve failed for pod %s: %s", pl.name, pod_key(pod), e)
 
     def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         pending: dict[str, tuple[float, float]] = {}
@@ -522,12 +522,12 @@ class Framework:
                 st, timeout = pl.permit(state, pod, node_name)
             except Exception as e:
                 st, timeout = Status.error(e), 0.0
-            if st is None or st.is_success():
+            if is_success(st):
                 continue
-            if st.is_rejected():
+            if is_rejected(st):
                 st.plugin = pl.name
                 return st
-            if st.is_wait():
+            if is_wait(st):
                 timeout = min(max(timeout, 0.0), MAX_TIMEOUT)
                 pending[pl.name] = (now + timeout, timeout)
                 continue
@@ -568,10 +568,10 @@ class Framework:
                 st = pl.bind(state, pod, node_name)
             except Exception as e:
                 st = Status.error(e)
-            if st is not None and st.is_skip():
+            if is_skip(st):
                 continue
-            if st is not None and not st.is_success():
-                if st.is_rejected():
+            if not_success(st):
+                if is_rejected(st):
                     st.plugin = pl.name
                     return st
                 return Status.error(f'running Bind plugin "{pl.name}": {st.message()}', pl.name)
@@ -583,7 +583,7 @@ class Framework:
             try:
                 pl.post_bind(state, pod, node_name)
             except Exception as e:
-                log.error("plugin %s: PostBind failed for pod %s: %s", pl.name, _key(pod), e)
+                log.error("plugin %s: PostBind failed for pod %s: %s", pl.name, pod_key(pod), e)
 
     # ----- cycle observers (the wasm pool pins instances by these) ------------------------------
 
@@ -611,10 +611,6 @@ class Framework:
             fn = getattr(pl, "close", None)
             if fn is not None:
                 fn()
-
-
-def _key(pod: Pod) -> str:
-    return f"{pod.metadata.namespace}/{pod.metadata.name}"
 
 
 def _go_list(items: Sequence[str]) -> str:

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import TypeGuard
 
 
 class Code(IntEnum):
-    # Values are the wire values of the wasm ABI and of kube-scheduler; never renumber.
+    """A status code. Values are the wire values of the wasm ABI and of kube-scheduler; never renumber.
+
+    A guest may return a code outside these; it is kept verbatim (as kube-scheduler-wasm-extension's
+    host keeps it), shows as `Code(7)`, and acts as Error wherever the framework tests for the codes below.
+    """
+
     SUCCESS = 0
     ERROR = 1
     UNSCHEDULABLE = 2
@@ -16,8 +22,18 @@ class Code(IntEnum):
     SKIP = 5
     PENDING = 6
 
-    def display(self) -> str:
-        return _CODE_NAMES.get(int(self), f"Code({int(self)})")
+    @classmethod
+    def _missing_(cls, value: object) -> Code | None:
+        if not isinstance(value, int) or isinstance(value, bool):
+            return None
+        pseudo = int.__new__(cls, value)
+        pseudo._name_ = f"Code({value})"
+        pseudo._value_ = value
+        return pseudo
+
+    def __str__(self) -> str:
+        """kube's Code.String(): "Success", "UnschedulableAndUnresolvable", ..."""
+        return _CODE_NAMES.get(self.value, self.name)
 
 
 _CODE_NAMES = {
@@ -31,15 +47,16 @@ _CODE_NAMES = {
 }
 
 
-def code_name(code: int) -> str:
-    return _CODE_NAMES.get(code, f"Code({code})")
-
-
 @dataclass(slots=True)
 class Status:
-    """A plugin result. `None` is used for Success everywhere, as a nil *Status is in Go."""
+    """A plugin result.
 
-    code: int = Code.SUCCESS
+    `None` means Success everywhere, as a nil *Status does in Go: plugins return None, and a value
+    typed `Status | None` is tested with the nil-safe functions below (`is_success(st)`, ...), never
+    by hand.
+    """
+
+    code: Code = Code.SUCCESS
     reasons: list[str] = field(default_factory=list)
     err: BaseException | None = None
     plugin: str = ""
@@ -61,18 +78,6 @@ class Status:
     def skip(cls) -> Status:
         return cls(Code.SKIP)
 
-    def is_success(self) -> bool:
-        return self.code == Code.SUCCESS
-
-    def is_wait(self) -> bool:
-        return self.code == Code.WAIT
-
-    def is_skip(self) -> bool:
-        return self.code == Code.SKIP
-
-    def is_rejected(self) -> bool:
-        return self.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING)
-
     def message(self) -> str:
         return ", ".join(self.reasons)
 
@@ -86,16 +91,34 @@ class Status:
         return RuntimeError(self.message())
 
     def __str__(self) -> str:
-        return f"{code_name(self.code)}: {self.message()}" if self.reasons else code_name(self.code)
+        return f"{self.code}: {self.message()}" if self.reasons else str(self.code)
 
 
-def is_success(status: Status | None) -> bool:
-    return status is None or status.code == Code.SUCCESS
+def is_success(st: Status | None) -> bool:
+    """None or Success (Go's IsSuccess on a possibly nil *Status)."""
+    return st is None or st.code == Code.SUCCESS
 
 
-def status_code(status: Status | None) -> int:
-    return Code.SUCCESS if status is None else status.code
+def not_success(st: Status | None) -> TypeGuard[Status]:
+    """Any status but Success: an error, a rejection, Wait or Skip."""
+    return st is not None and st.code != Code.SUCCESS
 
 
-def as_status(err: BaseException) -> Status:
-    return Status.error(err)
+_REJECTED = frozenset((Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING))
+
+
+def is_rejected(st: Status | None) -> TypeGuard[Status]:
+    """Unschedulable, UnschedulableAndUnresolvable or Pending: the pod does not fit, no error."""
+    return st is not None and st.code in _REJECTED
+
+
+def is_wait(st: Status | None) -> TypeGuard[Status]:
+    return st is not None and st.code == Code.WAIT
+
+
+def is_skip(st: Status | None) -> TypeGuard[Status]:
+    return st is not None and st.code == Code.SKIP
+
+
+def code_of(st: Status | None) -> Code:
+    return Code.SUCCESS if st is None else st.code

@@ -14,7 +14,7 @@ from typing import Any
 
 from wasmsched.api import resources as res
 from wasmsched.api.labels import Selector, compile_label_selector
-from wasmsched.api.types import Node, Pod
+from wasmsched.api.types import Node, Pod, pod_key, pod_priority
 
 RESOURCE_CPU = "cpu"
 RESOURCE_MEMORY = "memory"
@@ -155,11 +155,11 @@ class PodInfo:
 
     def __init__(self, pod: Pod) -> None:
         self.pod = pod
-        self.key = f"{pod.metadata.namespace}/{pod.metadata.name}"
+        self.key = pod_key(pod)
         self.requests = Resource.from_list(res.pod_requests(pod))
         cpu0, mem0 = res.pod_nonzero_requests(pod)
         self.non_zero_requests = Resource(milli_cpu=cpu0, memory=mem0)
-        self.priority = pod.spec.priority if pod.spec.HasField("priority") else 0
+        self.priority = pod_priority(pod)
         self.host_ports = _host_ports(pod)
         # A per-object-version memo for plugins and the wasm host (e.g. serialized bytes).
         self._cache: dict[str, Any] = {}

@@ -21,6 +21,7 @@ from wasmsched.framework.events import (
     QueueingHint,
 )
 from wasmsched.framework.interface import NominatingInfo, NominatingMode
+from wasmsched.framework.status import is_success
 from wasmsched.framework.types import PodInfo, QueuedPodInfo, get_pod_key
 from wasmsched.scheduler.events import pod_scheduling_properties_change
 
@@ -208,7 +209,7 @@ class SchedulingQueue:
             qpi.gating_plugin = ""
             return True
         st = fn(qpi.pod)
-        if st is None or st.is_success():
+        if is_success(st):
             qpi.gating_plugin = ""
             return True
         qpi.gating_plugin = st.plugin or "PreEnqueue"

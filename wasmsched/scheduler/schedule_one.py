@@ -1,200 +1,278 @@
-"""One pod through the scheduling cycle and the binding cycle (scheduler/schedule_one.go)."""
+"""One pod through the scheduling cycle and the binding cycle, and the failure handler
+(scheduler/schedule_one.go)."""
 
 from __future__ import annotations
 
 import logging
-import random
-from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from wasmsched.api.types import Pod
+from wasmsched.api.types import Pod, pod_key
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.diagnosis import Diagnosis, FitError
-from wasmsched.framework.interface import NodePluginScores, NominatingInfo, NominatingMode
+from wasmsched.framework.events import EVENT_ASSIGNED_POD_DELETE
+from wasmsched.framework.interface import ClusterClient, EventRecorder, NominatingInfo, NominatingMode
 from wasmsched.framework.runtime import Framework
-from wasmsched.framework.status import Code, Status
-from wasmsched.framework.types import NodeInfo, QueuedPodInfo
+from wasmsched.framework.status import Code, Status, is_rejected, is_skip, is_success, is_wait, not_success
+from wasmsched.framework.types import PodInfo, QueuedPodInfo, get_pod_key
+from wasmsched.scheduler.algorithm import (
+    CycleExplain,
+    NoNodesAvailable,
+    ScheduleResult,
+    SchedulingAlgorithm,
+    SchedulingError,
+)
+from wasmsched.scheduler.binding_workers import BindingWorkers
+from wasmsched.scheduler.cache import Cache
+from wasmsched.scheduler.queue import SchedulingQueue
+from wasmsched.scheduler.records import PodRecords
 
 if TYPE_CHECKING:
-    from wasmsched.scheduler.scheduler import Scheduler
+    from wasmsched.scheduler.scheduler import SchedulerOptions
 
 log = logging.getLogger("wasmsched.scheduler")
 
-MIN_FEASIBLE_NODES_TO_FIND = 100
-MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
-ERR_NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 CLEAR_NOMINATED_NODE = NominatingInfo("", NominatingMode.OVERRIDE)
+# Event notes are capped by the API; kube truncates the FailedScheduling message the same way.
+NOTE_LENGTH_LIMIT = 1024
 
 
-@dataclass
-class ScheduleResult:
-    suggested_host: str = ""
-    evaluated_nodes: int = 0
-    feasible_nodes: int = 0
-    nominating_info: NominatingInfo | None = None
+class ScheduleOne:
+    """The Scheduler's cycles (a mixin: in Go these are methods of *Scheduler in schedule_one.go)."""
+
+    options: SchedulerOptions
+    cache: Cache
+    queue: SchedulingQueue
+    profiles: dict[str, Framework]
+    algorithm: SchedulingAlgorithm
+    client: ClusterClient
+    recorder: EventRecorder
+    records: PodRecords
+    binding_workers: BindingWorkers
+
+    def schedule_one(self) -> bool:
+        """Pops and schedules one pod; False when the active queue is empty."""
+        try:
+            return self._schedule_one()
+        finally:
+            self.binding_workers.run_deferred()
+
+    def _schedule_one(self) -> bool:
+        self.queue.flush_backoff_q_completed()
+        qpi = self.queue.pop()
+        if qpi is None:
+            return False
+        pod = qpi.pod
+        fwk = self.profiles.get(pod.spec.schedulerName)
+        if fwk is None or self._skip_pod_schedule(pod):
+            self.queue.done(pod)
+            return True
+        rec = self.records.of(pod)
+        rec.attempts += 1
+        state = CycleState()
+        explain = CycleExplain() if self.options.explain else None
+        result, assumed_pi, status = self.scheduling_cycle(fwk, state, qpi, explain)
+        rec.explain = explain
+        if not_success(status) and not is_wait(status):
+            fwk.notify_scheduling_cycle_done(pod, False)
+            self.handle_scheduling_failure(fwk, qpi, status, result.nominating_info)
+            return True
+        fwk.notify_scheduling_cycle_done(assumed_pi.pod, True)
+        self.binding_workers.reserve()
+        fwk.wait_on_permit(assumed_pi.pod, lambda permit: self.binding_workers.submit(
+            lambda: self.binding_cycle(fwk, state, result, qpi, assumed_pi, permit)))
+        return True
+
+    def _skip_pod_schedule(self, pod: Pod) -> bool:
+        """A pod being deleted, or already assumed (its update arrived before its binding landed)."""
+        return pod.metadata.HasField("deletionTimestamp") or self.cache.is_assumed_pod(pod)
+
+    # ----- scheduling cycle -------------------------------------------------------------------
+
+    def scheduling_cycle(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo,
+                         explain: CycleExplain | None) -> tuple[ScheduleResult, PodInfo, Status | None]:
+        """The result, the (assumed) pod and the status: None (assumed, reserved, permitted), Wait
+        (assumed, reserved, waiting on Permit) or the failure."""
+        result, status = self.scheduling_algorithm(fwk, state, qpi.pod, explain)
+        if not_success(status):
+            return result, qpi.pod_info, status
+        assumed_pi, status = self.prepare_for_binding_cycle(fwk, state, qpi.pod, result)
+        if not_success(status) and not is_wait(status):
+            return ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE), assumed_pi, status
+        return result, assumed_pi, status
+
+    def scheduling_algorithm(self, fwk: Framework, state: CycleState, pod: Pod,
+                             explain: CycleExplain | None) -> tuple[ScheduleResult, Status | None]:
+        """SchedulePod, and PostFilter (preemption) when no node fits."""
+        try:
+            return self.algorithm.schedule_pod(fwk, state, pod, explain), None
+        except NoNodesAvailable as e:
+            return (ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE),
+                    Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [str(e)], e))
+        except SchedulingError as e:
+            return ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE), Status.error(e)
+        except FitError as fit:
+            unschedulable = Status(Code.UNSCHEDULABLE, [str(fit)], fit)
+            if not fwk.has_post_filter_plugins():
+                return ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE), unschedulable
+            pf_result, pf_status = fwk.run_post_filter_plugins(state, pod, fit.diagnosis.node_to_status)
+            fit.diagnosis.post_filter_msg = pf_status.message()
+            if pf_status.code == Code.ERROR:
+                log.error("Status after running PostFilter plugins for pod pod=%s status=%s",
+                          pod_key(pod), pf_status.message())
+            nominating = pf_result.nominating_info if pf_result is not None else None
+            # The message includes PostFilter's verdict, so it is made after PostFilter ran.
+            return ScheduleResult(nominating_info=nominating), Status(Code.UNSCHEDULABLE, [str(fit)], fit)
+
+    def prepare_for_binding_cycle(self, fwk: Framework, state: CycleState, pod: Pod,
+                                  result: ScheduleResult) -> tuple[PodInfo, Status | None]:
+        """Assume, Reserve and Permit; on failure the pod is unreserved and forgotten again."""
+        host = result.suggested_host
+        assumed = Pod()
+        assumed.CopyFrom(pod)
+        assumed.spec.nodeName = host
+        assumed_pi = PodInfo(assumed)
+        try:
+            self.cache.assume_pod(assumed, assumed_pi)
+        except Exception as e:
+            return assumed_pi, Status.error(e)
+        st = fwk.run_reserve_plugins_reserve(state, assumed, host)
+        if is_success(st):
+            st = fwk.run_permit_plugins(state, assumed, host)
+        if not_success(st) and not is_wait(st):
+            self._unreserve_and_forget(fwk, state, assumed, host)
+            return assumed_pi, _single_node_fit(pod, host, st)
+        return assumed_pi, st
+
+    def _unreserve_and_forget(self, fwk: Framework, state: CycleState, assumed: Pod, host: str) -> bool:
+        fwk.run_reserve_plugins_unreserve(state, assumed, host)
+        try:
+            self.cache.forget_pod(assumed)
+        except Exception as e:
+            log.error("scheduler cache ForgetPod failed: %s", e)
+            return False
+        return True
+
+    # ----- binding cycle ----------------------------------------------------------------------
+
+    def binding_cycle(self, fwk: Framework, state: CycleState, result: ScheduleResult, qpi: QueuedPodInfo,
+                      assumed_pi: PodInfo, permit: Status | None) -> None:
+        """Runs once Permit allowed (or rejected) the pod: PreBind, Bind, PostBind."""
+        assumed = assumed_pi.pod
+        host = result.suggested_host
+        try:
+            st = permit
+            if not_success(st):
+                st = _single_node_fit(qpi.pod, host, st)
+            if is_success(st):
+                st = fwk.run_pre_bind_plugins(state, assumed, host)
+                if is_rejected(st):
+                    st = _single_node_fit(qpi.pod, host, st)
+            if is_success(st):
+                st = fwk.run_bind_plugins(state, assumed, host)
+                if is_skip(st):
+                    st = Status.error(f'no bind plugin bound pod "{pod_key(assumed)}"')
+            if not_success(st):
+                self.handle_binding_cycle_error(fwk, state, qpi, assumed, host, st)
+                return
+            self.cache.finish_binding(assumed)
+            self.recorder.eventf(assumed, None, "Normal", "Scheduled", "Binding",
+                                 f"Successfully assigned {pod_key(assumed)} to {host}")
+            log.info('"Successfully bound pod to node" pod="%s" node="%s" evaluatedNodes=%d feasibleNodes=%d',
+                     pod_key(assumed), host, result.evaluated_nodes, result.feasible_nodes)
+            fwk.run_post_bind_plugins(state, assumed, host)
+            rec = self.records.of(assumed)
+            rec.message, rec.reason, rec.last_status = "", "Scheduled", None
+            self.queue.done(assumed)
+        finally:
+            fwk.notify_binding_cycle_done(assumed)
+
+    def handle_binding_cycle_error(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, assumed: Pod,
+                                   host: str, st: Status) -> None:
+        if not self._unreserve_and_forget(fwk, state, assumed, host):
+            self.handle_scheduling_failure(fwk, qpi, st, CLEAR_NOMINATED_NODE)
+            return
+        # Forgetting an assumed pod frees resources: like an assigned pod's deletion for the others.
+        # A rejected pod must not see that event itself (it would be requeued by its own rejection),
+        # so the move happens after the pod is back in the queue, as kube defers it.
+        if is_rejected(st):
+            self.handle_scheduling_failure(fwk, qpi, st, CLEAR_NOMINATED_NODE)
+            uid = get_pod_key(assumed)
+            self.queue.move_all_to_active_or_backoff_queue(
+                EVENT_ASSIGNED_POD_DELETE, assumed, None, lambda p: get_pod_key(p) != uid)
+        else:
+            self.queue.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, assumed, None)
+            self.handle_scheduling_failure(fwk, qpi, st, CLEAR_NOMINATED_NODE)
+
+    # ----- failures ---------------------------------------------------------------------------
+
+    def handle_scheduling_failure(self, fwk: Framework, qpi: QueuedPodInfo, status: Status,
+                                  nominating: NominatingInfo | None) -> None:
+        """Records the verdict, requeues the pod (unless gone, bound, or given up on), and reports it."""
+        pod = qpi.pod
+        reason = "Unschedulable" if is_rejected(status) else "SchedulerError"
+        err = status.err
+        msg = status.message()
+        if isinstance(err, FitError):
+            qpi.unschedulable_plugins = set(err.diagnosis.unschedulable_plugins)
+            qpi.pending_plugins = set(err.diagnosis.pending_plugins)
+            log.info('"Unable to schedule pod; no fit; waiting" pod="%s" err="%s"', pod_key(pod), msg)
+        elif isinstance(err, NoNodesAvailable):
+            qpi.unschedulable_plugins, qpi.pending_plugins = set(), set()
+            log.info('"Unable to schedule pod; no nodes are registered to the cluster; waiting" pod="%s"',
+                     pod_key(pod))
+        else:
+            qpi.unschedulable_plugins = {status.plugin} if is_rejected(status) and status.plugin else set()
+            qpi.pending_plugins = set()
+            log.error('"Error scheduling pod; retrying" err="%s" pod="%s"', msg, pod_key(pod))
+        rec = self.records.of(pod)
+        # The record keeps the verdict, not the FitError: its per-node statuses cost ~200 bytes a node for
+        # every unschedulable pod (kube drops them once the message is made, too).
+        rec.message, rec.reason, rec.last_status = msg, reason, Status(status.code, [msg], None, status.plugin)
+        qpi.consecutive_errors_count = 0 if is_rejected(status) else qpi.consecutive_errors_count + 1
+        limit = self.options.max_consecutive_errors
+        current = self.client.get_pod(pod.metadata.namespace, pod.metadata.name)
+        if limit is not None and qpi.consecutive_errors_count >= limit:
+            log.error('"Giving up on pod after consecutive scheduling errors" pod="%s" errors=%d',
+                      pod_key(pod), qpi.consecutive_errors_count)
+            rec.gave_up = True
+            self.queue.done(pod)
+        elif current is None:
+            log.info('"Pod doesn\'t exist in informer cache" pod="%s"', pod_key(pod))
+            self.queue.done(pod)
+        elif current.spec.nodeName:
+            log.info('"Pod has been assigned to node. Abort adding it back to queue." pod="%s" node="%s"',
+                     pod_key(pod), current.spec.nodeName)
+            self.queue.done(pod)
+        else:
+            qpi.pod_info = PodInfo(current)
+            self.queue.add_unschedulable_if_not_present(qpi)
+        self.queue.nominator.add_nominated_pod(PodInfo(pod), nominating)
+        if current is None:
+            return
+        self.recorder.eventf(pod, None, "Warning", "FailedScheduling", "Scheduling", truncate_message(msg))
+        self.client.set_pod_condition(pod, "PodScheduled", "False", reason, msg)
+        if (nominating is not None and nominating.mode == NominatingMode.OVERRIDE
+                and current.status.nominatedNodeName != nominating.nominated_node_name):
+            self.client.set_nominated_node_name(pod, nominating.nominated_node_name)
 
 
-@dataclass
-class CycleExplain:
-    """What --explain reports for the last attempt of a pod."""
-
-    filter: dict[str, Status | None] = field(default_factory=dict)
-    scores: list[NodePluginScores] = field(default_factory=list)
-
-
-class SchedulingAlgorithm:
-    """SchedulePod: filter, score and select a host for one pod (per scheduler, shared by profiles)."""
-
-    def __init__(self, sched: Scheduler, rng: random.Random, percentage_of_nodes_to_score: int | None) -> None:
-        self.sched = sched
-        self.rng = rng
-        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
-        self.next_start_node_index = 0
-
-    def num_feasible_nodes_to_find(self, fwk: Framework, num_all_nodes: int) -> int:
-        if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
-            return num_all_nodes
-        pct = fwk.percentage_of_nodes_to_score
-        if pct is None:
-            pct = self.percentage_of_nodes_to_score or 0
-        if pct == 0:
-            pct = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
-        n = num_all_nodes * pct // 100
-        return max(n, MIN_FEASIBLE_NODES_TO_FIND)
-
-    def schedule_pod(self, fwk: Framework, state: CycleState, pod: Pod,
-                     explain: CycleExplain | None) -> ScheduleResult:
-        snap = self.sched.snapshot
-        self.sched.cache.update_snapshot(snap)
-        if snap.num_nodes() == 0:
-            raise NoNodesAvailable(ERR_NO_NODES_AVAILABLE)
-        feasible, diagnosis = self.find_nodes_that_fit_pod(fwk, state, pod)
-        if explain is not None:
-            for name, st in diagnosis.node_to_status.items():
-                explain.filter[name] = st
-            for ni in feasible:
-                explain.filter[ni.name] = None
-        if not feasible:
-            raise FitError(pod, snap.num_nodes(), diagnosis)
-        evaluated = len(feasible) + diagnosis.node_to_status.len()
-        if len(feasible) == 1:
-            return ScheduleResult(feasible[0].name, evaluated, 1)
-        scores = self.prioritize_nodes(fwk, state, pod, feasible)
-        if explain is not None:
-            explain.scores = scores
-        return ScheduleResult(self.select_host(scores), evaluated, len(feasible))
-
-    def find_nodes_that_fit_pod(self, fwk: Framework, state: CycleState,
-                                pod: Pod) -> tuple[list[NodeInfo], Diagnosis]:
-        diagnosis = Diagnosis()
-        all_nodes = self.sched.snapshot.list()
-        pre_res, st, plugins = fwk.run_pre_filter_plugins(state, pod, all_nodes)
-        diagnosis.unschedulable_plugins = set(plugins)
-        if st is not None and not st.is_success():
-            if not st.is_rejected():
-                raise SchedulingError(st.message())
-            diagnosis.node_to_status.absent_nodes_status = st
-            diagnosis.pre_filter_msg = st.message()
-            diagnosis.add_plugin_status(st)
-            return [], diagnosis
-        if pod.status.nominatedNodeName:
-            feasible = self._evaluate_nominated_node(fwk, state, pod, diagnosis)
-            if feasible:
-                return feasible, diagnosis
-        nodes: Sequence[NodeInfo] = all_nodes
-        if pre_res is not None and not pre_res.all_nodes():
-            wanted = pre_res.node_names or set()
-            nodes = [ni for ni in all_nodes if ni.name in wanted]
-            diagnosis.node_to_status.absent_nodes_status = Status(
-                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                [f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]"],
-            )
-        feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes)
-        processed = len(feasible) + diagnosis.node_to_status.len()
-        self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
-        return feasible, diagnosis
-
-    def _evaluate_nominated_node(self, fwk: Framework, state: CycleState, pod: Pod,
-                                 diagnosis: Diagnosis) -> list[NodeInfo]:
-        ni = self.sched.snapshot.get(pod.status.nominatedNodeName)
-        if ni is None:
-            return []
-        return self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [ni])
-
-    def find_nodes_that_pass_filters(self, fwk: Framework, state: CycleState, pod: Pod,
-                                     diagnosis: Diagnosis, nodes: Sequence[NodeInfo]) -> list[NodeInfo]:
-        n = len(nodes)
-        to_find = self.num_feasible_nodes_to_find(fwk, n)
-        if not fwk.has_score_plugins():
-            # Without scoring every feasible node is as good as any other: the first one will do.
-            to_find = min(to_find, 1)
-        start = self.next_start_node_index % n if n else 0
-        ordered = list(nodes[start:]) + list(nodes[:start]) if start else list(nodes)
-        if not fwk.has_filter_plugins():
-            return ordered[:to_find]
-        feasible: list[NodeInfo] = []
-        nominator = self.sched.queue.nominator
-        pos = 0
-        # Nodes are filtered in chunks, plugin by plugin over the chunk (one Python call per plugin
-        # instead of per node and plugin). Results are consumed in node order and cut where the
-        # wanted number of feasible nodes is reached, so the outcome equals kube's sequential walk.
-        while pos < n and len(feasible) < to_find:
-            chunk = ordered[pos: pos + max(to_find - len(feasible), 32)]
-            if nominator.has_nominated_pods():
-                results = [fwk.run_filter_plugins_with_nominated_pods(state, pod, ni) for ni in chunk]
-            else:
-                results = fwk.run_filter_plugins_batch(state, pod, chunk)
-            for ni, st in zip(chunk, results):
-                if st is None or st.is_success():
-                    feasible.append(ni)
-                    if len(feasible) >= to_find:
-                        break
-                else:
-                    self._record(diagnosis, ni, st)
-            pos += len(chunk)
-        return feasible
-
-    @staticmethod
-    def _record(diagnosis: Diagnosis, ni: NodeInfo, st: Status) -> None:
-        if st.code == Code.ERROR:
-            raise SchedulingError(st.message())
-        diagnosis.node_to_status.set(ni.name, st)
-        diagnosis.add_plugin_status(st)
-
-    def prioritize_nodes(self, fwk: Framework, state: CycleState, pod: Pod,
-                         nodes: list[NodeInfo]) -> list[NodePluginScores]:
-        if not fwk.has_score_plugins():
-            return [NodePluginScores(ni.name, [], 1) for ni in nodes]
-        st = fwk.run_pre_score_plugins(state, pod, nodes)
-        if st is not None and not st.is_success():
-            raise SchedulingError(st.message())
-        scores, st = fwk.run_score_plugins(state, pod, nodes)
-        if st is not None and not st.is_success():
-            raise SchedulingError(st.message())
-        return scores
-
-    def select_host(self, scores: list[NodePluginScores]) -> str:
-        """The best total score; ties broken uniformly at random among the best (as kube's
-        reservoir sampling, with one draw)."""
-        best = max(s.total_score for s in scores)
-        ties = [s for s in scores if s.total_score == best]
-        return ties[0].name if len(ties) == 1 else self.rng.choice(ties).name
+def _single_node_fit(pod: Pod, host: str, st: Status) -> Status:
+    """A rejection by Reserve, Permit or PreBind reads as a FitError over the one chosen node."""
+    if not is_rejected(st):
+        return st
+    d = Diagnosis()
+    d.node_to_status.set(host, st)
+    d.add_plugin_status(st)
+    fit = FitError(pod, 1, d)
+    return Status(st.code, [str(fit)], fit, st.plugin)
 
 
-class SchedulingError(RuntimeError):
-    """An internal error in a cycle (a plugin Error status): the pod is retried after backoff."""
+def truncate_message(msg: str, limit: int = NOTE_LENGTH_LIMIT) -> str:
+    if len(msg) <= limit:
+        return msg
+    suffix = " ..."
+    return msg[: limit - len(suffix)] + suffix
 
 
-class NoNodesAvailable(SchedulingError):
-    pass
+__all__ = ["CLEAR_NOMINATED_NODE", "ScheduleOne", "truncate_message"]
 
-
-def is_fit_error(e: BaseException) -> bool:
-    return isinstance(e, FitError)
-
-
-__all__ = [
-    "CLEAR_NOMINATED_NODE", "CycleExplain", "Diagnosis", "FitError", "NoNodesAvailable", "QueuedPodInfo",
-    "ScheduleResult", "SchedulingAlgorithm", "SchedulingError",
-]

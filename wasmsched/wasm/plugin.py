@@ -18,7 +18,7 @@ from wasmsched.framework import interface as fw
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.events import ClusterEventWithHint
 from wasmsched.framework.interface import Handle, NodeScore, NodeToStatus, PreFilterResult
-from wasmsched.framework.status import Code, Status, code_name
+from wasmsched.framework.status import Code, Status, not_success
 from wasmsched.framework.types import NodeInfo, PodInfo, get_pod_key
 from wasmsched.wasm import abi
 from wasmsched.wasm.abi import CallContext, Host
@@ -46,9 +46,9 @@ def _status(ctx: CallContext, code: int) -> Status | None:
         return None
     reasons = [reason] if reason else []
     if code not in _ABI_CODES:
-        reasons.insert(0, f"wasm: {ctx.export} returned status {code_name(code)}, outside the ABI's status codes "
+        reasons.insert(0, f"wasm: {ctx.export} returned status {Code(code)}, outside the ABI's status codes "
                           f"0..{max(_ABI_CODES)}")
-    return Status(code, reasons)
+    return Status(Code(code), reasons)
 
 
 class _Failed(Exception):
@@ -215,7 +215,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
                         return [], f.status
                     score, code = abi.unpack_score(r)
                     st = _status(ctx, code)
-                    if st is not None and not st.is_success():
+                    if not_success(st):
                         return [], st
                     out.append(score)
         except PoolError as e:

@@ -12,12 +12,11 @@ from wasmsched.framework.preemption.preemption import (
 from wasmsched.framework.preemption.util import (
     DisruptionBudget,
     more_important_pod,
-    pod_priority,
     pod_start_time_ns,
 )
 
 __all__ = [
     "Candidate", "DisruptionBudget", "Evaluator", "Executor", "Interface", "ScoreFunc", "Victims",
     "fit_error_message", "get_lower_priority_nominated_pods", "more_important_pod",
-    "pick_one_node_for_preemption", "pod_priority", "pod_start_time_ns",
+    "pick_one_node_for_preemption", "pod_start_time_ns",
 ]

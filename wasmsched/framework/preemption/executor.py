@@ -14,13 +14,9 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from wasmsched.api.types import Pod
+from wasmsched.api.types import Pod, pod_priority
 from wasmsched.framework.preemption.candidate import Candidate
-from wasmsched.framework.preemption.util import (
-    DISRUPTION_TARGET,
-    POD_REASON_PREEMPTION_BY_SCHEDULER,
-    pod_priority,
-)
+from wasmsched.framework.preemption.util import DISRUPTION_TARGET, POD_REASON_PREEMPTION_BY_SCHEDULER
 from wasmsched.framework.status import Status
 
 if TYPE_CHECKING:

@@ -11,18 +11,14 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from wasmsched.api.types import Pod
+from wasmsched.api.types import Pod, pod_priority
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.diagnosis import Diagnosis, FitError
 from wasmsched.framework.interface import NodeToStatus, NominatingInfo, NominatingMode, PostFilterResult
 from wasmsched.framework.preemption.candidate import Candidate, CandidateList, Victims
 from wasmsched.framework.preemption.executor import Executor
-from wasmsched.framework.preemption.util import (
-    DisruptionBudget,
-    earliest_pod_start_time_ns,
-    pod_priority,
-)
-from wasmsched.framework.status import Code, Status
+from wasmsched.framework.preemption.util import DisruptionBudget, earliest_pod_start_time_ns
+from wasmsched.framework.status import Code, Status, is_success, not_success
 from wasmsched.framework.types import NodeInfo
 
 if TYPE_CHECKING:
@@ -121,7 +117,7 @@ class Evaluator:
 
         # 5) Evict the victims before nominating (kube's synchronous prepareCandidate).
         st = self.executor.prepare_candidate(best, pod, self.plugin_name)
-        if st is not None and not st.is_success():
+        if not_success(st):
             return None, st
         return new_post_filter_result_with_nominated_node(best.name), None
 
@@ -164,7 +160,7 @@ class Evaluator:
             pods, num_pdb_violations, status = self.interface.select_victims_on_node(
                 state_copy, pod, node_info_copy, pdbs
             )
-            success = status is None or status.is_success()
+            success = is_success(status)
             if success and pods:
                 c = Candidate(node_name, Victims(pods, num_pdb_violations))
                 if num_pdb_violations == 0:

@@ -8,16 +8,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from wasmsched.api.labels import Selector, compile_label_selector
-from wasmsched.api.types import Pod, PodDisruptionBudget
+from wasmsched.api.types import Pod, PodDisruptionBudget, pod_priority
 
 # v1.DisruptionTarget and v1.PodReasonPreemptionByScheduler.
 DISRUPTION_TARGET = "DisruptionTarget"
 POD_REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
-
-
-def pod_priority(pod: Pod) -> int:
-    """corev1helpers.PodPriority: spec.priority, 0 when unset."""
-    return pod.spec.priority if pod.spec.HasField("priority") else 0
 
 
 def pod_start_time_ns(pod: Pod, now_ns: int | None = None) -> int:

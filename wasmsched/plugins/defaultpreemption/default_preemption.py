@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from wasmsched.api.types import Pod
+from wasmsched.api.types import Pod, pod_priority
 from wasmsched.config.args import DefaultPreemptionArgs
 from wasmsched.config.errors import ConfigError
 from wasmsched.framework.cycle_state import CycleState
@@ -27,11 +27,10 @@ from wasmsched.framework.preemption import (
     ScoreFunc,
     Victims,
     more_important_pod,
-    pod_priority,
     pod_start_time_ns,
 )
 from wasmsched.framework.preemption.util import pod_terminating_by_preemption
-from wasmsched.framework.status import Code, Status, is_success, status_code
+from wasmsched.framework.status import Code, Status, code_of, is_success, not_success
 from wasmsched.framework.types import NodeInfo, PodInfo
 
 if TYPE_CHECKING:
@@ -145,7 +144,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         nom = pod.status.nominatedNodeName
         if nom:
             # If the nominated node is now UnschedulableAndUnresolvable, preempt again elsewhere.
-            if status_code(nominated_node_status) == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            if code_of(nominated_node_status) == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 return True, ""
             node_info = self._handle.snapshot_shared_lister().get(nom)
             if node_info is not None:
@@ -186,12 +185,12 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
                     f"no corresponding pod {rpi.pod.metadata.name} in pods of node {node_info.name}"
                 )
             st = fh.run_pre_filter_extension_remove_pod(state, pod, rpi, node_info)
-            return None if st is None or st.is_success() else Status.error(st.as_error())
+            return Status.error(st.as_error()) if not_success(st) else None
 
         def add_pod(api: PodInfo) -> Status | None:
             node_info.add_pod_info(api)
             st = fh.run_pre_filter_extension_add_pod(state, pod, api, node_info)
-            return None if st is None or st.is_success() else Status.error(st.as_error())
+            return Status.error(st.as_error()) if not_success(st) else None
 
         potential = [pi for pi in node_info.pods if self._is_preemption_allowed(node_info, pi, pod)]
         for pi in potential:
@@ -204,7 +203,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         # If the pod does not fit even without all eligible pods, this node cannot help. (kube does
         # not consider the case of the pod having affinity to a victim, for performance.)
         st = fh.run_filter_plugins_with_nominated_pods(state, pod, node_info)
-        if not is_success(st):
+        if not_success(st):
             return [], 0, st
 
         victims: list[PodInfo] = []

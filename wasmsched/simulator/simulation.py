@@ -12,21 +12,20 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from wasmsched.api.types import Pod
+from wasmsched.api.types import Pod, object_key
 from wasmsched.cluster.memory import (
     KIND_NODE,
     KIND_POD,
     MemoryCluster,
     RecordedEvent,
-    object_key,
     system_priority_classes,
 )
 from wasmsched.config.types import KubeSchedulerConfiguration
-from wasmsched.framework.events import ActionType, ClusterEvent, EventResource
 from wasmsched.framework.interface import PluginFactory
-from wasmsched.framework.status import Status
+from wasmsched.framework.status import Status, is_rejected
+from wasmsched.scheduler.algorithm import CycleExplain
+from wasmsched.scheduler.eventhandlers import add_all_event_handlers
 from wasmsched.scheduler.factory import new_scheduler
-from wasmsched.scheduler.schedule_one import CycleExplain
 from wasmsched.scheduler.scheduler import Scheduler
 from wasmsched.util.clock import SimClock
 
@@ -37,13 +36,6 @@ APPLY_ORDER = ("Namespace", "PriorityClass", "Node", "PodDisruptionBudget", "Sto
                "PersistentVolume", "PersistentVolumeClaim", "Service")
 # A pod failing with internal errors this many times in a row is reported as Error, not retried.
 MAX_CONSECUTIVE_ERRORS = 5
-# Objects besides nodes and pods whose changes plugins may register for (resource names as in events.go).
-OTHER_EVENT_RESOURCES = {
-    "PersistentVolume": EventResource.PERSISTENT_VOLUME,
-    "PersistentVolumeClaim": EventResource.PERSISTENT_VOLUME_CLAIM,
-    "StorageClass": EventResource.STORAGE_CLASS,
-    "CSINode": EventResource.CSI_NODE,
-}
 
 
 @dataclass
@@ -79,22 +71,9 @@ class Simulation:
         self.scheduler = new_scheduler(cfg, registry, self.cluster, self.cluster, self.clock.now,
                                        seed=seed, explain=explain,
                                        max_consecutive_errors=MAX_CONSECUTIVE_ERRORS, binding_workers=0)
-        s = self.scheduler
-        self.cluster.watch(KIND_NODE, s.on_node_add, s.on_node_update, s.on_node_delete)
-        self.cluster.watch(KIND_POD, s.on_pod_add, s.on_pod_update, s.on_pod_delete)
-        for kind, resource in OTHER_EVENT_RESOURCES.items():
-            self._watch_other(kind, resource)
+        add_all_event_handlers(self.scheduler, self.cluster)
         self._pending: list[str] = []
         self._running: list[str] = []
-
-    def _watch_other(self, kind: str, resource: str) -> None:
-        s = self.scheduler
-        self.cluster.watch(
-            kind,
-            lambda o: s.on_event(ClusterEvent(resource, ActionType.ADD), None, o),
-            lambda old, new: s.on_event(ClusterEvent(resource, ActionType.UPDATE), old, new),
-            lambda o: s.on_event(ClusterEvent(resource, ActionType.DELETE), o, None),
-        )
 
     def apply(self, objects_by_kind: Mapping[str, Iterable[Any]]) -> list[Pod]:
         """Creates the objects: cluster-scoped and supporting kinds first, then running, then pending pods.
@@ -215,7 +194,7 @@ class Simulation:
                 phase = "Unschedulable"
                 msg = rec.message if rec else ""
                 last: Status | None = rec.last_status if rec else None
-                if last is not None and not last.is_rejected():
+                if last is not None and not is_rejected(last):
                     phase = "Error"
                 out.append(PodResult(ns, name, None, phase, msg, nominated, attempts, explain))
         return out

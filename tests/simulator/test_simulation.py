@@ -3,11 +3,11 @@
 import threading
 from typing import Any
 
-from wasmsched.cluster.simulation import MAX_CONSECUTIVE_ERRORS, Simulation
 from wasmsched.config import config_from_dict
 from wasmsched.framework.interface import FilterPlugin, PermitPlugin, Plugin, PreBindPlugin
 from wasmsched.framework.status import Code, Status
 from wasmsched.plugins.registry import Registry, in_tree_registry
+from wasmsched.simulator.simulation import MAX_CONSECUTIVE_ERRORS, Simulation
 from wasmsched.testing.builders import make_node, make_pod
 
 

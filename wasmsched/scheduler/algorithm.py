@@ -1,0 +1,190 @@
+"""SchedulePod: filter, score and select a host for one pod (schedule_one.go's schedulePod,
+findNodesThatFitPod, findNodesThatPassFilters, prioritizeNodes, selectHost)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from wasmsched.api.types import Pod
+from wasmsched.framework.cycle_state import CycleState
+from wasmsched.framework.diagnosis import Diagnosis, FitError
+from wasmsched.framework.interface import NodePluginScores, NominatingInfo
+from wasmsched.framework.runtime import Framework
+from wasmsched.framework.snapshot import Snapshot
+from wasmsched.framework.status import Code, Status, is_rejected, not_success
+from wasmsched.framework.types import NodeInfo
+from wasmsched.scheduler.cache import Cache
+from wasmsched.scheduler.queue import Nominator
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+ERR_NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+
+
+@dataclass
+class ScheduleResult:
+    suggested_host: str = ""
+    evaluated_nodes: int = 0
+    feasible_nodes: int = 0
+    nominating_info: NominatingInfo | None = None
+
+
+@dataclass
+class CycleExplain:
+    """What --explain reports for the last attempt of a pod."""
+
+    filter: dict[str, Status | None] = field(default_factory=dict)
+    scores: list[NodePluginScores] = field(default_factory=list)
+
+
+class SchedulingAlgorithm:
+    """SchedulePod for every profile of one scheduler: it owns the rotating start index and the
+    tie-breaking random source, and reads nodes from the snapshot it refreshes from the cache."""
+
+    def __init__(self, cache: Cache, snapshot: Snapshot, nominator: Nominator, rng: random.Random,
+                 percentage_of_nodes_to_score: int | None) -> None:
+        self.cache = cache
+        self.snapshot = snapshot
+        self.nominator = nominator
+        self.rng = rng
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.next_start_node_index = 0
+
+    def num_feasible_nodes_to_find(self, fwk: Framework, num_all_nodes: int) -> int:
+        if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+            return num_all_nodes
+        pct = fwk.percentage_of_nodes_to_score
+        if pct is None:
+            pct = self.percentage_of_nodes_to_score or 0
+        if pct == 0:
+            pct = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+        n = num_all_nodes * pct // 100
+        return max(n, MIN_FEASIBLE_NODES_TO_FIND)
+
+    def schedule_pod(self, fwk: Framework, state: CycleState, pod: Pod,
+                     explain: CycleExplain | None) -> ScheduleResult:
+        snap = self.snapshot
+        self.cache.update_snapshot(snap)
+        if snap.num_nodes() == 0:
+            raise NoNodesAvailable(ERR_NO_NODES_AVAILABLE)
+        feasible, diagnosis = self.find_nodes_that_fit_pod(fwk, state, pod)
+        if explain is not None:
+            for name, st in diagnosis.node_to_status.items():
+                explain.filter[name] = st
+            for ni in feasible:
+                explain.filter[ni.name] = None
+        if not feasible:
+            raise FitError(pod, snap.num_nodes(), diagnosis)
+        evaluated = len(feasible) + diagnosis.node_to_status.len()
+        if len(feasible) == 1:
+            return ScheduleResult(feasible[0].name, evaluated, 1)
+        scores = self.prioritize_nodes(fwk, state, pod, feasible)
+        if explain is not None:
+            explain.scores = scores
+        return ScheduleResult(self.select_host(scores), evaluated, len(feasible))
+
+    def find_nodes_that_fit_pod(self, fwk: Framework, state: CycleState,
+                                pod: Pod) -> tuple[list[NodeInfo], Diagnosis]:
+        diagnosis = Diagnosis()
+        all_nodes = self.snapshot.list()
+        pre_res, st, plugins = fwk.run_pre_filter_plugins(state, pod, all_nodes)
+        diagnosis.unschedulable_plugins = set(plugins)
+        if not_success(st):
+            if not is_rejected(st):
+                raise SchedulingError(st.message())
+            diagnosis.node_to_status.absent_nodes_status = st
+            diagnosis.pre_filter_msg = st.message()
+            diagnosis.add_plugin_status(st)
+            return [], diagnosis
+        if pod.status.nominatedNodeName:
+            feasible = self._evaluate_nominated_node(fwk, state, pod, diagnosis)
+            if feasible:
+                return feasible, diagnosis
+        nodes: Sequence[NodeInfo] = all_nodes
+        if pre_res is not None and not pre_res.all_nodes():
+            wanted = pre_res.node_names or set()
+            nodes = [ni for ni in all_nodes if ni.name in wanted]
+            diagnosis.node_to_status.absent_nodes_status = Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                [f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]"],
+            )
+        feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes)
+        processed = len(feasible) + diagnosis.node_to_status.len()
+        self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
+        return feasible, diagnosis
+
+    def _evaluate_nominated_node(self, fwk: Framework, state: CycleState, pod: Pod,
+                                 diagnosis: Diagnosis) -> list[NodeInfo]:
+        ni = self.snapshot.get(pod.status.nominatedNodeName)
+        if ni is None:
+            return []
+        return self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [ni])
+
+    def find_nodes_that_pass_filters(self, fwk: Framework, state: CycleState, pod: Pod,
+                                     diagnosis: Diagnosis, nodes: Sequence[NodeInfo]) -> list[NodeInfo]:
+        n = len(nodes)
+        to_find = self.num_feasible_nodes_to_find(fwk, n)
+        if not fwk.has_score_plugins():
+            # Without scoring every feasible node is as good as any other: the first one will do.
+            to_find = min(to_find, 1)
+        start = self.next_start_node_index % n if n else 0
+        ordered = list(nodes[start:]) + list(nodes[:start]) if start else list(nodes)
+        if not fwk.has_filter_plugins():
+            return ordered[:to_find]
+        feasible: list[NodeInfo] = []
+        nominator = self.nominator
+        pos = 0
+        # Nodes are filtered in chunks, plugin by plugin over the chunk (one Python call per plugin
+        # instead of per node and plugin). Results are consumed in node order and cut where the
+        # wanted number of feasible nodes is reached, so the outcome equals kube's sequential walk.
+        while pos < n and len(feasible) < to_find:
+            chunk = ordered[pos: pos + max(to_find - len(feasible), 32)]
+            if nominator.has_nominated_pods():
+                results = [fwk.run_filter_plugins_with_nominated_pods(state, pod, ni) for ni in chunk]
+            else:
+                results = fwk.run_filter_plugins_batch(state, pod, chunk)
+            for ni, st in zip(chunk, results):
+                if not_success(st):
+                    self._record(diagnosis, ni, st)
+                    continue
+                feasible.append(ni)
+                if len(feasible) >= to_find:
+                    break
+            pos += len(chunk)
+        return feasible
+
+    @staticmethod
+    def _record(diagnosis: Diagnosis, ni: NodeInfo, st: Status) -> None:
+        if st.code == Code.ERROR:
+            raise SchedulingError(st.message())
+        diagnosis.node_to_status.set(ni.name, st)
+        diagnosis.add_plugin_status(st)
+
+    def prioritize_nodes(self, fwk: Framework, state: CycleState, pod: Pod,
+                         nodes: list[NodeInfo]) -> list[NodePluginScores]:
+        if not fwk.has_score_plugins():
+            return [NodePluginScores(ni.name, [], 1) for ni in nodes]
+        st = fwk.run_pre_score_plugins(state, pod, nodes)
+        if not_success(st):
+            raise SchedulingError(st.message())
+        scores, st = fwk.run_score_plugins(state, pod, nodes)
+        if not_success(st):
+            raise SchedulingError(st.message())
+        return scores
+
+    def select_host(self, scores: list[NodePluginScores]) -> str:
+        """The best total score; ties broken uniformly at random among the best (as kube's
+        reservoir sampling, with one draw)."""
+        best = max(s.total_score for s in scores)
+        ties = [s for s in scores if s.total_score == best]
+        return ties[0].name if len(ties) == 1 else self.rng.choice(ties).name
+
+
+class SchedulingError(RuntimeError):
+    """An internal error in a cycle (a plugin Error status): the pod is retried after backoff."""
+
+
+class NoNodesAvailable(SchedulingError):
+    pass

@@ -1,0 +1,130 @@
+"""Informer event handlers: pods and nodes into the cache and the queue (scheduler/eventhandlers.go).
+
+The embedded cluster (simulate) and a real API server's informers call the same handlers; nothing
+behind them knows which one feeds them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from wasmsched.api.types import Node, Pod, pod_priority
+from wasmsched.framework.events import (
+    EVENT_ASSIGNED_POD_DELETE,
+    ActionType,
+    ClusterEvent,
+    EventResource,
+)
+from wasmsched.framework.runtime import Framework
+from wasmsched.framework.types import get_pod_key
+from wasmsched.scheduler.cache import Cache
+from wasmsched.scheduler.events import node_scheduling_properties_change, pod_scheduling_properties_change
+from wasmsched.scheduler.queue import SchedulingQueue
+
+# Objects besides nodes and pods whose changes plugins may register for (resource names as in events.go).
+OTHER_EVENT_RESOURCES = {
+    "PersistentVolume": EventResource.PERSISTENT_VOLUME,
+    "PersistentVolumeClaim": EventResource.PERSISTENT_VOLUME_CLAIM,
+    "StorageClass": EventResource.STORAGE_CLASS,
+    "CSINode": EventResource.CSI_NODE,
+}
+
+
+class EventSource(Protocol):
+    """Where objects come from: registers add/update/delete callbacks for one kind (an informer)."""
+
+    def watch(self, kind: str, on_add: Callable[[Any], None] | None,
+              on_update: Callable[[Any, Any], None] | None,
+              on_delete: Callable[[Any], None] | None) -> None: ...
+
+
+class EventHandlers:
+    """The Scheduler's handlers (a mixin: in Go these are methods of *Scheduler in eventhandlers.go)."""
+
+    cache: Cache
+    queue: SchedulingQueue
+    profiles: dict[str, Framework]
+
+    def responsible_for(self, pod: Pod) -> bool:
+        return pod.spec.schedulerName in self.profiles
+
+    def on_node_add(self, node: Node) -> None:
+        self.cache.add_node(node)
+        self.queue.move_all_to_active_or_backoff_queue(ClusterEvent(EventResource.NODE, ActionType.ADD, "NodeAdd"),
+                                                       None, node)
+
+    def on_node_update(self, old: Node, new: Node) -> None:
+        self.cache.update_node(old, new)
+        for ev in node_scheduling_properties_change(new, old):
+            self.queue.move_all_to_active_or_backoff_queue(ev, old, new)
+
+    def on_node_delete(self, node: Node) -> None:
+        self.cache.remove_node(node)
+
+    def on_pod_add(self, pod: Pod) -> None:
+        if pod.spec.nodeName:
+            self.cache.add_pod(pod)
+            self.queue.move_all_to_active_or_backoff_queue(
+                ClusterEvent(EventResource.ASSIGNED_POD, ActionType.ADD, "AssignedPodAdd"), None, pod)
+        elif self.responsible_for(pod):
+            self.queue.add(pod)
+
+    def on_pod_update(self, old: Pod, new: Pod) -> None:
+        if old.spec.nodeName and new.spec.nodeName:
+            self.cache.update_pod(old, new)
+            for ev in pod_scheduling_properties_change(new, old):
+                self.queue.move_all_to_active_or_backoff_queue(ev, old, new)
+        elif new.spec.nodeName:
+            # Unassigned -> assigned: the pod leaves the queue and enters the cache (the binding landed).
+            if self.responsible_for(old):
+                self.queue.delete(old)
+            self.on_pod_add(new)
+        elif self.responsible_for(new):
+            # An update carrying the same object (a resync) must not schedule the pod twice.
+            if old.metadata.resourceVersion and old.metadata.resourceVersion == new.metadata.resourceVersion:
+                return
+            if self.cache.is_assumed_pod(new):
+                return
+            self.queue.update(old, new)
+            if old.status.nominatedNodeName != new.status.nominatedNodeName:
+                # The space the pod held on its old nominated node is free again for pods of lower or
+                # equal priority.
+                prio = pod_priority(new)
+                self.queue.move_all_to_active_or_backoff_queue(
+                    EVENT_ASSIGNED_POD_DELETE, old, None, lambda p: pod_priority(p) <= prio)
+
+    def on_pod_delete(self, pod: Pod) -> None:
+        if pod.spec.nodeName:
+            self.cache.remove_pod(pod)
+            self.queue.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, pod, None)
+            return
+        if not self.responsible_for(pod):
+            return
+        self.queue.delete(pod)
+        fwk = self.profiles[pod.spec.schedulerName]
+        fwk.notify_pod_deleted(pod)
+        if fwk.reject_waiting_pod(get_pod_key(pod)):
+            self.queue.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, pod, None)
+
+    def on_event(self, event: ClusterEvent, old: Any = None, new: Any = None) -> None:
+        """Any other object change a plugin registered for (PDBs, namespaces, storage, ...)."""
+        self.queue.move_all_to_active_or_backoff_queue(event, old, new)
+
+
+def add_all_event_handlers(handlers: EventHandlers, source: EventSource) -> None:
+    """Registers the handlers for every kind the scheduler follows (addAllEventHandlers)."""
+    h = handlers
+    source.watch("Node", h.on_node_add, h.on_node_update, h.on_node_delete)
+    source.watch("Pod", h.on_pod_add, h.on_pod_update, h.on_pod_delete)
+    for kind, resource in OTHER_EVENT_RESOURCES.items():
+        _watch_other(h, source, kind, resource)
+
+
+def _watch_other(h: EventHandlers, source: EventSource, kind: str, resource: str) -> None:
+    source.watch(
+        kind,
+        lambda o: h.on_event(ClusterEvent(resource, ActionType.ADD), None, o),
+        lambda old, new: h.on_event(ClusterEvent(resource, ActionType.UPDATE), old, new),
+        lambda o: h.on_event(ClusterEvent(resource, ActionType.DELETE), o, None),
+    )
