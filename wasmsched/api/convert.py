@@ -22,6 +22,7 @@ from wasmsched.api.decoding import HugeNumber, describe_number, json_type_name, 
 from wasmsched.api.quantity import canonical_quantity
 from wasmsched.api.types import TYPE_META
 from wasmsched.api.wellknown import format_go_duration, format_rfc3339, parse_go_duration, parse_rfc3339
+from wasmsched.util.intbounds import INT32, INT64, UINT32, UINT64
 
 M = TypeVar("M", bound=Message)
 
@@ -33,10 +34,6 @@ INT_OR_STRING = "k8s.io.apimachinery.pkg.util.intstr.IntOrString"
 RAW_EXTENSION = "k8s.io.apimachinery.pkg.runtime.RawExtension"
 FIELDS_V1 = "k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1"
 
-_INT32 = (-(1 << 31), (1 << 31) - 1)
-_INT64 = (-(1 << 63), (1 << 63) - 1)
-_UINT32 = (0, (1 << 32) - 1)
-_UINT64 = (0, (1 << 64) - 1)
 _TYPE_META_KEYS = frozenset({"apiVersion", "kind"})
 
 # Go structs embedded anonymously (`json:""`): their fields appear inline in the parent's JSON
@@ -148,16 +145,16 @@ def _bytes_scalar(v: Any) -> bytes:
 _SCALARS: dict[int, Scalar] = {
     FieldDescriptor.TYPE_STRING: _str_scalar,
     FieldDescriptor.TYPE_BOOL: _bool_scalar,
-    FieldDescriptor.TYPE_INT32: _int_scalar(_INT32, "int32"),
-    FieldDescriptor.TYPE_SINT32: _int_scalar(_INT32, "int32"),
-    FieldDescriptor.TYPE_SFIXED32: _int_scalar(_INT32, "int32"),
-    FieldDescriptor.TYPE_INT64: _int_scalar(_INT64, "int64"),
-    FieldDescriptor.TYPE_SINT64: _int_scalar(_INT64, "int64"),
-    FieldDescriptor.TYPE_SFIXED64: _int_scalar(_INT64, "int64"),
-    FieldDescriptor.TYPE_UINT32: _int_scalar(_UINT32, "uint32"),
-    FieldDescriptor.TYPE_FIXED32: _int_scalar(_UINT32, "uint32"),
-    FieldDescriptor.TYPE_UINT64: _int_scalar(_UINT64, "uint64"),
-    FieldDescriptor.TYPE_FIXED64: _int_scalar(_UINT64, "uint64"),
+    FieldDescriptor.TYPE_INT32: _int_scalar(INT32, "int32"),
+    FieldDescriptor.TYPE_SINT32: _int_scalar(INT32, "int32"),
+    FieldDescriptor.TYPE_SFIXED32: _int_scalar(INT32, "int32"),
+    FieldDescriptor.TYPE_INT64: _int_scalar(INT64, "int64"),
+    FieldDescriptor.TYPE_SINT64: _int_scalar(INT64, "int64"),
+    FieldDescriptor.TYPE_SFIXED64: _int_scalar(INT64, "int64"),
+    FieldDescriptor.TYPE_UINT32: _int_scalar(UINT32, "uint32"),
+    FieldDescriptor.TYPE_FIXED32: _int_scalar(UINT32, "uint32"),
+    FieldDescriptor.TYPE_UINT64: _int_scalar(UINT64, "uint64"),
+    FieldDescriptor.TYPE_FIXED64: _int_scalar(UINT64, "uint64"),
     FieldDescriptor.TYPE_DOUBLE: _float_scalar,
     FieldDescriptor.TYPE_FLOAT: _float_scalar,
     FieldDescriptor.TYPE_BYTES: _bytes_scalar,

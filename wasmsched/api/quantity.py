@@ -11,6 +11,8 @@ import functools
 from dataclasses import dataclass
 from fractions import Fraction
 
+from wasmsched.util.intbounds import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
+
 DECIMAL_EXPONENT = "DecimalExponent"
 BINARY_SI = "BinarySI"
 DECIMAL_SI = "DecimalSI"
@@ -22,8 +24,6 @@ ERR_SUFFIX = "unable to parse quantity's suffix"
 
 _DIGITS = frozenset("0123456789")
 _SUFFIX_CHARS = frozenset("eEinumkKMGTP")
-_MAX_INT64 = (1 << 63) - 1
-_MAX_INT32 = (1 << 31) - 1
 _NANO = 10**9
 # Exponents beyond this are accepted by Kubernetes but cannot be materialised as exact integers;
 # nothing a scheduler compares is that large, so they are rejected as numerically unparsable.
@@ -64,10 +64,6 @@ class Quantity:
     def milli_value(self) -> int:
         """The value in thousandths rounded up (away from zero), like Quantity.MilliValue()."""
         return _round_away(self.amount * 1000)
-
-    def is_zero(self) -> bool:
-        """Whether the value is zero."""
-        return self.amount == 0
 
     def canonical(self) -> str:
         """The canonical string Kubernetes CanonicalizeBytes produces for this value and format."""
@@ -163,7 +159,7 @@ def _interpret_suffix(suffix: str) -> tuple[int, int, str]:
         if body and all(c in _DIGITS for c in body):
             exp = int(digits)
             # the exponent is stored in an int32 scale and later negated: reject, don't truncate
-            if -_MAX_INT32 <= exp <= _MAX_INT32:
+            if INT32_MIN + 1 <= exp <= INT32_MAX:
                 return 10, exp, DECIMAL_EXPONENT
     raise ValueError(ERR_SUFFIX)
 
@@ -215,7 +211,7 @@ def parse_quantity(s: str) -> Quantity:
             shifted = num + denom
             ivalue = int(shifted)
             result = ivalue * mantissa
-            if result <= _MAX_INT64:
+            if result <= INT64_MAX:
                 if scale > _MAX_MATERIALISED_EXPONENT and result != 0:
                     raise ValueError(ERR_NUMERIC)
                 amount = Fraction(result if positive else -result) * (Fraction(10) ** scale)
@@ -246,8 +242,8 @@ def _slow_amount(value: str, base: int, exponent: int, fmt: str) -> Fraction:
         raise ValueError(ERR_NUMERIC)
     amount = abs(number) * (Fraction(10) ** exponent if base == 10 else (1 << exponent))
     amount = _round_to_nano(amount)
-    if fmt == BINARY_SI and amount > _MAX_INT64:
-        amount = Fraction(_MAX_INT64)
+    if fmt == BINARY_SI and amount > INT64_MAX:
+        amount = Fraction(INT64_MAX)
     return sign * amount
 
 
@@ -342,7 +338,7 @@ def _int64(n: int) -> int:
     # Value()/MilliValue() are int64 in kube, and a quantity beyond that overflows them ("undefined",
     # quantity.go). Saturating keeps such a value the largest there is, in the range every plugin's
     # arithmetic (float included: 1e400 is a valid quantity) works with.
-    return min(max(n, -_MAX_INT64 - 1), _MAX_INT64)
+    return min(max(n, INT64_MIN), INT64_MAX)
 
 
 def nano_to_value(nanos: int) -> int:

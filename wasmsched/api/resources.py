@@ -8,7 +8,7 @@ framework.Resource stores them. Status-based requests follow UseStatusResources=
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 
 from wasmsched.api.quantity import nano_to_milli, nano_to_value, quantity_nano_value
 from wasmsched.api.types import Container, Node, Pod
@@ -283,10 +283,3 @@ def node_allocatable(node: Node) -> ResourceList:
     """node.status.allocatable with cpu in milli-units and the rest in units."""
     return quantity_map_to_resource_list(node.status.allocatable)
 
-
-def sum_resource_lists(lists: Iterable[Mapping[str, int]]) -> ResourceList:
-    """Element-wise sum of ResourceLists."""
-    out: ResourceList = {}
-    for rl in lists:
-        _add(out, rl)
-    return out

@@ -12,6 +12,8 @@ import re
 import time
 from fractions import Fraction
 
+from wasmsched.util.intbounds import INT64_MAX
+
 _RFC3339_RE = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
 )
@@ -26,7 +28,6 @@ _DURATION_UNITS: dict[str, int] = {
     "h": 3600 * 1_000_000_000,
 }
 _DURATION_PART_RE = re.compile(r"([0-9]*)(?:\.([0-9]*))?([^0-9.]+)")
-_MAX_INT64 = (1 << 63) - 1
 
 
 def parse_rfc3339(text: str) -> tuple[int, int]:
@@ -88,7 +89,7 @@ def parse_go_duration(text: str) -> int:
         total += number * scale
         pos = m.end()
     nanos = int(total)
-    if nanos > _MAX_INT64 + (1 if neg else 0):
+    if nanos > INT64_MAX + (1 if neg else 0):
         raise err
     return -nanos if neg else nanos
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wasmsched.api.types import Node, Pod
+from wasmsched.util.intbounds import INT64
 
 ZONES = ("zone-a", "zone-b", "zone-c")
 NODE_SHAPES = (("4", "16Gi"), ("8", "32Gi"), ("16", "64Gi"), ("32", "128Gi"))
@@ -22,7 +23,7 @@ class GenerateSpecError(ValueError):
 # all): beyond them a synthetic cluster only measures how the machine runs out of memory.
 MAX_NODES = 15_000
 MAX_PODS = 150_000
-_LIMITS = {"nodes": (0, MAX_NODES), "pods": (0, MAX_PODS), "seed": (-(1 << 63), (1 << 63) - 1)}
+_LIMITS = {"nodes": (0, MAX_NODES), "pods": (0, MAX_PODS), "seed": INT64}
 _INT = re.compile(r"[+-]?[0-9]{1,20}")
 
 

@@ -12,9 +12,7 @@ from typing import Any
 
 from wasmsched.api.decoding import HugeNumber, describe_number, json_type_name
 from wasmsched.config.errors import OMIT, ConfigError, FieldError, child, index, invalid, unknown_field
-
-INT32 = (-(2**31), 2**31 - 1)
-INT64 = (-(2**63), 2**63 - 1)
+from wasmsched.util.intbounds import INT32, INT64
 
 
 def type_error(path: str, value: Any, want: str) -> FieldError:

@@ -14,8 +14,9 @@ from google.protobuf.message import Message
 from wasmsched.api.convert import ConversionError, dict_to_message
 from wasmsched.api.gen.k8s_io.api.core.v1 import generated_pb2 as core
 from wasmsched.api.validation import is_qualified_name, is_valid_label_value
-from wasmsched.config.decode import INT32, INT64, read_int, type_error
+from wasmsched.config.decode import read_int, type_error
 from wasmsched.config.errors import OMIT, FieldError, child, index, invalid, key, not_supported, unknown_field
+from wasmsched.util.intbounds import INT32, INT64
 
 M = TypeVar("M", bound=Message)
 

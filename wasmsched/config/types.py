@@ -12,9 +12,6 @@ KIND = "KubeSchedulerConfiguration"
 DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE = 0
 # config.MaxCustomPriorityScore: the max score a UtilizationShapePoint may give.
 MAX_CUSTOM_PRIORITY_SCORE = 10
-# framework.MaxNodeScore and framework.MaxTotalScore (math.MaxInt64).
-MAX_NODE_SCORE = 100
-MAX_TOTAL_SCORE = 2**63 - 1
 
 
 @dataclass

@@ -12,14 +12,13 @@ from wasmsched.config.errors import OMIT, FieldError, GoStruct, child, duplicate
 from wasmsched.config.types import (
     API_VERSION,
     EXTENSION_POINTS,
-    MAX_NODE_SCORE,
-    MAX_TOTAL_SCORE,
     KubeSchedulerConfiguration,
     KubeSchedulerProfile,
     Plugin,
     Plugins,
     PluginSet,
 )
+from wasmsched.framework.interface import MAX_NODE_SCORE, MAX_TOTAL_SCORE
 
 # Plugins removed from (or invalid in) kubescheduler.config.k8s.io/v1.
 INVALID_PLUGINS = ("AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits")

@@ -22,7 +22,6 @@ class Snapshot:
         "node_info_map",
         "order_version",
         "positions",
-        "used_pvc_set",
     )
 
     def __init__(self, node_infos: Iterable[NodeInfo] = ()) -> None:
@@ -30,7 +29,6 @@ class Snapshot:
         self.node_info_list: list[NodeInfo] = []
         self.have_pods_with_affinity_node_info_list: list[NodeInfo] = []
         self.have_pods_with_required_anti_affinity_node_info_list: list[NodeInfo] = []
-        self.used_pvc_set: set[str] = set()
         self.generation = 0
         # The cache's node-order version this snapshot's lists were built from (-1: never).
         self.order_version = -1
@@ -47,7 +45,6 @@ class Snapshot:
         self.have_pods_with_required_anti_affinity_node_info_list = [
             ni for ni in ordered if ni.pods_with_required_anti_affinity
         ]
-        self.used_pvc_set = {k for ni in ordered for k in ni.pvc_ref_counts}
 
     def index_of(self, node_name: str) -> int:
         return self.positions[node_name]
@@ -67,9 +64,6 @@ class Snapshot:
 
     def num_nodes(self) -> int:
         return len(self.node_info_list)
-
-    def is_pvc_used_by_pods(self, key: str) -> bool:
-        return key in self.used_pvc_set
 
 
 def image_states_for(ni: NodeInfo, summaries: dict[str, ImageStateSummary]) -> dict[str, ImageStateSummary]:

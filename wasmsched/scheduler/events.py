@@ -45,18 +45,3 @@ def pod_scheduling_properties_change(new: Pod, old: Pod) -> list[ClusterEvent]:
     if not out:
         out.append(ClusterEvent(resource, ActionType.UPDATE_POD_OTHER, "PodUpdate"))
     return out
-
-
-def is_pod_updated(old: Pod, new: Pod) -> bool:
-    """Whether anything but status and bookkeeping metadata changed (queue's isPodUpdated)."""
-
-    def strip(p: Pod) -> Pod:
-        c = Pod()
-        c.CopyFrom(p)
-        c.ClearField("status")
-        c.metadata.ClearField("resourceVersion")
-        c.metadata.ClearField("generation")
-        c.metadata.ClearField("managedFields")
-        return c
-
-    return strip(old).SerializeToString(deterministic=True) != strip(new).SerializeToString(deterministic=True)

@@ -1,14 +1,8 @@
-"""Clocks: the real monotonic one and a simulated one the simulator advances by itself."""
+"""The simulated clock the simulator advances by itself (a real scheduler uses time.monotonic)."""
 
 from __future__ import annotations
 
 import threading
-import time
-
-
-class RealClock:
-    def now(self) -> float:
-        return time.monotonic()
 
 
 class SimClock:

@@ -47,6 +47,7 @@ from wasmsched.api.validation.util import (
     name_is_dns_subdomain,
     parse_int64,
 )
+from wasmsched.util.intbounds import INT32_MAX
 
 IS_NOT_INTEGER_ERROR_MSG = "must be an integer"
 IS_NOT_POSITIVE_ERROR_MSG = "must be greater than zero"
@@ -64,7 +65,7 @@ _PULL_POLICIES = ("Always", "IfNotPresent", "Never")  # sorted
 _TERMINATION_MESSAGE_POLICIES = ("File", "FallbackToLogsOnError")
 _PORT_PROTOCOLS = ("SCTP", "TCP", "UDP")  # sorted
 _OS_NAMES = ("linux", "windows")
-_HIGHEST_USER_DEFINABLE_ACTIVE_DEADLINE = 2**31 - 1
+_HIGHEST_USER_DEFINABLE_ACTIVE_DEADLINE = INT32_MAX
 
 # helper.IsStandardResourceName, IsStandardContainerResourceName and IsIntegerResourceName.
 _STANDARD_RESOURCES = frozenset(

@@ -120,10 +120,6 @@ def duplicate(path: str, value: Any) -> FieldError:
     return FieldError(DUPLICATE, path, value)
 
 
-def not_found(path: str, value: Any) -> FieldError:
-    return FieldError(NOT_FOUND, path, value)
-
-
 def forbidden(path: str, detail: str) -> FieldError:
     return FieldError(FORBIDDEN, path, OMIT, detail)
 

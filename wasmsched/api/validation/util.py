@@ -10,6 +10,8 @@ from __future__ import annotations
 import functools
 import re
 
+from wasmsched.util.intbounds import INT64_MAX, INT64_MIN
+
 _QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 _QUALIFIED_NAME_RE = re.compile(_QUALIFIED_NAME_FMT)
 _DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
@@ -139,7 +141,7 @@ def parse_int64(value: str) -> int | None:
     if not _INT64_RE.match(value):
         return None
     n = int(value)
-    if not -(1 << 63) <= n < (1 << 63):
+    if not INT64_MIN <= n <= INT64_MAX:
         return None
     return n
 

@@ -20,14 +20,13 @@ from wasmsched.framework.preemption.executor import Executor
 from wasmsched.framework.preemption.util import DisruptionBudget, earliest_pod_start_time_ns
 from wasmsched.framework.status import Code, Status, is_success, not_success
 from wasmsched.framework.types import NodeInfo
+from wasmsched.util.intbounds import INT32_MAX, INT64_MIN
 
 if TYPE_CHECKING:
     from wasmsched.framework.interface import Handle
 
 log = logging.getLogger(__name__)
 
-_MAX_INT32 = (1 << 31) - 1
-_MIN_INT64 = -(1 << 63)
 
 ScoreFunc = Callable[[str], int]
 
@@ -222,7 +221,7 @@ def pick_one_node_for_preemption(nodes_to_victims: dict[str, Victims],
         def min_sum_priorities(node: str) -> int:
             # MaxInt32+1 is added to every priority so that all are >= 0: a node with a few
             # negative-priority victims must not win over one with fewer such victims.
-            return -sum(pod_priority(p) + _MAX_INT32 + 1 for p in nodes_to_victims[node].pods)
+            return -sum(pod_priority(p) + INT32_MAX + 1 for p in nodes_to_victims[node].pods)
 
         def min_num_pods(node: str) -> int:
             return -len(nodes_to_victims[node].pods)
@@ -231,7 +230,7 @@ def pick_one_node_for_preemption(nodes_to_victims: dict[str, Victims],
             earliest = earliest_pod_start_time_ns(nodes_to_victims[node].pods)
             if earliest is None:
                 log.error("unexpected nil earliestStartTime for node %s", node)
-                return _MIN_INT64
+                return INT64_MIN
             return earliest
 
         score_funcs = [min_num_pdb_violating, min_highest_priority, min_sum_priorities, min_num_pods,
@@ -239,7 +238,7 @@ def pick_one_node_for_preemption(nodes_to_victims: dict[str, Victims],
 
     for f in score_funcs:
         selected: list[str] = []
-        max_score = _MIN_INT64
+        max_score = INT64_MIN
         for node in all_candidates:
             score = f(node)
             if score > max_score:
