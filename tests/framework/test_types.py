@@ -40,7 +40,7 @@ def test_status_helpers() -> None:
     e = ValueError("boom")
     st = Status.error(e)
     assert st.as_error() is e and st.message() == "boom"
-    assert Status.unschedulable("a").with_plugin("P").plugin == "P"
+    assert Status.unschedulable("a", plugin="P").plugin == "P"
     assert str(Status.unschedulable("a", "b")) == "Unschedulable: a, b"
 
 
@@ -261,3 +261,27 @@ def test_host_port_info_check(name: str, existing: list[tuple[str, str, int]], c
     c = h.clone()
     c.add("9.9.9.9", "TCP", 9)
     assert not h.check_conflict("9.9.9.9", "TCP", 9)
+
+
+def test_nil_safe_status_predicates() -> None:
+    # None is Success, as a nil *Status in Go; every predicate takes None.
+    cases: list[tuple[Status | None, tuple[bool, bool, bool, bool, bool]]] = [
+        (None, (True, False, False, False, False)),
+        (Status(), (True, False, False, False, False)),
+        (Status.error("x"), (False, True, False, False, False)),
+        (Status.unschedulable("x"), (False, True, True, False, False)),
+        (Status.unresolvable("x"), (False, True, True, False, False)),
+        (Status(Code.PENDING), (False, True, True, False, False)),
+        (Status(Code.WAIT), (False, True, False, True, False)),
+        (Status.skip(), (False, True, False, False, True)),
+    ]
+    for st, want in cases:
+        assert (is_success(st), not_success(st), is_rejected(st), is_wait(st), is_skip(st)) == want, st
+
+
+def test_code_outside_the_known_codes_is_kept_verbatim() -> None:
+    # A guest may return any int32; the code is kept (as KSWE's host does) and shown as Code(n).
+    c = Code(7)
+    assert isinstance(c, Code) and int(c) == 7 and str(c) == "Code(7)"
+    assert str(Status(c, ["r"])) == "Code(7): r"
+    assert code_of(Status(c)) == 7

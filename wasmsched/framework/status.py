@@ -81,10 +81,6 @@ class Status:
     def message(self) -> str:
         return ", ".join(self.reasons)
 
-    def with_plugin(self, plugin: str) -> Status:
-        self.plugin = plugin
-        return self
-
     def as_error(self) -> BaseException:
         if self.err is not None:
             return self.err
