@@ -7,7 +7,16 @@ import pytest
 
 from wasmsched.framework.interface import NodeToStatus, PreFilterResult
 from wasmsched.framework.snapshot import new_snapshot
-from wasmsched.framework.status import Code, Status, code_of, is_rejected, is_skip, is_success, is_wait, not_success
+from wasmsched.framework.status import (
+    Code,
+    Status,
+    code_of,
+    is_rejected,
+    is_skip,
+    is_success,
+    is_wait,
+    not_success,
+)
 from wasmsched.framework.types import HostPortInfo, NodeInfo, PodInfo, QueuedPodInfo, Resource, get_pod_key
 from wasmsched.testing.builders import make_node, make_pod
 
