@@ -1,4 +1,4 @@
-"""ABI.md §13 items 49-60 (Pool): instances pinned to pods, serialized calls, hand-off to the binding
+"""docs/abi.md §13 items 49-60 (Pool): instances pinned to pods, serialized calls, hand-off to the binding
 cycle, release, discard and bounds.
 
 The guest (tests/wat/cyclestate/pod_fingerprint.wat) stores the pod's uid in `prefilter` and traps in

@@ -1,4 +1,4 @@
-"""End-to-end `wasmsched simulate` with wasm plugins (ABI.md §2 loading, §8 counters, §9 config, §10 texts).
+"""End-to-end `wasmsched simulate` with wasm plugins (docs/abi.md §2 loading, §8 counters, §9 config, §10 texts).
 
 A KubeSchedulerConfiguration file enables WAT guests (compiled into tmp_path) as wasm plugins next to the
 default plugins; the cluster is manifests written into tmp_path; the CLI runs in this process (one test

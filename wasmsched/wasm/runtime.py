@@ -1,5 +1,5 @@
 """The wasmtime side: one Engine per process with an epoch ticker, modules compiled once and cached
-on disk by content hash, and the trap texts of ABI.md §10.
+on disk by content hash, and the trap texts of docs/abi.md §10.
 
 Reads like wasmtime's embedding API: `Runtime` owns the Engine; `Runtime.compile` gives a Module;
 `wasm/instance.py` makes one Store per instance from an InstancePre.
@@ -22,12 +22,12 @@ from wasmtime import _ffi as ffi
 from wasmtime._trap import Frame, FrameList
 
 from wasmsched.wasm import interrupt
-from wasmsched.wasm.abi import PodEncoder
+from wasmsched.wasm.encoding import PodEncoder
 from wasmsched.wasm.errors import WasmLoadError
 
 log = logging.getLogger("wasmsched.wasm")
 
-# ABI.md §9: the epoch ticks at most every 10 ms, so a deadline fires within limit + 50 ms.
+# docs/abi.md §9: the epoch ticks at most every 10 ms, so a deadline fires within limit + 50 ms.
 EPOCH_TICK_SECONDS = 0.005
 # A store without a deadline ("0s") has an epoch-deadline callback that runs this often in guest
 # code, to stop the guest on Ctrl-C (wasm/interrupt.py).
@@ -88,7 +88,7 @@ class Runtime:
     def compile(self, wasm: bytes) -> wasmtime.Module:
         """The Module for these bytes: from memory, else from the disk cache, else compiled (and cached)."""
         if not wasm.startswith(WASM_MAGIC):
-            # wasmtime would parse anything else as WebAssembly text; guests are binaries (ABI.md §1).
+            # wasmtime would parse anything else as WebAssembly text; guests are binaries (docs/abi.md §1).
             raise WasmLoadError(f"wasm: error compiling guest: not a WebAssembly binary (starts with {wasm[:8]!r},"
                                 r" expected b'\x00asm')")
         digest = hashlib.sha256(wasm).hexdigest()
@@ -137,7 +137,7 @@ class Runtime:
 
 
 class _ProcessEngine:
-    """The process's one Engine (ABI.md: one Engine per process) and the thread advancing its epoch.
+    """The process's one Engine (docs/abi.md: one Engine per process) and the thread advancing its epoch.
 
     Every Runtime shares it. The Engine lives as long as the process: a ticker racing an Engine's
     finalization on another thread would touch freed memory.
@@ -179,7 +179,7 @@ def default_runtime() -> Runtime:
         return _default
 
 
-# ----- trap texts (ABI.md §10) --------------------------------------------------------------------
+# ----- trap texts (docs/abi.md §10) --------------------------------------------------------------------
 
 
 def trap_text(e: BaseException, timeout_text: str, host_failure: str | None = None,
