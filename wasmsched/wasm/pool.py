@@ -56,8 +56,6 @@ class InstancePool:
         self._closed = False
         self.created = 0
         self.discarded = 0
-        # Test hook (docs/abi.md §8): the next instance creation fails.
-        self.fail_next_creation = False
 
     # ----- creation -----------------------------------------------------------------------------
 
@@ -79,9 +77,6 @@ class InstancePool:
         self._creating += 1
         self._cv.release()
         try:
-            if self.fail_next_creation:
-                self.fail_next_creation = False
-                raise WasmLoadError("instance creation failed (test switch)")
             inst = self._create()
         except WasmLoadError as e:
             raise PoolError(f"failed to create a guest instance: {e}") from e
