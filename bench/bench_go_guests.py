@@ -36,7 +36,7 @@ from wasmsched.wasm.runtime import Runtime
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ["nodenumber", "imagelocality", "advanced"]
-WAT_GUEST = ROOT / "bench" / "guests" / "score_last_digit.wat"
+WAT_GUEST = ROOT / "examples" / "wasm" / "last-digit" / "last_digit.wat"
 
 
 def cluster(nodes: int) -> tuple[FakeHandle, list[Any], Any]:

@@ -30,7 +30,7 @@ from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.testing.fake_handle import FakeHandle
 from wasmsched.wasm.plugin import new_wasm_plugin, register_wasm_plugins
 
-GUEST = Path(__file__).resolve().parent / "guests" / "score_last_digit.wat"
+GUEST = Path(__file__).resolve().parent.parent / "examples" / "wasm" / "last-digit" / "last_digit.wat"
 
 
 def build_guest(tmp: Path) -> Path:

@@ -109,7 +109,7 @@ EXPECTED_EXPORTS = {
 
 @pytest.mark.parametrize("example", EXAMPLES)
 def test_only_the_needed_exports_are_in_the_module(example: str, built: None) -> None:
-    """The scheduler activates an extension point when its export exists (ABI.md §2)."""
+    """The scheduler activates an extension point when its export exists (docs/abi.md §2)."""
     module = Runtime(MODULE_CACHE).compile((ROOT / "examples" / example / f"{example}.wasm").read_bytes())
     names = {e.name for e in module.exports}
     assert names & set(abi.EXPORTS) == EXPECTED_EXPORTS[example]

@@ -17,6 +17,8 @@ from wasmsched.wasm.plugin import WasmPlugin, new_wasm_plugin
 from wasmsched.wasm.runtime import Runtime
 
 WAT_DIR = Path(__file__).resolve().parent.parent / "wat"
+# The bundled WAT example, also the Filter/Score guest of the simulate tests and of bench/.
+LAST_DIGIT_WAT = Path(__file__).resolve().parents[2] / "examples" / "wasm" / "last-digit" / "last_digit.wat"
 
 
 def wat_source(name_or_text: str) -> str:

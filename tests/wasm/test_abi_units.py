@@ -1,14 +1,17 @@
-"""Unit tests of the ABI's encodings and of args decoding (ABI.md §3, §4, §7, §9, §11)."""
+"""Unit tests of the ABI's tables, its encodings and args decoding (docs/abi.md §3, §4, §7, §9, §11)."""
 
 from __future__ import annotations
+
+import inspect
 
 import pytest
 
 from wasmsched.framework.events import ActionType, EventResource
 from wasmsched.framework.interface import NodeScore
-from wasmsched.wasm import abi
+from wasmsched.wasm import abi, encoding
 from wasmsched.wasm.args import decode_args, is_wasm_args
 from wasmsched.wasm.errors import WasmLoadError
+from wasmsched.wasm.host import Host
 
 
 @pytest.mark.parametrize(("packed", "want"), [
@@ -18,29 +21,29 @@ from wasmsched.wasm.errors import WasmLoadError
     (-1, (-1, -1)),  # wasmtime hands i64 results over signed
 ])
 def test_unpack_score(packed: int, want: tuple[int, int]) -> None:
-    assert abi.unpack_score(packed) == want
+    assert encoding.unpack_score(packed) == want
 
 
 def test_unpack_permit_is_reversed_and_unsigned_timeout() -> None:
-    assert abi.unpack_permit(0x00000004_00002710) == (4, 10_000)
-    assert abi.unpack_permit(0x00000001_00000000) == (1, 0)
-    assert abi.unpack_permit(0x00000000_FFFFFFFF) == (0, 4294967295)
+    assert encoding.unpack_permit(0x00000004_00002710) == (4, 10_000)
+    assert encoding.unpack_permit(0x00000001_00000000) == (1, 0)
+    assert encoding.unpack_permit(0x00000000_FFFFFFFF) == (0, 4294967295)
 
 
 def test_unpack_postfilter() -> None:
-    assert abi.unpack_postfilter(0x00000001_00000000) == (1, 0)
-    assert abi.unpack_postfilter(0x00000000_00000003) == (0, 3)
+    assert encoding.unpack_postfilter(0x00000001_00000000) == (1, 0)
+    assert encoding.unpack_postfilter(0x00000000_00000003) == (0, 3)
 
 
 @pytest.mark.parametrize(("guest", "framework"), [(63, 8191), (60, 8188), (61, 8189), (40, 40), (8191, 8191),
                                                   (1, 1), (2, 2), (1 << 14 | 1, 1)])
 def test_map_action(guest: int, framework: int) -> None:
-    assert abi.map_action(guest) == framework
+    assert encoding.map_action(guest) == framework
 
 
 def test_decode_cluster_events_records_and_trailing_bytes() -> None:
     data = bytes.fromhex("01000000 01000000 02000000 02000000".replace(" ", "")) + b"\x05\x00\x00"
-    evs = abi.decode_cluster_events(data, "p", set())
+    evs = encoding.decode_cluster_events(data, "p", set())
     assert [(e.event.resource, e.event.action_type) for e in evs] == [
         (EventResource.NODE, ActionType.ADD), (EventResource.PERSISTENT_VOLUME, ActionType.DELETE)]
 
@@ -48,66 +51,66 @@ def test_decode_cluster_events_records_and_trailing_bytes() -> None:
 def test_decode_cluster_events_unknown_gvk_is_wildcard_and_warned_once(caplog: pytest.LogCaptureFixture) -> None:
     warned: set[int] = set()
     rec = (11).to_bytes(4, "little") + (63).to_bytes(4, "little")
-    evs = abi.decode_cluster_events(rec * 2, "p", warned)
+    evs = encoding.decode_cluster_events(rec * 2, "p", warned)
     assert [e.event.resource for e in evs] == ["*", "*"]
     assert sum("Unknown GVK" in r.getMessage() for r in caplog.records) == 1
 
 
 def test_decode_cluster_events_short_is_default_list() -> None:
-    assert [e.event for e in abi.decode_cluster_events(b"\x01\x00", "p", set())] == abi.DEFAULT_EVENTS
-    assert len(abi.DEFAULT_EVENTS) == 6
-    assert all(e.action_type == 8191 for e in abi.DEFAULT_EVENTS)
+    assert [e.event for e in encoding.decode_cluster_events(b"\x01\x00", "p", set())] == encoding.DEFAULT_EVENTS
+    assert len(encoding.DEFAULT_EVENTS) == 6
+    assert all(e.action_type == 8191 for e in encoding.DEFAULT_EVENTS)
 
 
 def test_nul_list() -> None:
-    assert abi.nul_list(b"a\x00b\x00", keep_empty=False) == ["a", "b"]
-    assert abi.nul_list(b"a\x00\x00b", keep_empty=False) == ["a"]
-    assert abi.nul_list(b"k\x00\x00k2\x00v2\x00", keep_empty=True) == ["k", "", "k2", "v2"]
-    assert abi.nul_list(b"no terminator", keep_empty=True) == []
+    assert encoding.nul_list(b"a\x00b\x00", keep_empty=False) == ["a", "b"]
+    assert encoding.nul_list(b"a\x00\x00b", keep_empty=False) == ["a"]
+    assert encoding.nul_list(b"k\x00\x00k2\x00v2\x00", keep_empty=True) == ["k", "", "k2", "v2"]
+    assert encoding.nul_list(b"no terminator", keep_empty=True) == []
 
 
 def test_waiting_pod_bytes() -> None:
-    assert abi.waiting_pod_bytes(None, 64) == b"\x00" * 8
-    assert abi.waiting_pod_bytes(None, 4) == b""
-    assert abi.waiting_pod_bytes(b"\x0a\x01x", 64) == b"\x0a\x01x\x00"
-    assert abi.waiting_pod_bytes(b"\x0a\x01x", 3) == b"\x0a\x01x"
-    assert abi.waiting_pod_bytes(b"\x0a" * 20, 8) == b"\xff\xff\xff\xff" + (20).to_bytes(4, "little")
+    assert encoding.waiting_pod_bytes(None, 64) == b"\x00" * 8
+    assert encoding.waiting_pod_bytes(None, 4) == b""
+    assert encoding.waiting_pod_bytes(b"\x0a\x01x", 64) == b"\x0a\x01x\x00"
+    assert encoding.waiting_pod_bytes(b"\x0a\x01x", 3) == b"\x0a\x01x"
+    assert encoding.waiting_pod_bytes(b"\x0a" * 20, 8) == b"\xff\xff\xff\xff" + (20).to_bytes(4, "little")
 
 
 def test_parse_normalized_scores_by_name_in_input_order() -> None:
     scores = [NodeScore("n1", 1), NodeScore("n2", 2), NodeScore("n3", 3)]
-    abi.parse_normalized_scores(b'{"n3":30,"n1":10,"n2":20}', scores)
+    encoding.parse_normalized_scores(b'{"n3":30,"n1":10,"n2":20}', scores)
     assert [(s.name, s.score) for s in scores] == [("n1", 10), ("n2", 20), ("n3", 30)]
-    abi.parse_normalized_scores(b'{"n1":5,"zz":9}', scores)
+    encoding.parse_normalized_scores(b'{"n1":5,"zz":9}', scores)
     assert [s.score for s in scores] == [5, 20, 30]
-    abi.parse_normalized_scores(b"null", scores)
-    abi.parse_normalized_scores(None, scores)
+    encoding.parse_normalized_scores(b"null", scores)
+    encoding.parse_normalized_scores(None, scores)
     assert [s.score for s in scores] == [5, 20, 30]
     with pytest.raises(ValueError):
-        abi.parse_normalized_scores(b"{", scores)
+        encoding.parse_normalized_scores(b"{", scores)
     with pytest.raises(ValueError):
-        abi.parse_normalized_scores(b'{"n1":1.5}', scores)
+        encoding.parse_normalized_scores(b'{"n1":1.5}', scores)
 
 
 def test_parse_eventf() -> None:
-    ev = abi.parse_eventf(b'{"RegardingReference":{"Kind":"Pod","APIVersion":"v1","Name":"p1","Namespace":"ns",'
+    ev = encoding.parse_eventf(b'{"RegardingReference":{"Kind":"Pod","APIVersion":"v1","Name":"p1","Namespace":"ns",'
                           b'"UID":"u1","ResourceVersion":""},"Eventtype":"Normal","Reason":"r","Action":"a",'
                           b'"Note":"n %s","Extra":1}')
     assert ev.regarding["Name"] == "p1" and ev.regarding["Namespace"] == "ns"
     assert ev.related is None
     assert (ev.eventtype, ev.reason, ev.action, ev.note) == ("Normal", "r", "a", "n %s")
     with pytest.raises(ValueError):
-        abi.parse_eventf(b"[1]")
+        encoding.parse_eventf(b"[1]")
 
 
 def test_klog_text_pairs_and_missing_value() -> None:
-    assert abi.klog_text("m", ["k", "", "k2", "v2"]) == '"m" k="" k2="v2"'
-    assert abi.klog_text("m", ["odd"]) == '"m" odd="(MISSING)"'
+    assert encoding.klog_text("m", ["k", "", "k2", "v2"]) == '"m" k="" k2="v2"'
+    assert encoding.klog_text("m", ["odd"]) == '"m" odd="(MISSING)"'
 
 
 @pytest.mark.parametrize(("sev", "level"), [(-5, 20), (0, 20), (1, 30), (2, 40), (3, 40), (9, 40)])
 def test_klog_levels(sev: int, level: int) -> None:
-    assert abi.klog_level(sev) == level
+    assert encoding.klog_level(sev) == level
 
 
 def test_node_list_bytes_decode_as_node_list() -> None:
@@ -116,7 +119,7 @@ def test_node_list_bytes_decode_as_node_list() -> None:
     from wasmsched.testing.builders import make_node
 
     infos = [NodeInfo(make_node(f"n{i}").obj()) for i in range(3)]
-    decoded = NodeList.FromString(abi.node_list_bytes(infos))
+    decoded = NodeList.FromString(encoding.node_list_bytes(infos))
     assert [n.metadata.name for n in decoded.items] == ["n0", "n1", "n2"]
 
 
@@ -153,9 +156,19 @@ def test_image_states_json_is_encoded_once_per_change() -> None:
     from wasmsched.testing.builders import make_node
 
     ni = new_snapshot([], [make_node("n1").image(10, "img:1").obj()]).get("n1")
-    first = abi.image_states_json(ni)
+    first = encoding.image_states_json(ni)
     assert first == b'{"img:1":{"Size":10,"NumNodes":1}}'
-    assert abi.image_states_json(ni) is first
+    assert encoding.image_states_json(ni) is first
     ni.image_states = {"img:1": ImageStateSummary(10, 2)}  # the cache replaces the dict on a change
-    assert abi.image_states_json(ni) == b'{"img:1":{"Size":10,"NumNodes":2}}'
-    assert abi.image_states_json(None) == b"null"
+    assert encoding.image_states_json(ni) == b'{"img:1":{"Size":10,"NumNodes":2}}'
+    assert encoding.image_states_json(None) == b"null"
+
+
+def test_each_import_is_in_the_table_once_and_served_by_a_host_method() -> None:
+    keys = [(i.module, i.name) for i in abi.IMPORTS]
+    assert len(keys) == len(set(keys)) == len(abi.IMPORT_INDEX) == 21
+    for imp in abi.IMPORTS:
+        method = getattr(Host, imp.host_method)
+        # (self, caller, *params): the table's parameters are the method's, in order
+        assert len(inspect.signature(method).parameters) == 2 + len(imp.params), imp
+        assert imp.results in ((), ("i32",)), imp

@@ -1,4 +1,4 @@
-"""ABI.md §13 conformance, Events (items 42–44) and klog (items 45–48), with §7 and §11 details.
+"""docs/abi.md §13 conformance, Events (items 42–44) and klog (items 45–48), with §7 and §11 details.
 
 Uses the import probe guest (tests/wat/conformance_b/import_probe.wat) driven by `Probe` from
 test_conformance_imports: `enqueue` sends `result.cluster_events`, other exports call `k8s.io/klog`.

@@ -1,4 +1,4 @@
-"""ABI.md §13 conformance, Registration (items 16-18) and Exports and status (items 19-27): which
+"""docs/abi.md §13 conformance, Registration (items 16-18) and Exports and status (items 19-27): which
 framework interfaces a guest gets, the status/reason channel, i64 result unpacking, PreFilterResult,
 trap and timeout errors with captured output."""
 

@@ -1,4 +1,4 @@
-"""ABI.md §13 conformance, Imports (items 28–41), plus §4/§5 details: the buf/buf_limit protocol,
+"""docs/abi.md §13 conformance, Imports (items 28–41), plus §4/§5 details: the buf/buf_limit protocol,
 per-call values outside a call, memory faults, NormalizeScore by name, waiting pods and eventf.
 
 Most tests use tests/wat/conformance_b/import_probe.wat: every export runs a script of import calls

@@ -1,4 +1,4 @@
-"""ABI.md §13 conformance, Loading (items 1-15): module shape, signatures, imports, guestURL forms,
+"""docs/abi.md §13 conformance, Loading (items 1-15): module shape, signatures, imports, guestURL forms,
 the SHA-256 pin, instantiation (_initialize/_start, proc_exit, memory limit) and the eager instance.
 Also the args decode errors of §9/§10 and the on-disk compile cache of runtime.py."""
 

@@ -1,4 +1,4 @@
-"""The cycle-state contract (ABI.md §8) under the real scheduler.
+"""The cycle-state contract (docs/abi.md §8) under the real scheduler.
 
 Cycle state lives in guest memory, so every call must run on the instance pinned to its pod. The guest
 tests/wat/cyclestate/pod_fingerprint.wat stores the pod's uid in `prefilter` and, in every other export
@@ -37,8 +37,8 @@ from wasmsched.framework.status import Code, Status
 from wasmsched.plugins.registry import Registry
 from wasmsched.simulator.simulation import Simulation, SimulationResult
 from wasmsched.testing.builders import make_node, make_pod
-from wasmsched.wasm.abi import CallContext
 from wasmsched.wasm.errors import GuestCallError
+from wasmsched.wasm.host import CallContext
 from wasmsched.wasm.plugin import WasmPlugin, new_wasm_plugin
 from wasmsched.wasm.runtime import Runtime
 

@@ -1,4 +1,4 @@
-"""A guest can never take the scheduler down (ABI.md §2, §4.2 memory faults, §6, §8 discard, §9 limits, §10 texts).
+"""A guest can never take the scheduler down (docs/abi.md §2, §4.2 memory faults, §6, §8 discard, §9 limits, §10 texts).
 
 The real scheduler (Simulation, a KubeSchedulerConfiguration enabling the wasm plugin in multiPoint next
 to the default plugins) runs tests/wat/faults/misbehave.wat, which misbehaves only for pods named

@@ -237,7 +237,7 @@ def test_filter_status_code_is_kept_verbatim(guest: Guest) -> None:
     guest.start(p)
     status = guest.plugin.filter(CycleState(), p, guest.node("n1"))
     assert status is not None and status.code == -7
-    # The host says the code is outside the ABI's (ABI.md §6), then gives the guest's reason.
+    # The host says the code is outside the ABI's (docs/abi.md §6), then gives the guest's reason.
     assert status.message() == "wasm: filter returned status Code(-7), outside the ABI's status codes 0..6, weird"
 
 

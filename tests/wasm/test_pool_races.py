@@ -1,4 +1,4 @@
-"""Pool bookkeeping under concurrency that the checklist does not spell out (ABI.md §8 "no leaks")."""
+"""Pool bookkeeping under concurrency that the checklist does not spell out (docs/abi.md §8 "no leaks")."""
 
 from __future__ import annotations
 

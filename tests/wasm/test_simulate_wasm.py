@@ -1,4 +1,4 @@
-"""End-to-end `wasmsched simulate` with wasm plugins (ABI.md §2 loading, §8 counters, §9 config, §10 texts).
+"""End-to-end `wasmsched simulate` with wasm plugins (docs/abi.md §2 loading, §8 counters, §9 config, §10 texts).
 
 A KubeSchedulerConfiguration file enables WAT guests (compiled into tmp_path) as wasm plugins next to the
 default plugins; the cluster is manifests written into tmp_path; the CLI runs in this process (one test
@@ -25,7 +25,7 @@ from wasmsched.wasm.errors import WasmLoadError
 from wasmsched.wasm.plugin import new_wasm_plugin
 from wasmsched.wasm.runtime import Runtime
 
-from .harness import compile_wat
+from .harness import LAST_DIGIT_WAT, compile_wat
 
 NODE_NAME_ENDS_IN_0 = {"plugin": "lastdigit", "code": "Unschedulable", "reason": "node name ends in 0"}
 CAPACITY = {"cpu": "4", "memory": "8Gi", "pods": "110"}
@@ -89,7 +89,7 @@ def write_config(tmp_path: Path, plugins: list[tuple[str, int | None, dict[str, 
 
 @pytest.fixture
 def last_digit(tmp_path: Path) -> Path:
-    return compile_wat("score_last_digit", tmp_path / "guests", "score_last_digit.wasm")
+    return compile_wat(LAST_DIGIT_WAT.read_text(), tmp_path / "guests", "score_last_digit.wasm")
 
 
 @pytest.fixture
@@ -309,7 +309,7 @@ def test_guest_klog_lines_at_default_verbosity(capsys: pytest.CaptureFixture[str
 def test_relative_guest_url_is_relative_to_the_config_file(capsys: pytest.CaptureFixture[str], tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch, url: str) -> None:
     conf_dir = tmp_path / "conf"
-    compile_wat("score_last_digit", conf_dir / "guests", "score_last_digit.wasm")
+    compile_wat(LAST_DIGIT_WAT.read_text(), conf_dir / "guests", "score_last_digit.wasm")
     cluster = write_cluster(tmp_path, ["node-1", "node-2"], ["p-1"])
     cfg = write_config(conf_dir, [("lastdigit", 5, {"guestURL": url})])
     elsewhere = tmp_path / "elsewhere"

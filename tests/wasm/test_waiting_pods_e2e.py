@@ -1,4 +1,4 @@
-"""Waiting-pod handle imports with the real scheduler's Permit (ABI.md §4.1, §4.4): a guest finds a
+"""Waiting-pod handle imports with the real scheduler's Permit (docs/abi.md §4.1, §4.4): a guest finds a
 pod waiting at Permit with handle.get_waiting_pod and rejects it with handle.reject_waiting_pod from
 another pod's Permit, on the scheduling thread, while the waiting pod's binding cycle is parked."""
 

@@ -1,4 +1,4 @@
-"""Guest stdout/stderr (ABI.md §2): the host serves `fd_write` itself and captures fd 1 and 2 into the
+"""Guest stdout/stderr (docs/abi.md §2): the host serves `fd_write` itself and captures fd 1 and 2 into the
 instance's buffer, synchronously. wasmtime's custom output streams are never used: their callbacks
 run on wasmtime's own threads, and one firing while the interpreter shuts down aborted the process
 (exit 134 after the results were printed)."""

@@ -1,4 +1,4 @@
-"""A guest sleeping in WASI poll_oneoff is bound by its call's deadline (ABI.md §9: time in imports
+"""A guest sleeping in WASI poll_oneoff is bound by its call's deadline (docs/abi.md §9: time in imports
 counts), and poll_oneoff/clock_time_get otherwise behave as WASI preview 1 specifies."""
 
 from __future__ import annotations

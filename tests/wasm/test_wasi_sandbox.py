@@ -1,4 +1,4 @@
-"""WASI preview 1 is linked but sandboxed (ABI.md §2): argv is `args` verbatim, no environment, no
+"""WASI preview 1 is linked but sandboxed (docs/abi.md §2): argv is `args` verbatim, no environment, no
 preopened directories, stdin at EOF, real clocks and randomness."""
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ class KlogFormatter(logging.Formatter):
         return f"{head} {msg}"
 
 
-# wasm guests' klog lines (wasm/abi.py). kube-scheduler's wasm host logs a guest's Info with klog at
+# wasm guests' klog lines (wasm/host.py). kube-scheduler's wasm host logs a guest's Info with klog at
 # verbosity 0, so they show by default; a guest is silenced with its plugin's `logSeverity`.
 GUEST_LOGGER = "wasmsched.wasm.guest"
 

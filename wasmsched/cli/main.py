@@ -3,11 +3,34 @@
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
+import importlib.resources
 import logging
 import sys
 
-from wasmsched.cli import simulate
+from wasmsched.cli import cache, simulate
 from wasmsched.cli.logs import setup_logging
+
+
+def _version(dist: str) -> str:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def version_text() -> str:
+    """`wasmsched <version> (wasmtime <version>, kubernetes <version>)`, from the installed packages'
+    metadata; kubernetes is the version whose API protos are built in (tools/gen_protos.py writes its
+    k8s.io/api module version, v0.X.Y for Kubernetes v1.X.Y, next to them), left out if unknown."""
+    extra = [f"wasmtime {_version('wasmtime')}"]
+    try:
+        api = (importlib.resources.files("wasmsched.api.gen") / "VERSION").read_text().strip()
+    except (OSError, ModuleNotFoundError):
+        api = ""
+    if api.startswith("v0."):
+        extra.append(f"kubernetes v1.{api.removeprefix('v0.')}")
+    return f"wasmsched {_version('wasmsched')} ({', '.join(extra)})"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -15,8 +38,11 @@ def main(argv: list[str] | None = None) -> int:
                                      "that runs WebAssembly scheduler plugins.")
     parser.add_argument("-v", "--v", type=int, default=0, dest="verbosity",
                         help="log verbosity on stderr (0: warnings, 2: info, 5: debug)")
+    parser.add_argument("--version", action="version", version=version_text(),
+                        help="print the versions of wasmsched, wasmtime and the Kubernetes API, then exit")
     sub = parser.add_subparsers(dest="command", required=True)
     simulate.add_parser(sub)
+    cache.add_parser(sub)
     args = parser.parse_args(argv)
     setup_logging(args.verbosity)
     try:

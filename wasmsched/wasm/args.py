@@ -1,4 +1,4 @@
-"""A wasm plugin's `pluginConfig[].args` (ABI.md §9), decoded and typed.
+"""A wasm plugin's `pluginConfig[].args` (docs/abi.md §9), decoded and typed.
 
 Keys, types and defaults are kube-scheduler-wasm-extension's plus wasmsched's additions. Decode
 errors carry the text of §10 (`failed to decode into <plugin> PluginConfig: <detail>`).

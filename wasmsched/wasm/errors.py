@@ -1,4 +1,4 @@
-"""Errors of the wasm host. Their texts are ABI.md §10's."""
+"""Errors of the wasm host. Their texts are docs/abi.md §10's."""
 
 from __future__ import annotations
 
@@ -19,3 +19,11 @@ class GuestCallError(Exception):
 
 class HostFunctionFailure(Exception):
     """Raised inside a host import to trap the running call (`host function <m>.<n> failed: ...`)."""
+
+
+class MemoryFault(Exception):
+    """Raised inside a host import that reads or writes outside the guest's memory: the call traps
+    with `host function <module>.<name> failed: out of bounds memory access` (docs/abi.md §4.2)."""
+
+    def __init__(self) -> None:
+        super().__init__("out of bounds memory access")

@@ -15,9 +15,10 @@ from typing import Any
 import wasmtime
 
 from wasmsched.wasm import interrupt, native
-from wasmsched.wasm.abi import EXPORTS, CallContext, Host
+from wasmsched.wasm.abi import EXPORTS
 from wasmsched.wasm.args import WASM_PAGE, WasmPluginArgs
 from wasmsched.wasm.errors import GuestCallError, WasmLoadError
+from wasmsched.wasm.host import CallContext, Host
 from wasmsched.wasm.runtime import Runtime, trap_text
 from wasmsched.wasm.wasi import OUTPUT_LIMIT
 
@@ -191,7 +192,7 @@ class GuestInstance:
             self._raise_interrupt()
         return result
 
-    # ----- test hooks (ABI.md §8) ---------------------------------------------------------------
+    # ----- test hooks (docs/abi.md §8) ---------------------------------------------------------------
 
     def get_global(self, name: str) -> Any:
         g = self.instance.exports(self.store)[name]

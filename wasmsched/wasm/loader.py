@@ -1,4 +1,4 @@
-"""Fetching a guest's bytes from `guestURL` (ABI.md §9): file://, http(s)://, or a plain path.
+"""Fetching a guest's bytes from `guestURL` (docs/abi.md §9): file://, http(s)://, or a plain path.
 
 Fetched once, at load. HTTP follows redirects and decodes gzip; anything but 200 is an error. The
 optional `guestSHA256` pin is checked on the fetched (decoded) bytes.

@@ -1,4 +1,4 @@
-"""A configured guest as a framework plugin (ABI.md §2 registration, §3 results, §6 statuses).
+"""A configured guest as a framework plugin (docs/abi.md §2 registration, §3 results, §6 statuses).
 
 The plugin's class is composed from the extension points whose exports exist, so the framework
 registers exactly those. PreFilter and EnqueueExtensions are always present: PreFilter pins the
@@ -20,10 +20,10 @@ from wasmsched.framework.events import ClusterEventWithHint
 from wasmsched.framework.interface import Handle, NodeScore, NodeToStatus, PreFilterResult
 from wasmsched.framework.status import Code, Status, not_success
 from wasmsched.framework.types import NodeInfo, PodInfo, get_pod_key
-from wasmsched.wasm import abi
-from wasmsched.wasm.abi import CallContext, Host
+from wasmsched.wasm import abi, encoding
 from wasmsched.wasm.args import WasmPluginArgs, decode_args, is_wasm_args
 from wasmsched.wasm.errors import GuestCallError
+from wasmsched.wasm.host import CallContext, Host
 from wasmsched.wasm.instance import CompiledGuest, GuestInstance
 from wasmsched.wasm.loader import fetch_guest
 from wasmsched.wasm.pool import DISCARDED_TEXT, InstancePool, Pin, PoolError
@@ -39,7 +39,7 @@ def _status(ctx: CallContext, code: int) -> Status | None:
     """A guest status: the code verbatim (codes outside 0..6 act as Error), the reason as message.
 
     A code outside the ABI's gets a reason saying so first, so that the pod's message never comes
-    out empty (ABI.md §6).
+    out empty (docs/abi.md §6).
     """
     reason = ctx.status_reason
     if code == Code.SUCCESS and not reason:
@@ -104,15 +104,15 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         if "enqueue" not in self.exports:
-            return abi.default_events()
+            return encoding.default_events()
         ctx = CallContext("enqueue")
         try:
             with self.pool.borrowed() as inst:
                 self._invoke(inst, ctx)
         except (_Failed, PoolError) as e:
             log.error('"failed enqueue" plugin="%s" err=%s', self.name, _quote(str(e)))
-            return abi.default_events()
-        return abi.decode_cluster_events(ctx.cluster_events, self.name, self.compiled.host.warned_gvks)
+            return encoding.default_events()
+        return encoding.decode_cluster_events(ctx.cluster_events, self.name, self.compiled.host.warned_gvks)
 
     # ----- PreFilter (always registered: it pins the pod's instance) -----------------------------
 
@@ -187,7 +187,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
             r = self._call(pod, Pin.SCHEDULING, ctx)
         except _Failed as f:
             return None, f.status
-        mode, code = abi.unpack_postfilter(r)
+        mode, code = encoding.unpack_postfilter(r)
         result = fw.PostFilterResult(fw.NominatingInfo(ctx.nominated_node_name, mode))
         return result, _status(ctx, code)
 
@@ -213,7 +213,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
                         r = self._invoke(inst, ctx)
                     except _Failed as f:
                         return [], f.status
-                    score, code = abi.unpack_score(r)
+                    score, code = encoding.unpack_score(r)
                     st = _status(ctx, code)
                     if not_success(st):
                         return [], st
@@ -232,7 +232,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         except _Failed as f:
             return f.status
         try:
-            abi.parse_normalized_scores(ctx.normalized_score_list, scores)
+            encoding.parse_normalized_scores(ctx.normalized_score_list, scores)
         except ValueError as e:
             return Status.error(f"wasm: normalizescore error: invalid result.normalized_score_list: {e}")
         return _status(ctx, code)
@@ -258,7 +258,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
             r = self._call(pod, Pin.SCHEDULING, ctx)
         except _Failed as f:
             return f.status, 0.0
-        code, timeout_ms = abi.unpack_permit(r)
+        code, timeout_ms = encoding.unpack_permit(r)
         return _status(ctx, code), timeout_ms / 1000.0
 
     # ----- binding cycle ------------------------------------------------------------------------
@@ -342,7 +342,7 @@ def plugin_class(exports: frozenset[str]) -> type[WasmPlugin]:
 
 def new_wasm_plugin(name: str, raw_args: Mapping[str, Any] | None, handle: Handle | None,
                     runtime: Runtime | None = None, base_dir: str | os.PathLike[str] | None = None) -> WasmPlugin:
-    """Loads, checks, links and primes the guest configured under `name` (ABI.md §2 loading).
+    """Loads, checks, links and primes the guest configured under `name` (docs/abi.md §2 loading).
 
     base_dir: where a relative guestURL is resolved (the configuration file's directory); None is
     the working directory.

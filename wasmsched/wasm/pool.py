@@ -1,4 +1,4 @@
-"""Guest instances pinned to pods (ABI.md §8, the cycle-state contract).
+"""Guest instances pinned to pods (docs/abi.md §8, the cycle-state contract).
 
 An instance is idle, scheduling(P), binding(P) or discarded. PreFilter(P) pins one to P; P's later
 scheduling-cycle calls run on it; when P's scheduling cycle succeeds it is handed to P's binding
@@ -56,13 +56,11 @@ class InstancePool:
         self._closed = False
         self.created = 0
         self.discarded = 0
-        # Test hook (ABI.md §8): the next instance creation fails.
-        self.fail_next_creation = False
 
     # ----- creation -----------------------------------------------------------------------------
 
     def prime(self) -> None:
-        """Creates the first instance eagerly so a broken guest fails at load (ABI.md §2)."""
+        """Creates the first instance eagerly so a broken guest fails at load (docs/abi.md §2)."""
         inst = self._create()
         with self._cv:
             self._register(inst)
@@ -79,9 +77,6 @@ class InstancePool:
         self._creating += 1
         self._cv.release()
         try:
-            if self.fail_next_creation:
-                self.fail_next_creation = False
-                raise WasmLoadError("instance creation failed (test switch)")
             inst = self._create()
         except WasmLoadError as e:
             raise PoolError(f"failed to create a guest instance: {e}") from e
@@ -276,7 +271,7 @@ class InstancePool:
         for inst in idle:
             inst.close()
 
-    # ----- observation (ABI.md §8 test hooks; simulate's summary) -------------------------------
+    # ----- observation (docs/abi.md §8 test hooks; simulate's summary) -------------------------------
 
     def counters(self) -> dict[str, int]:
         with self._cv:

@@ -1,5 +1,5 @@
 """The wasmtime side: one Engine per process with an epoch ticker, modules compiled once and cached
-on disk by content hash, and the trap texts of ABI.md §10.
+on disk by content hash (wasm/cache.py), and the trap texts of docs/abi.md §10.
 
 Reads like wasmtime's embedding API: `Runtime` owns the Engine; `Runtime.compile` gives a Module;
 `wasm/instance.py` makes one Store per instance from an InstancePre.
@@ -11,8 +11,6 @@ import ctypes
 import hashlib
 import importlib.metadata
 import logging
-import os
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -22,12 +20,13 @@ from wasmtime import _ffi as ffi
 from wasmtime._trap import Frame, FrameList
 
 from wasmsched.wasm import interrupt
-from wasmsched.wasm.abi import PodEncoder
+from wasmsched.wasm.cache import ModuleCache
+from wasmsched.wasm.encoding import PodEncoder
 from wasmsched.wasm.errors import WasmLoadError
 
 log = logging.getLogger("wasmsched.wasm")
 
-# ABI.md §9: the epoch ticks at most every 10 ms, so a deadline fires within limit + 50 ms.
+# docs/abi.md §9: the epoch ticks at most every 10 ms, so a deadline fires within limit + 50 ms.
 EPOCH_TICK_SECONDS = 0.005
 # A store without a deadline ("0s") has an epoch-deadline callback that runs this often in guest
 # code, to stop the guest on Ctrl-C (wasm/interrupt.py).
@@ -50,23 +49,16 @@ _TRAP_KINDS = {
 }
 
 
-def default_cache_dir() -> Path:
-    env = os.environ.get("WASMSCHED_CACHE_DIR")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "wasmsched" / "modules"
-
-
 class Runtime:
     """The process's wasmtime Engine (epoch interruption on, ticking) and the modules compiled on it.
 
-    A Runtime is a compile cache: in memory by content hash, and on disk under cache_dir.
+    A Runtime is a compile cache: in memory by content hash, and on disk under cache_dir, at most
+    cache_max_bytes there (None: wasm/cache.py's defaults, from the environment).
     """
 
-    def __init__(self, cache_dir: Path | None = None) -> None:
+    def __init__(self, cache_dir: Path | None = None, cache_max_bytes: int | None = None) -> None:
         self.engine = _ENGINE.get()
-        self.cache_dir = cache_dir if cache_dir is not None else default_cache_dir()
+        self.disk_cache = ModuleCache(cache_dir, cache_max_bytes)
         self._modules: dict[str, wasmtime.Module] = {}
         self._lock = threading.Lock()
         self.compiled = 0  # modules compiled by Cranelift in this process
@@ -88,7 +80,7 @@ class Runtime:
     def compile(self, wasm: bytes) -> wasmtime.Module:
         """The Module for these bytes: from memory, else from the disk cache, else compiled (and cached)."""
         if not wasm.startswith(WASM_MAGIC):
-            # wasmtime would parse anything else as WebAssembly text; guests are binaries (ABI.md §1).
+            # wasmtime would parse anything else as WebAssembly text; guests are binaries (docs/abi.md §1).
             raise WasmLoadError(f"wasm: error compiling guest: not a WebAssembly binary (starts with {wasm[:8]!r},"
                                 r" expected b'\x00asm')")
         digest = hashlib.sha256(wasm).hexdigest()
@@ -107,12 +99,13 @@ class Runtime:
         with self._lock:
             return self._modules.setdefault(digest, mod)
 
-    def _cache_path(self, digest: str) -> Path:
+    @staticmethod
+    def _cache_key(digest: str) -> str:
         # The engine's settings and wasmtime's version decide whether a compiled artifact is valid.
-        return self.cache_dir / f"{digest}-wasmtime-{_WASMTIME_VERSION}.cwasm"
+        return f"{digest}-wasmtime-{_WASMTIME_VERSION}"
 
     def _load_cached(self, digest: str) -> wasmtime.Module | None:
-        path = self._cache_path(digest)
+        path = self.disk_cache.path(self._cache_key(digest))
         if not path.is_file():
             return None
         try:
@@ -120,24 +113,16 @@ class Runtime:
         except wasmtime.WasmtimeError as e:
             log.info('"Ignoring stale compiled module in cache" path="%s" err="%s"', path, _first_line(str(e)))
             return None
+        self.disk_cache.used(path)
         self.loaded_from_cache += 1
         return mod
 
     def _store_cached(self, digest: str, mod: wasmtime.Module) -> None:
-        path = self._cache_path(digest)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-            with os.fdopen(fd, "wb") as f:
-                f.write(mod.serialize())
-            os.replace(tmp, path)
-        except OSError as e:
-            # A read-only or full cache only costs a recompile next time.
-            log.warning('"Cannot cache compiled module" path="%s" err="%s"', path, e)
+        self.disk_cache.store(self._cache_key(digest), mod.serialize())
 
 
 class _ProcessEngine:
-    """The process's one Engine (ABI.md: one Engine per process) and the thread advancing its epoch.
+    """The process's one Engine (docs/abi.md: one Engine per process) and the thread advancing its epoch.
 
     Every Runtime shares it. The Engine lives as long as the process: a ticker racing an Engine's
     finalization on another thread would touch freed memory.
@@ -179,7 +164,7 @@ def default_runtime() -> Runtime:
         return _default
 
 
-# ----- trap texts (ABI.md §10) --------------------------------------------------------------------
+# ----- trap texts (docs/abi.md §10) --------------------------------------------------------------------
 
 
 def trap_text(e: BaseException, timeout_text: str, host_failure: str | None = None,

@@ -4,11 +4,11 @@
 scheduler). wasmtime's version sleeps in native code where the epoch deadline cannot reach, so one
 `time.Sleep(time.Hour)` would hold the scheduler for an hour. Here it sleeps at most until the
 call's deadline and then fails the call with the same `timeout after <timeout>` a spinning guest
-gets (ABI.md §9: time in imports counts). `clock_time_get` is served alongside so that absolute
+gets (docs/abi.md §9: time in imports counts). `clock_time_get` is served alongside so that absolute
 deadlines in `poll_oneoff` are measured on the clocks the guest reads.
 
 `fd_write` is served so that the guest's stdout and stderr land in the instance's capture buffer
-(ABI.md §2) synchronously, on the calling thread. wasmtime's own custom-output streams call back into
+(docs/abi.md §2) synchronously, on the calling thread. wasmtime's own custom-output streams call back into
 Python from its tokio worker threads, and such a callback (or the stream's finalizer) running while
 the interpreter shuts down aborts the whole process. No other descriptor is writable: stdin is
 read-only and there are no preopened directories. Every other WASI function stays wasmtime's.
@@ -23,14 +23,14 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from wasmsched.wasm import interrupt, native
+from wasmsched.wasm.abi import WASI_MODULE as MODULE
+from wasmsched.wasm.errors import MemoryFault
 
 if TYPE_CHECKING:
     import wasmtime
 
-    from wasmsched.wasm.abi import Host
+    from wasmsched.wasm.host import Host
     from wasmsched.wasm.instance import GuestInstance
-
-MODULE = "wasi_snapshot_preview1"
 
 ERRNO_SUCCESS = 0
 ERRNO_BADF = 8
@@ -58,7 +58,7 @@ IOVEC_SIZE = 8
 STDOUT, STDERR = 1, 2
 # A 32-bit memory ends here at the latest.
 MEMORY_END = 1 << 32
-# ABI.md §2: the last 64 KiB of a guest's output are kept for error texts.
+# docs/abi.md §2: the last 64 KiB of a guest's output are kept for error texts.
 OUTPUT_LIMIT = 64 << 10
 
 _CLOCKS = {
@@ -108,7 +108,7 @@ class Wasi:
     def fd_write(self, caller: Any, fd: int, iovs: int, iovs_len: int, nwritten_ptr: int) -> int:
         """Appends the iovecs' bytes to the instance's output capture (fd 1 and 2 only).
 
-        An iovec outside memory traps the call, as any host read outside memory does (ABI.md §4.2).
+        An iovec outside memory traps the call, as any host read outside memory does (docs/abi.md §4.2).
         """
         if fd & 0xFFFFFFFF not in (STDOUT, STDERR):
             return ERRNO_BADF
@@ -123,19 +123,19 @@ class Wasi:
             return ERRNO_INVAL  # the count would not fit nwritten
         for ptr, length in bufs:
             if ptr + length > MEMORY_END:
-                raise self.host.memory_fault(inst, MODULE, "fd_write")
+                raise MemoryFault
             # Only the last OUTPUT_LIMIT bytes are ever kept; reading the tail still checks that the
             # whole buffer is inside memory, since both end at the same address.
             skip = max(length - OUTPUT_LIMIT, 0)
             inst.capture(self._read_or_trap(inst, caller, ptr + skip, length - skip))
         if not self.host.write_memory(inst, caller, nwritten_ptr, struct.pack("<I", total)):
-            raise self.host.memory_fault(inst, MODULE, "fd_write")
+            raise MemoryFault
         return ERRNO_SUCCESS
 
     def _read_or_trap(self, inst: GuestInstance, caller: Any, ptr: int, n: int) -> bytes:
         data = self.host.read_memory(inst, caller, ptr, n)
         if data is None:
-            raise self.host.memory_fault(inst, MODULE, "fd_write")
+            raise MemoryFault
         return data
 
     def poll_oneoff(self, caller: Any, in_ptr: int, out_ptr: int, nsubscriptions: int, nevents_ptr: int) -> int:

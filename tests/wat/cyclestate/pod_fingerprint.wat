@@ -3,14 +3,17 @@
 ;; spin makes filter loop that many host calls; rendezvous makes every export call handle.get_waiting_pod("rv")
 ;; (a test Handle blocks there); marker is free for tests. permit: uid starting with 'w' -> Wait 100 ms.
 ;; bind returns Skip (5) so another Bind plugin binds.
+;; _start traps while the snapshot has a node named fail-instantiation: instance creation fails (§13 item 60).
 (module
   (import "k8s.io/scheduler" "currentPod" (func $current_pod (param i32 i32) (result i32)))
   (import "k8s.io/scheduler" "handle.get_waiting_pod" (func $get_waiting_pod (param i32 i32 i32 i32)))
   (import "k8s.io/klog" "severity" (func $severity (result i32)))
+  (import "k8s.io/api" "node" (func $node (param i32 i32 i32 i32) (result i32)))
   (memory (export "memory") 1 1)
   (data (i32.const 0) "rv")
+  (data (i32.const 16) "fail-instantiation")
 
-  ;; layout: 0 "rv"; 64 get_waiting_pod output (8 B); 1024 stored uid (<= 1024 B); 4096.. pod buffer
+  ;; layout: 0 "rv"; 16 "fail-instantiation" (18 B); 64 get_waiting_pod output (8 B); 1024 stored uid (<= 1024 B); 4096.. pod buffer
   (global $stored_len (export "stored_len") (mut i32) (i32.const -1))
   (global $prefilters (export "prefilters") (mut i32) (i32.const 0))
   (global $checks (export "checks") (mut i32) (i32.const 0))
@@ -121,6 +124,9 @@
 
   (func $leave
     (global.set $busy (i32.const 0)))
+
+  (func (export "_start")
+    (if (call $node (i32.const 16) (i32.const 18) (i32.const 0) (i32.const 0)) (then unreachable)))
 
   (func (export "prefilter") (result i32)
     (call $enter_any)

@@ -1,0 +1,300 @@
+"""The encodings of the guest ABI (docs/abi.md): how values cross between the host and a guest.
+
+Export results unpacked (§3); the values imports serve and read (§4.1: protobuf Pods and Nodes,
+serialized at most once per object; compact JSON; NUL lists; eventf's JSON event), the
+NormalizeScore result (§4.3), waiting pods (§4.4), cluster-event records (§7) and klog records
+(§11). Pure functions of bytes and framework objects: no wasmtime here (wasm/host.py serves them).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from wasmsched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
+
+if TYPE_CHECKING:
+    from wasmsched.api.types import Pod
+    from wasmsched.framework.types import NodeInfo
+
+log = logging.getLogger("wasmsched.wasm")
+
+# ===== docs/abi.md §3 Result unpacking ===========================================================
+
+
+def _s32(v: int) -> int:
+    """The low 32 bits of v as a signed int32."""
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v & 0x80000000 else v
+
+
+def unpack_i64(r: int) -> tuple[int, int]:
+    """u64 r -> (hi, lo) as signed int32 halves."""
+    r &= 0xFFFFFFFFFFFFFFFF
+    return _s32(r >> 32), _s32(r)
+
+
+def unpack_score(r: int) -> tuple[int, int]:
+    """score: hi = score, lo = status -> (score, status code)."""
+    return unpack_i64(r)
+
+
+def unpack_postfilter(r: int) -> tuple[int, int]:
+    """postfilter: hi = NominatingMode, lo = status -> (mode, status code)."""
+    return unpack_i64(r)
+
+
+def unpack_permit(r: int) -> tuple[int, int]:
+    """permit: hi = status, lo = timeout ms (u32) -> (status code, timeout ms). Reversed vs score."""
+    hi, lo = unpack_i64(r)
+    return hi, lo & 0xFFFFFFFF
+
+
+# ===== docs/abi.md §4.1 Encodings ================================================================
+
+# ----- protobuf -----------------------------------------------------------------------------------
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+class PodEncoder:
+    """Protobuf bytes of pods, serialized at most once per object (the framework never mutates a
+    Pod it handed to plugins; an update is a new object)."""
+
+    def __init__(self, capacity: int = 256) -> None:
+        self._cache: OrderedDict[int, tuple[Pod, bytes]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._capacity = capacity
+        self.serialized = 0
+
+    def encode(self, pod: Pod) -> bytes:
+        k = id(pod)
+        with self._lock:
+            hit = self._cache.get(k)
+            if hit is not None and hit[0] is pod:
+                self._cache.move_to_end(k)
+                return hit[1]
+        data = pod.SerializeToString()
+        with self._lock:
+            self.serialized += 1
+            self._cache[k] = (pod, data)
+            while len(self._cache) > self._capacity:
+                self._cache.popitem(last=False)
+        return data
+
+
+def node_bytes(ni: NodeInfo) -> bytes:
+    """A node's protobuf bytes, cached in the NodeInfo's memo (cleared when the Node object changes)."""
+    memo = ni.memo()
+    data: bytes | None = memo.get("wasm.node")
+    if data is None or memo.get("wasm.node.obj") is not ni.node:
+        data = ni.node.SerializeToString() if ni.node is not None else b""
+        memo["wasm.node"] = data
+        memo["wasm.node.obj"] = ni.node
+    return data
+
+
+def node_list_bytes(infos: Sequence[NodeInfo]) -> bytes:
+    """`NodeList` wire bytes: field 2 (items) per node, built from the nodes' cached bytes."""
+    parts = []
+    for ni in infos:
+        if ni.node is None:
+            continue
+        b = node_bytes(ni)
+        parts.append(b"\x12" + _varint(len(b)) + b)
+    return b"".join(parts)
+
+
+# ----- JSON ---------------------------------------------------------------------------------------
+
+
+def json_bytes(v: Any) -> bytes:
+    """Compact UTF-8 JSON."""
+    return json.dumps(v, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def image_states_json(ni: NodeInfo | None) -> bytes:
+    """A node's image states as JSON, memoized in its NodeInfo for as long as its image_states dict
+    (replaced, never mutated, when the images or their spread change) stays the same object."""
+    if ni is None or ni.node is None:
+        return b"null"
+    memo = ni.memo()
+    states = ni.image_states
+    entry: tuple[Any, bytes] | None = memo.get("wasm.images")
+    if entry is None or entry[0] is not states:
+        entry = (states, json_bytes({name: {"Size": s.size, "NumNodes": s.num_nodes} for name, s in states.items()}))
+        memo["wasm.images"] = entry
+    return entry[1]
+
+
+# ----- NUL list -----------------------------------------------------------------------------------
+
+
+def nul_list(data: bytes, keep_empty: bool) -> list[str]:
+    """Entries each followed by 0x00; bytes after the last 0x00 are ignored."""
+    parts = data.split(b"\x00")[:-1]
+    out = [p.decode("utf-8", "replace") for p in parts]
+    return out if keep_empty else [p for p in out if p]
+
+
+# ----- eventf -------------------------------------------------------------------------------------
+
+
+@dataclass
+class GuestEvent:
+    """An event from `handle.eventrecorder.eventf` (§4.1)."""
+
+    regarding: dict[str, str]
+    related: dict[str, str] | None
+    eventtype: str
+    reason: str
+    action: str
+    note: str
+
+
+_REF_KEYS = ("Kind", "APIVersion", "Name", "Namespace", "UID", "ResourceVersion")
+
+
+def parse_eventf(data: bytes) -> GuestEvent:
+    obj = json.loads(data.decode("utf-8", "replace"))
+    if not isinstance(obj, dict):
+        raise ValueError("event must be a JSON object")  # noqa: TRY004 - bad guest data, not a caller bug
+
+    def ref(key: str) -> dict[str, str]:
+        r = obj.get(key)
+        if not isinstance(r, dict):
+            return {k: "" for k in _REF_KEYS}
+        return {k: str(r.get(k, "") or "") for k in _REF_KEYS}
+
+    def s(key: str) -> str:
+        v = obj.get(key, "")
+        return v if isinstance(v, str) else ""
+
+    related = ref("RelatedReference")
+    return GuestEvent(ref("RegardingReference"), related if any(related.values()) else None,
+                      s("Eventtype"), s("Reason"), s("Action"), s("Note"))
+
+
+# ===== docs/abi.md §4.3 NormalizeScore result ====================================================
+
+
+def parse_normalized_scores(data: bytes | None, scores: list[Any]) -> None:
+    """§4.3: applies the guest's name -> score object to the input list in place, by name."""
+    if data is None:
+        return
+    obj = json.loads(data.decode("utf-8", "replace"))
+    if obj is None:
+        return
+    if not isinstance(obj, dict):
+        raise ValueError("normalized score list must be a JSON object")  # noqa: TRY004 - bad guest data, not a caller bug
+    for v in obj.values():
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ValueError(f"normalized score {v!r} is not an integer")  # noqa: TRY004 - bad guest data, not a caller bug
+    for ns in scores:
+        if ns.name in obj:
+            ns.score = obj[ns.name]
+
+
+# ===== docs/abi.md §4.4 Waiting pods =============================================================
+
+
+def waiting_pod_bytes(pod_bytes: bytes | None, out_limit: int) -> bytes:
+    """What `get_waiting_pod` writes at `out` (never more than out_limit bytes)."""
+    if pod_bytes is None:
+        return b"\x00" * 8 if out_limit >= 8 else b""
+    n = len(pod_bytes)
+    if n <= out_limit:
+        return pod_bytes + (b"\x00" if n < out_limit else b"")
+    if out_limit >= 8:
+        return b"\xff\xff\xff\xff" + n.to_bytes(4, "little")
+    return b""
+
+
+# ===== docs/abi.md §7 Cluster events =============================================================
+
+_GVK_RESOURCES = {
+    0: EventResource.POD,
+    1: EventResource.NODE,
+    2: EventResource.PERSISTENT_VOLUME,
+    3: EventResource.PERSISTENT_VOLUME_CLAIM,
+    4: "resource.k8s.io/PodSchedulingContext",
+    5: EventResource.RESOURCE_CLAIM,
+    6: EventResource.STORAGE_CLASS,
+    7: EventResource.CSI_NODE,
+    8: EventResource.CSI_DRIVER,
+    9: EventResource.CSI_STORAGE_CAPACITY,
+    10: EventResource.WILDCARD,
+}
+GUEST_UPDATE = 60
+_ALL = int(ActionType.ALL)
+DEFAULT_EVENTS = [
+    ClusterEvent(EventResource.POD, _ALL),
+    ClusterEvent(EventResource.NODE, _ALL),
+    ClusterEvent(EventResource.CSI_NODE, _ALL),
+    ClusterEvent(EventResource.PERSISTENT_VOLUME, _ALL),
+    ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, _ALL),
+    ClusterEvent(EventResource.STORAGE_CLASS, _ALL),
+]
+
+
+def map_action(a: int) -> int:
+    if a & GUEST_UPDATE == GUEST_UPDATE:
+        a = (a & ~GUEST_UPDATE) | int(ActionType.UPDATE)
+    return a & _ALL
+
+
+def decode_cluster_events(data: bytes | None, plugin: str, warned: set[int]) -> list[ClusterEventWithHint]:
+    """8-byte records (u32 LE GVK, u32 LE action); fewer than 8 bytes -> the default list."""
+    if data is None or len(data) < 8:
+        return default_events()
+    out = []
+    for i in range(0, len(data) - 7, 8):
+        gvk = int.from_bytes(data[i:i + 4], "little")
+        action = int.from_bytes(data[i + 4:i + 8], "little")
+        resource = _GVK_RESOURCES.get(gvk)
+        if resource is None:
+            if gvk not in warned:
+                warned.add(gvk)
+                log.warning('"Unknown GVK in cluster events; treated as wildcard" plugin="%s" gvk=%d', plugin, gvk)
+            resource = EventResource.WILDCARD
+        out.append(ClusterEventWithHint(ClusterEvent(resource, map_action(action))))
+    return out
+
+
+def default_events() -> list[ClusterEventWithHint]:
+    return [ClusterEventWithHint(ev) for ev in DEFAULT_EVENTS]
+
+
+# ===== docs/abi.md §11 klog ======================================================================
+
+_LEVELS = (logging.INFO, logging.WARNING, logging.ERROR, logging.ERROR)
+
+
+def klog_level(severity: int) -> int:
+    return _LEVELS[min(max(severity, 0), 3)]
+
+
+def klog_text(msg: str, kvs: Sequence[str]) -> str:
+    pairs = list(kvs)
+    if len(pairs) % 2:
+        pairs.append("(MISSING)")
+    text = json.dumps(msg, ensure_ascii=False)
+    for i in range(0, len(pairs), 2):
+        text += f" {pairs[i]}={json.dumps(pairs[i + 1], ensure_ascii=False)}"
+    return text
+
