@@ -1,5 +1,5 @@
-"""Pods and nodes reach guests as protobuf bytes serialized at most once per object version (issue 3;
-DESIGN: "a pod is serialized once per scheduling attempt at most, a node once per change")."""
+"""Pods and nodes reach guests as protobuf bytes serialized at most once per object version (issue 3:
+a pod is serialized once per scheduling attempt at most, a node once per change)."""
 
 from __future__ import annotations
 

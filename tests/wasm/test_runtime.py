@@ -1,4 +1,4 @@
-"""The process Engine and its epoch ticker (docs/abi.md §9 timeouts; DESIGN: one Engine per process)."""
+"""The process Engine and its epoch ticker (docs/abi.md §9 timeouts; docs/architecture.md: one Engine per process)."""
 
 from __future__ import annotations
 

@@ -70,7 +70,7 @@ const (
 )
 
 // EnqueueExtensions lists the cluster events that may make a rejected pod schedulable. The ABI
-// cannot express an empty list: the host then uses its default list (ABI.md §7).
+// cannot express an empty list: the host then uses its default list (docs/abi.md §7).
 type EnqueueExtensions interface {
 	EventsToRegister() []ClusterEvent
 }

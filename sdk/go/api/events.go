@@ -1,6 +1,6 @@
 package api
 
-// GVK names a resource in a ClusterEvent, numbered as in ABI.md §7.
+// GVK names a resource in a ClusterEvent, numbered as in docs/abi.md §7.
 type GVK uint32
 
 const (
@@ -17,7 +17,7 @@ const (
 	WildCard
 )
 
-// ActionType is a bit set of changes to a resource (ABI.md §7, guest numbering).
+// ActionType is a bit set of changes to a resource (docs/abi.md §7, guest numbering).
 type ActionType uint32
 
 const (

@@ -2,7 +2,7 @@ package api
 
 import "fmt"
 
-// Code is a status code of the scheduling framework (ABI.md §6).
+// Code is a status code of the scheduling framework (docs/abi.md §6).
 type Code int32
 
 const (

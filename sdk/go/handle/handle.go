@@ -63,7 +63,7 @@ func GetWaitingPod(uid string) *WaitingPod {
 	}
 }
 
-// podEnd finds the end of a Pod written without a length (ABI.md §4.4): walk its top-level
+// podEnd finds the end of a Pod written without a length (docs/abi.md §4.4): walk its top-level
 // length-delimited fields until a 0x00 tag or the end of the buffer.
 func podEnd(b []byte) int {
 	i := 0

@@ -8,7 +8,7 @@ import (
 	"github.com/wasmsched/wasmsched/sdk/go/internal/imports"
 )
 
-// Severities of ABI.md §11.
+// Severities of docs/abi.md §11.
 const (
 	severityInfo int32 = iota
 	severityWarning

@@ -25,7 +25,7 @@ func mustPlugin() api.Plugin {
 	return Plugin
 }
 
-// status reports s's reason and returns its code (ABI.md §6: the reason only for failures).
+// status reports s's reason and returns its code (docs/abi.md §6: the reason only for failures).
 func status(s *api.Status) int32 {
 	code := s.GetCode()
 	if code != api.Success && s.Message() != "" {

@@ -137,7 +137,7 @@ func TestScorePacking(t *testing.T) {
 			if got != c.want {
 				t.Fatalf("Score() = %#016x, want %#016x", got, c.want)
 			}
-			// Unpacked as the host does (ABI.md §3).
+			// Unpacked as the host does (docs/abi.md §3).
 			if hi := int32(got >> 32); int64(hi) != max(math.MinInt32, min(math.MaxInt32, c.score)) {
 				t.Fatalf("host reads score %d", hi)
 			}

@@ -9,7 +9,7 @@ import (
 	"github.com/wasmsched/wasmsched/sdk/go/internal/imports"
 )
 
-// scratch is the buffer getters try first (ABI.md §5 suggests 2048 bytes).
+// scratch is the buffer getters try first (docs/abi.md §5 suggests 2048 bytes).
 var scratch = make([]byte, 2048)
 
 // fetch runs a getter with the scratch buffer and, if the value did not fit, again with a buffer of

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// getter serves val with the buf/buf_limit protocol (ABI.md §5) and records each buf_limit.
+// getter serves val with the buf/buf_limit protocol (docs/abi.md §5) and records each buf_limit.
 func getter(val []byte, limits *[]int) func([]byte) uint32 {
 	return func(buf []byte) uint32 {
 		*limits = append(*limits, len(buf))

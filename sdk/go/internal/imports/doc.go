@@ -1,4 +1,4 @@
-// Package imports is the guest side of the host imports of ABI.md §4, over Go byte slices.
+// Package imports is the guest side of the host imports of docs/abi.md §4, over Go byte slices.
 //
 // Under wasip1 each function is a //go:wasmimport of the host. Elsewhere (go test on the build
 // machine) the same functions are served by Fake, so the SDK and plugins test natively.

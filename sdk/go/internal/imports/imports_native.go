@@ -119,7 +119,7 @@ func RejectWaitingPod(uid string, out []byte) {
 	}
 }
 
-// GetWaitingPod writes as ABI.md §4.4 says: zeros for none, the pod and a 0x00 terminator, or the
+// GetWaitingPod writes as docs/abi.md §4.4 says: zeros for none, the pod and a 0x00 terminator, or the
 // too-small marker FF FF FF FF + u32 length.
 func GetWaitingPod(uid string, out []byte) {
 	v, ok := host().WaitingPods[uid]

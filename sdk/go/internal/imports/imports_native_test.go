@@ -17,7 +17,7 @@ func install(t *testing.T, h *Host) *Host {
 	return h
 }
 
-// The fake must follow ABI.md §5 exactly, or SDK tests would pass against a host that does not exist.
+// The fake must follow docs/abi.md §5 exactly, or SDK tests would pass against a host that does not exist.
 func TestGetterProtocol(t *testing.T) {
 	h := install(t, &Host{Config: []byte("abcdef")})
 
