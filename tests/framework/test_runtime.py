@@ -192,6 +192,34 @@ class AllPl(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, ReserveP
             PreBindPlugin, PostBindPlugin):
     """Implements many points, for multiPoint expansion."""
 
+    def pre_filter(self, state: CycleState, pod: Pod,
+                   nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+        return None, None
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        return None
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        return 0, None
+
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        return None
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        pass
+
+    def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
+        return None, 0.0
+
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        return None
+
+    def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        pass
+
 
 class WithEvents(FilterPlugin, EnqueueExtensions):
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:

@@ -7,12 +7,14 @@ and applies the v1 defaults; `validate(path)` returns the FieldErrors kube-sched
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, TypeVar
 
 from wasmsched.api.gen.k8s_io.api.core.v1 import generated_pb2 as core
 from wasmsched.config.decode import Reader
 from wasmsched.config.errors import (
+    ConfigError,
     FieldError,
     child,
     duplicate,
@@ -67,6 +69,35 @@ class PluginArgs:
 
     def validate(self, path: str = "args") -> list[FieldError]:
         return []
+
+
+A = TypeVar("A", bound=PluginArgs)
+
+
+def get_args(cls: type[A], args: A | Mapping[str, Any] | None, path: str = "args") -> A:
+    """The typed, validated args of an in-tree plugin: kube's `getArgs` + `ValidateXArgs`, the one way
+    every factory of a plugin that has args in kube-scheduler takes them.
+
+    - None: the v1 defaults (`cls.default()`), what kube-scheduler gives a plugin with no pluginConfig;
+    - a Mapping: the YAML `args` of a pluginConfig entry, decoded strictly by `cls.from_dict` (unknown
+      keys and wrong types are ConfigErrors, as when the configuration file is loaded);
+    - an instance of `cls`: used as it is (the config loader decodes in-tree args into these);
+    - anything else: TypeError `want args to be of type <cls>, got <type>`, as kube's type assertion.
+
+    The args are then validated; ConfigError lists every field error, under `path`.
+    """
+    if args is None:
+        typed = cls.default()
+    elif isinstance(args, cls):
+        typed = args
+    elif isinstance(args, Mapping):
+        typed = cls.from_dict(dict(args), path)
+    else:
+        raise TypeError(f"want args to be of type {cls.__name__}, got {type(args).__name__}")
+    errs = typed.validate(path)
+    if errs:
+        raise ConfigError(errs)
+    return typed
 
 
 @dataclass

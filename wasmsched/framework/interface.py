@@ -1,16 +1,35 @@
 """Plugin interfaces per extension point and the Handle plugins get, as framework/interface.go.
 
-Plugins subclass `Plugin` and the extension-point classes they implement; the runner finds the
-extension points of a plugin with isinstance once, at framework creation.
-Status results follow Go: `None` means Success.
+Plugins subclass `Plugin` and the extension-point classes they implement; the runner
+(framework/runtime.py) finds the extension points of a plugin with isinstance once, at framework
+creation. The docstring of each extension-point class and method is its contract: when it runs,
+what each status means there, and what the plugin may change.
+
+Common to all extension points:
+- Status results follow Go: `None` means Success. An exception a plugin raises is an Error status
+  (for PostBind and Unreserve, which return nothing, it is logged; from PreEnqueue and QueueSort,
+  which run inside the queue, it propagates to the caller).
+- Error is for unexpected failures: mostly the cycle is abandoned and the pod retried after
+  backoff (each extension point below says what it does).
+  Unschedulable / UnschedulableAndUnresolvable / Pending are rejections (the pod is unschedulable
+  for an expected reason; it is requeued when an event the rejecting plugin registered may help,
+  Pending without backoff). Wait is for Permit only; Skip only where the extension point says so.
+- The pod must never be modified: it is shared with the queue and the cache. NodeInfos come from
+  the snapshot, shared by every plugin and by later cycles, and must not be modified either (the
+  framework hands out clones where pods are added or removed). A plugin keeps per-cycle data in
+  the CycleState, written in PreFilter/PreScore (or Reserve) and read later in the same cycle.
+- The scheduling cycle (PreFilter to Permit) runs on the scheduling thread, one pod at a time; the
+  binding cycle (waiting on Permit, PreBind, Bind, PostBind, and Unreserve after a failure there)
+  may run on binding threads, concurrently with later scheduling cycles.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.events import ClusterEventWithHint
@@ -139,28 +158,103 @@ class NodeToStatus:
         return out
 
 
-class Plugin:
-    """Base of every plugin. `name` is the name it is registered and configured under."""
+class IncompletePluginError(TypeError):
+    """A plugin class extends an extension point but leaves a method of it unimplemented.
+
+    Raised when such a class is instantiated (and by `check_extension_points`), so a profile using
+    the plugin fails when the framework is built instead of at the first call.
+    """
+
+    def __init__(self, cls: type, missing: Sequence[tuple[type, str]]) -> None:
+        self.cls = cls
+        self.missing = list(missing)
+        parts = []
+        for iface, method in self.missing:
+            point = iface.__name__.removesuffix("Plugin")
+            where = f"the {point} extension point" + (f" ({iface.__name__})" if point != iface.__name__ else "")
+            parts.append(f"{method}() of {where}")
+        super().__init__(f"{cls.__qualname__} does not implement {'; '.join(parts)}")
+
+
+class Plugin(ABC):
+    """Base of every plugin. `name` is the name it is registered and configured under.
+
+    A plugin subclasses the extension-point classes below that it implements; the framework finds
+    them with isinstance once, when it is built. Each extension-point class marks the methods a
+    plugin must implement with @abstractmethod: a class that leaves one of them unimplemented cannot
+    be instantiated (IncompletePluginError names the class, the extension point and the method).
+    The other methods have a default that plugins may override.
+    """
 
     name: str = ""
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
+        if cls.__abstractmethods__:
+            missing = unimplemented_methods(cls)
+            if missing:
+                raise IncompletePluginError(cls, missing)
+        return super().__new__(cls)
+
 
 class PreEnqueuePlugin(Plugin):
+    """PreEnqueue: gates a pod before it enters the active (or backoff) queue.
+
+    Runs whenever the queue is about to make the pod schedulable: when the pod is added, and every
+    time it is requeued after an event. It runs outside any scheduling cycle, under the queue's lock,
+    so it must be cheap (no remote calls) and should not rely on the snapshot (it may be stale).
+    """
+
+    @abstractmethod
     def pre_enqueue(self, pod: Pod) -> Status | None:
+        """None/Success: the pod may be scheduled. Any other status keeps the pod out of the active
+        queue, gated by this plugin, until an event this plugin registered (EnqueueExtensions) lets
+        it be requeued; the remaining PreEnqueue plugins do not run. Unschedulable,
+        UnschedulableAndUnresolvable and Pending are ordinary rejections; Error (or Skip, which
+        means nothing here) gates the pod too and is logged as an error. The pod must not be
+        modified."""
         raise NotImplementedError
 
 
 class QueueSortPlugin(Plugin):
+    """QueueSort: the order of the active queue. Exactly one is enabled in a profile, and every
+    profile must use the same one (the queue is shared)."""
+
+    @abstractmethod
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        """True when `a` must be scheduled before `b`: a strict weak ordering, without side effects.
+        Called under the queue's lock; neither argument may be modified."""
         raise NotImplementedError
 
 
 class EnqueueExtensions(Plugin):
+    """Which cluster events may make a pod this plugin rejected schedulable again.
+
+    Only plugins that can reject a pod (PreEnqueue, PreFilter, Filter, Reserve, Permit) are asked;
+    any other plugin implementing this is ignored. Such a plugin without EnqueueExtensions is
+    registered for every event, so pods it rejected are retried after any change.
+    """
+
+    @abstractmethod
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        """Called once, when the scheduler is built; the result must not depend on the cluster's
+        state. Each event may carry a queueing hint `fn(pod, old_obj, new_obj) -> QueueingHint`
+        that the queue calls for the pods this plugin rejected: QUEUE requeues the pod, QUEUE_SKIP
+        leaves it unschedulable; a hint that raises counts as QUEUE. An exception here registers the
+        plugin for every event (and is logged). An empty list means no event ever requeues the pods
+        this plugin rejected: very likely a mistake."""
         raise NotImplementedError
 
 
 class PreFilterExtensions(Protocol):
+    """Incremental updates of the state a PreFilter plugin computed, for preemption and nominated
+    pods: what the state would be with a pod added to or removed from a node.
+
+    Called only after the plugin's PreFilter ran in this cycle (never when it returned Skip), on a
+    clone of the CycleState and of the NodeInfo (which already has the pod added or removed),
+    possibly several times for one node before Filter runs on it. Update only the plugin's own data
+    in `state`; `node_info` and the pods must not be modified. Any status other than Success is an
+    Error for the caller (the preemption attempt or the node's filtering fails)."""
+
     def add_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo,
                 node_info: NodeInfo) -> Status | None: ...
 
@@ -169,46 +263,126 @@ class PreFilterExtensions(Protocol):
 
 
 class PreFilterPlugin(Plugin):
+    """PreFilter: runs once at the start of a pod's scheduling cycle, before any Filter."""
+
+    @abstractmethod
     def pre_filter(self, state: CycleState, pod: Pod,
                    nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+        """Computes what the plugin's Filter/Score need (write it to `state`) and may narrow the
+        candidates: a PreFilterResult with node_names restricts Filter to those nodes (results of
+        all plugins are intersected); the other nodes count as UnschedulableAndUnresolvable, so
+        preemption does not consider them either. None (or node_names None) keeps every node.
+
+        `nodes` are all nodes of the snapshot. Statuses:
+        - None/Success: continue.
+        - Skip: the result is ignored, and this plugin's Filter and PreFilterExtensions are skipped
+          for the rest of the cycle.
+        - Unschedulable: the pod is unschedulable this cycle; the other PreFilter plugins still run
+          (preemption, which runs next, needs their state).
+        - UnschedulableAndUnresolvable: the pod is unschedulable and no further PreFilter runs;
+          preemption cannot help on any node.
+        - anything else (Error, Pending, Wait): the cycle fails with an Error; the pod is retried
+          after backoff. An exception is an Error too.
+        The pod and the NodeInfos must not be modified."""
         raise NotImplementedError
 
     def pre_filter_extensions(self) -> PreFilterExtensions | None:
+        """The plugin's AddPod/RemovePod (usually `self`), or None when its state needs no update
+        when pods are added or removed (the default)."""
         return None
 
 
 class FilterPlugin(Plugin):
+    """Filter: decides whether the pod can run on one node. Called for each candidate node (in
+    batches through `filter_nodes`), in the configured plugin order; a node is dropped at the first
+    plugin that does not return Success, and the remaining plugins do not see it."""
+
+    @abstractmethod
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """None/Success: the pod fits `node_info`. Otherwise:
+        - Unschedulable: not on this node; preemption may make room here.
+        - UnschedulableAndUnresolvable: not on this node, and preemption would not change that.
+        - Pending: rejected like Unschedulable; the pod is requeued without backoff when an event
+          this plugin registered arrives.
+        - Error: the whole scheduling cycle fails (the pod is retried after backoff). Any other code
+          (Skip, Wait) and any exception become an Error.
+        Not called when this plugin's PreFilter returned Skip in this cycle.
+
+        Look at the pods on the node through `node_info`, not the snapshot: with nominated pods or
+        during preemption it is a modified clone (pods added or removed). `node_info` is otherwise
+        the snapshot's shared object; neither it, the pod nor `state` may be modified (read what
+        PreFilter wrote; `state` may be a clone)."""
         raise NotImplementedError
 
     def filter_nodes(self, state: CycleState, pod: Pod,
                      node_infos: Sequence[NodeInfo]) -> list[Status | None]:
-        """Batch form; plugins may override it with a faster whole-list implementation."""
+        """Batch form: one status per node, in order, each what `filter` returns for that node.
+        Plugins may override it with a faster whole-list implementation; an exception fails every
+        node of the batch with an Error."""
         return [self.filter(state, pod, ni) for ni in node_infos]
 
 
 class PostFilterPlugin(Plugin):
+    """PostFilter: runs when no node fits the pod (PreFilter or Filter rejected it everywhere), in
+    the configured order, typically to make room by preemption. The pod stays unschedulable in this
+    cycle whatever the outcome; PostFilter can only prepare a later one."""
+
+    @abstractmethod
     def post_filter(self, state: CycleState, pod: Pod,
                     filtered_node_status_map: NodeToStatus) -> tuple[PostFilterResult | None, Status | None]:
+        """`filtered_node_status_map` has every node's status from PreFilter/Filter (nodes not
+        listed take its absent_nodes_status); it may contain only UnschedulableAndUnresolvable nodes,
+        which a preemption plugin must skip itself.
+        - None/Success: done; no further PostFilter runs. A result with nominating_info (mode
+          OVERRIDE) nominates that node for the pod.
+        - Unschedulable (or Pending): this plugin could not help; the next one runs (an
+          informational plugin goes first and always returns this). A nominating result is still
+          remembered.
+        - UnschedulableAndUnresolvable: stop; the remaining PostFilter plugins do not run.
+        - Error (anything else, or an exception): stop; the error is logged.
+        The pod and the nodes must not be modified; changes to the cluster go through the client."""
         raise NotImplementedError
 
 
 class PreScorePlugin(Plugin):
+    """PreScore: runs once per cycle before Score, with the nodes that passed Filter. Not run when
+    only one node is feasible, or when the profile has no Score plugin (nothing is scored then)."""
+
+    @abstractmethod
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        """Computes what Score needs (write it to `state`).
+        - None/Success: continue.
+        - Skip: this plugin's Score is skipped in this cycle.
+        - anything else (rejections included) or an exception: the cycle fails with an Error.
+        The pod and the NodeInfos must not be modified."""
         raise NotImplementedError
 
 
 class ScoreExtensions(Protocol):
-    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None: ...
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
+        """Called once per cycle with all the scores this plugin's Score gave (one NodeScore per
+        node, in node order); updates `scores` in place, each into [MIN_NODE_SCORE, MAX_NODE_SCORE].
+        Any status other than Success (or an exception) fails the cycle with an Error."""
+        ...
 
 
 class ScorePlugin(Plugin):
+    """Score: ranks the feasible nodes. A node's total is the sum over Score plugins of the
+    (normalized) score times the plugin's weight; the highest total wins, ties broken at random."""
+
+    @abstractmethod
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        """The node's score and a status. Without ScoreExtensions the score must already be in
+        [MIN_NODE_SCORE, MAX_NODE_SCORE], otherwise the cycle fails. Any status other than Success
+        (rejections and Skip included) or an exception fails the cycle with an Error. Not called
+        when this plugin's PreScore returned Skip. The pod, `node_info` (shared with the snapshot)
+        and `state` must not be modified."""
         raise NotImplementedError
 
     def score_nodes(self, state: CycleState, pod: Pod,
                     node_infos: Sequence[NodeInfo]) -> tuple[list[int], Status | None]:
-        """Batch form; on a non-success status the scores are ignored."""
+        """Batch form: one score per node, in order, each what `score` returns for it; on a
+        non-success status the scores are ignored. Plugins may override it with a faster version."""
         out = []
         for ni in node_infos:
             s, st = self.score(state, pod, ni)
@@ -218,36 +392,125 @@ class ScorePlugin(Plugin):
         return out, None
 
     def score_extensions(self) -> ScoreExtensions | None:
+        """The plugin's NormalizeScore (usually `self`), or None when its scores need no
+        normalization (the default)."""
         return None
 
 
 class ReservePlugin(Plugin):
+    """Reserve/Unreserve: keep a plugin's own bookkeeping in step with the pods it placed.
+
+    Reserve runs once the scheduler has chosen a node and assumed the pod there (the cache counts it
+    on the node); Unreserve undoes it if the pod does not end up bound.
+    """
+
+    @abstractmethod
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """`pod` is the assumed copy (spec.nodeName is `node_name`). Plugins run in order; at the
+        first failure the rest do not run, Unreserve runs for every Reserve plugin and the pod is
+        forgotten. Unschedulable, UnschedulableAndUnresolvable and Pending reject the pod (it is
+        requeued for this plugin's events); anything else (Error, Skip, Wait, an exception) is an
+        Error and the pod is retried after backoff. Do not modify `pod`."""
         raise NotImplementedError
 
+    @abstractmethod
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Undoes Reserve: called, in reverse plugin order, when Reserve or Permit fails, when the
+        pod is rejected or times out while waiting on Permit, and when PreBind or Bind fails (then
+        in the binding cycle, possibly on another thread). Must be idempotent and may be called
+        even if this plugin's Reserve was not (an earlier one failed). Exceptions are logged."""
         raise NotImplementedError
 
 
 class PermitPlugin(Plugin):
+    """Permit: the last step of the scheduling cycle (after Reserve): allows, rejects or delays
+    the binding of the pod to the chosen node."""
+
+    @abstractmethod
     def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
-        """Returns (status, timeout in seconds); the timeout matters only with Wait."""
+        """Returns (status, timeout in seconds); the timeout matters only with Wait.
+        - None/Success: allowed by this plugin.
+        - Wait: the pod waits (after the remaining Permit plugins ran and none rejected it) until
+          this plugin calls `allow(name)` on it (Handle.get_waiting_pod), someone rejects it, or
+          the timeout passes (capped at 15 minutes; a timeout rejects the pod as Unschedulable).
+          The binding cycle starts only when every waiting plugin allowed it.
+        - Unschedulable, UnschedulableAndUnresolvable, Pending: the pod is rejected at once; no
+          further Permit runs; Unreserve runs.
+        - anything else (Error, Skip, an exception): an Error; Unreserve runs.
+        Do not modify `pod` (the assumed copy)."""
         raise NotImplementedError
 
 
 class PreBindPlugin(Plugin):
+    """PreBind: work that must happen before the pod is bound (e.g. provisioning). Runs in the
+    binding cycle, possibly on a binding thread, after every Permit plugin allowed the pod.
+
+    kube-scheduler's PreBindPreFlight is not modelled: every PreBind plugin runs for every pod (a
+    plugin with nothing to do returns Success)."""
+
+    @abstractmethod
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """None/Success: continue with the next PreBind plugin, then Bind. Unschedulable,
+        UnschedulableAndUnresolvable or Pending reject the pod; anything else (Error, Skip, an
+        exception) is an Error; either way the pod is not bound, Unreserve runs and the pod is
+        requeued. The snapshot may change while this runs: use the pod, `state` and the client."""
         raise NotImplementedError
 
 
 class BindPlugin(Plugin):
+    """Bind: binds the pod to the node, after every PreBind plugin succeeded. Plugins are tried in
+    the configured order; the first that does not return Skip handles the pod."""
+
+    @abstractmethod
     def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """- Skip: this plugin does not handle the pod; the next Bind plugin is tried. When every
+          plugin skips, binding fails with an Error.
+        - None/Success: bound; the remaining Bind plugins are not called.
+        - Unschedulable, UnschedulableAndUnresolvable, Pending: the pod is rejected; anything else
+          (Error, an exception) is an Error. Either way Unreserve runs and the pod is requeued."""
         raise NotImplementedError
 
 
 class PostBindPlugin(Plugin):
+    """PostBind: informational, after the pod was bound (e.g. to clean up state kept for it)."""
+
+    @abstractmethod
     def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Called for each PostBind plugin in order; nothing it does changes the outcome
+        (exceptions are logged)."""
         raise NotImplementedError
+
+
+# The extension-point classes, whose abstract methods a plugin extending them must implement.
+EXTENSION_POINT_CLASSES: tuple[type[Plugin], ...] = (
+    PreEnqueuePlugin, QueueSortPlugin, EnqueueExtensions, PreFilterPlugin, FilterPlugin, PostFilterPlugin,
+    PreScorePlugin, ScorePlugin, ReservePlugin, PermitPlugin, PreBindPlugin, BindPlugin, PostBindPlugin,
+)
+
+
+def unimplemented_methods(cls: type) -> list[tuple[type[Plugin], str]]:
+    """(extension-point class, method) for every required method that `cls` claims, by subclassing
+    (or registering with) an extension-point class, but does not implement."""
+    missing: list[tuple[type[Plugin], str]] = []
+    for iface in EXTENSION_POINT_CLASSES:
+        if not issubclass(cls, iface):
+            continue
+        for method in sorted(iface.__abstractmethods__):
+            impl = getattr(cls, method, None)
+            if not callable(impl) or getattr(impl, "__isabstractmethod__", False):
+                missing.append((iface, method))
+    return missing
+
+
+def check_extension_points(plugin: object) -> None:
+    """Raises IncompletePluginError if `plugin` claims an extension point without implementing it.
+
+    Instantiation already refuses such classes; the framework calls this on every plugin it builds
+    so that no object gets past it another way (a class registered with an extension-point ABC).
+    """
+    missing = unimplemented_methods(type(plugin))
+    if missing:
+        raise IncompletePluginError(type(plugin), missing)
 
 
 class CycleObserver(Protocol):
@@ -298,36 +561,68 @@ class PodNominator(Protocol):
 
 
 class Handle(Protocol):
-    """What plugins get from the framework (framework.Handle)."""
+    """What plugins get from the framework (framework.Handle): passed to the plugin factory, to be
+    kept by the plugin. One Handle per profile (the Framework itself)."""
 
-    def snapshot_shared_lister(self) -> Snapshot: ...
+    def snapshot_shared_lister(self) -> Snapshot:
+        """The NodeInfo snapshot, brought up to date at the start of each scheduling cycle and
+        unchanged until the cycle ends (after Permit). Use it only in the scheduling cycle: in the
+        binding cycle (PreBind, Bind, PostBind, Unreserve) the next cycle may be updating it, and in
+        PreEnqueue and queueing hints it may be stale. Read only."""
+        ...
 
-    def client(self) -> ClusterClient: ...
+    def client(self) -> ClusterClient:
+        """Where the cluster's objects live (the API server or the embedded cluster): the way to
+        change them (bind, delete victims, set conditions) and to read their current state."""
+        ...
 
     def event_recorder(self) -> EventRecorder: ...
 
-    def get_waiting_pod(self, uid: str) -> WaitingPod | None: ...
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        """The pod waiting on Permit with this key (its uid, or namespace/name without one); a
+        Permit plugin that returned Wait calls `allow` or `reject` on it."""
+        ...
 
-    def reject_waiting_pod(self, uid: str) -> bool: ...
+    def reject_waiting_pod(self, uid: str) -> bool:
+        """Rejects the waiting pod (Unschedulable); False when no pod with this key is waiting."""
+        ...
 
     def iterate_over_waiting_pods(self, fn: Callable[[WaitingPod], None]) -> None: ...
 
-    def pod_nominator(self) -> PodNominator: ...
+    def pod_nominator(self) -> PodNominator:
+        """The pods nominated to nodes (by preemption) that are not bound yet."""
+        ...
 
-    def parallelize_until(self, pieces: int, fn: Callable[[int], None]) -> None: ...
+    def parallelize_until(self, pieces: int, fn: Callable[[int], None]) -> None:
+        """Calls fn(0) .. fn(pieces-1); here one after another, on the calling thread."""
+        ...
 
     def run_pre_filter_extension_add_pod(self, state: CycleState, pod_to_schedule: Pod,
-                                         pod_info_to_add: PodInfo, node_info: NodeInfo) -> Status | None: ...
+                                         pod_info_to_add: PodInfo, node_info: NodeInfo) -> Status | None:
+        """AddPod of every PreFilter plugin with extensions (except those that returned Skip): for
+        a preemption plugin simulating `pod_info_to_add` on `node_info` (a clone it already added
+        the pod to) with a cloned `state`. The first failure is returned as an Error."""
+        ...
 
     def run_pre_filter_extension_remove_pod(self, state: CycleState, pod_to_schedule: Pod,
                                             pod_info_to_remove: PodInfo,
-                                            node_info: NodeInfo) -> Status | None: ...
+                                            node_info: NodeInfo) -> Status | None:
+        """RemovePod counterpart of run_pre_filter_extension_add_pod."""
+        ...
 
     def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod,
-                                               node_info: NodeInfo) -> Status | None: ...
+                                               node_info: NodeInfo) -> Status | None:
+        """Every Filter plugin on `node_info`, first with the pods nominated to the node that have
+        the same or a higher priority added (on clones of `node_info` and `state`), then, if that
+        passed and some were added, without them. The status of the first plugin that failed."""
+        ...
 
     def profile_name(self) -> str: ...
 
 
-# PluginFactory: (args, handle) -> Plugin.  args is the decoded args object (or raw dict) or None.
+# PluginFactory: (args, handle) -> Plugin. `args` are what the profile's pluginConfig gives the
+# plugin, as the config loader decoded them: for an in-tree plugin that has args in kube-scheduler,
+# an instance of its args class (config.args; factories take them with config.args.get_args, which
+# also accepts None for the v1 defaults and a dict of YAML args); for other plugins the YAML value
+# as written, or None. Plugins without args ignore them, as kube-scheduler's do.
 PluginFactory = Callable[[Any, Handle], Plugin]

@@ -122,6 +122,7 @@ class Framework:
                 raise FrameworkError(f'profile "{self._profile_name}": plugin "{name}" does not exist')
             try:
                 plugin = factory(args.get(name), self)
+                fw.check_extension_points(plugin)  # every method its extension points require
             except FrameworkError:
                 raise
             except Exception as e:  # a plugin's own validation error names the plugin for the user

@@ -5,12 +5,11 @@ from __future__ import annotations
 import functools
 import random
 import time
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from wasmsched.api.types import Pod, pod_priority
-from wasmsched.config.args import DefaultPreemptionArgs
-from wasmsched.config.errors import ConfigError
+from wasmsched.config.args import DefaultPreemptionArgs, get_args
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.events import ClusterEventWithHint
 from wasmsched.framework.interface import (
@@ -238,10 +237,6 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         return [pi.pod for pi in victims], num_violating_victim, None
 
 
-def new(args: DefaultPreemptionArgs | None, handle: Handle) -> DefaultPreemption:
-    if args is None:
-        args = DefaultPreemptionArgs.default()
-    errs = args.validate()
-    if errs:
-        raise ConfigError(errs)
-    return DefaultPreemption(args, handle)
+def new(args: DefaultPreemptionArgs | Mapping[str, Any] | None, handle: Handle) -> DefaultPreemption:
+    """New: the args as `get_args` takes them (None: the v1 defaults), validated."""
+    return DefaultPreemption(get_args(DefaultPreemptionArgs, args), handle)

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from wasmsched.api.types import Node, Pod
+from wasmsched.config.args import InterPodAffinityArgs
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.events import (
     ActionType,
@@ -30,19 +31,17 @@ from wasmsched.plugins.helper.prefilter_state import filter_nodes_with_state, fi
 from wasmsched.plugins.interpodaffinity import filtering, scoring
 
 NAME = "InterPodAffinity"
-DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
 
 
 class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
     name = NAME
 
-    def __init__(self, args: Any, handle: Handle) -> None:
+    def __init__(self, args: InterPodAffinityArgs, handle: Handle) -> None:
+        """`args` as `new` gives them: typed and validated (see config.args.get_args)."""
         self.handle = handle
-        self.hard_pod_affinity_weight: int = (
-            getattr(args, "hard_pod_affinity_weight", DEFAULT_HARD_POD_AFFINITY_WEIGHT)
-            if args is not None else DEFAULT_HARD_POD_AFFINITY_WEIGHT)
-        self.ignore_preferred_terms_of_existing_pods: bool = bool(
-            getattr(args, "ignore_preferred_terms_of_existing_pods", False)) if args is not None else False
+        self.args = args
+        self.hard_pod_affinity_weight = args.hard_pod_affinity_weight
+        self.ignore_preferred_terms_of_existing_pods = args.ignore_preferred_terms_of_existing_pods
 
     # -- PreFilter / Filter ------------------------------------------------------------------
 

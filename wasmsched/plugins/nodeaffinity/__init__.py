@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from wasmsched.config.args import NodeAffinityArgs
-from wasmsched.config.errors import ConfigError
+from wasmsched.config.args import NodeAffinityArgs, get_args
 from wasmsched.framework.interface import Handle, Plugin
 from wasmsched.plugins.nodeaffinity.node_affinity import (
     ERR_REASON_CONFLICT,
@@ -29,12 +29,6 @@ __all__ = [
 ]
 
 
-def new(args: Any, handle: Handle | None) -> Plugin:
-    if args is None:
-        args = NodeAffinityArgs()
-    if not isinstance(args, NodeAffinityArgs):
-        raise TypeError(f"args are not of type NodeAffinityArgs, got {type(args).__name__}")
-    errors = args.validate()
-    if errors:
-        raise ConfigError(errors)
-    return NodeAffinity(args, handle)
+def new(args: NodeAffinityArgs | Mapping[str, Any] | None, handle: Handle | None) -> Plugin:
+    """New: the args as `get_args` takes them (None: the v1 defaults), validated."""
+    return NodeAffinity(get_args(NodeAffinityArgs, args), handle)

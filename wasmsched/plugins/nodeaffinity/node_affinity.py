@@ -108,6 +108,7 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
 
     def __init__(self, args: NodeAffinityArgs, handle: Handle | None = None) -> None:
         self.handle = handle
+        self.args = args
         self.added_node_selector: NodeSelectorMatcher | None = None
         self.added_pref_sched_terms: PreferredSchedulingTerms | None = None
         added = args.added_affinity

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from collections.abc import Mapping
+from typing import Any
 
-from wasmsched.config.args import NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs, PluginArgs
-from wasmsched.config.errors import ConfigError
+from wasmsched.config.args import NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs, get_args
 from wasmsched.framework.interface import Handle, Plugin
 from wasmsched.plugins.noderesources.balanced_allocation import NAME as BALANCED_ALLOCATION_NAME
 from wasmsched.plugins.noderesources.balanced_allocation import BalancedAllocation
@@ -24,27 +24,12 @@ __all__ = [
 ]
 
 
-A = TypeVar("A", bound=PluginArgs)
+def new_fit(args: NodeResourcesFitArgs | Mapping[str, Any] | None, handle: Handle) -> Plugin:
+    """NewFit: the args as `get_args` takes them (None: the v1 defaults), validated."""
+    return Fit(get_args(NodeResourcesFitArgs, args), handle)
 
 
-def _validated_args(cls: type[A], args: Any) -> A:
-    """None: the v1 defaults; a dict: decoded as YAML args; raises ConfigError when invalid."""
-    decoded = cls.default() if args is None else args
-    if isinstance(decoded, dict):
-        decoded = cls.from_dict(decoded)
-    if not isinstance(decoded, cls):
-        raise TypeError(f"want args to be of type {cls.__name__}, got {type(args).__name__}")
-    errs = decoded.validate()
-    if errs:
-        raise ConfigError(errs)
-    return decoded
-
-
-def new_fit(args: Any, handle: Handle) -> Plugin:
-    """NewFit: validates the args (None: the v1 defaults; a dict: decoded as YAML args) and builds the plugin."""
-    return Fit(_validated_args(NodeResourcesFitArgs, args), handle)
-
-
-def new_balanced_allocation(args: Any, handle: Handle) -> Plugin:
-    """NewBalancedAllocation: validates the args (None: the v1 defaults; a dict: decoded) and builds it."""
-    return BalancedAllocation(_validated_args(NodeResourcesBalancedAllocationArgs, args), handle)
+def new_balanced_allocation(args: NodeResourcesBalancedAllocationArgs | Mapping[str, Any] | None,
+                            handle: Handle) -> Plugin:
+    """NewBalancedAllocation: the args as `get_args` takes them (None: the v1 defaults), validated."""
+    return BalancedAllocation(get_args(NodeResourcesBalancedAllocationArgs, args), handle)

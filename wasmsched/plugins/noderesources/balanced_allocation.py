@@ -130,6 +130,7 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
 
     def __init__(self, args: NodeResourcesBalancedAllocationArgs, handle: Handle | None = None) -> None:
         self.handle = handle
+        self.args = args
         self.scorer = ResourceAllocationScorer(NAME, balanced_resource_scorer, args.resources,
                                                use_requested=True, cpu_mem_fn=balanced_cpu_mem)
 

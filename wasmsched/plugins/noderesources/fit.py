@@ -232,6 +232,7 @@ class Fit(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreScorePlugin, Scor
                  enable_in_place_pod_vertical_scaling: bool = True,
                  enable_scheduling_queue_hint: bool = True) -> None:
         self.handle = handle
+        self.args = args
         self.ignored_resources = frozenset(args.ignored_resources)
         self.ignored_resource_groups = frozenset(args.ignored_resource_groups)
         self.enable_sidecar_containers = enable_sidecar_containers

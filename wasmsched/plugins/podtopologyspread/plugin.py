@@ -7,6 +7,7 @@ from typing import Any
 
 from wasmsched.api.nodeaffinity import RequiredNodeAffinity
 from wasmsched.api.types import Node, Pod, TopologySpreadConstraint
+from wasmsched.config.args import SYSTEM_DEFAULTING, PodTopologySpreadArgs
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.events import (
     ActionType,
@@ -32,10 +33,7 @@ from wasmsched.plugins.helper.spread import default_selector
 from wasmsched.plugins.podtopologyspread import filtering, scoring
 from wasmsched.plugins.podtopologyspread.common import (
     DO_NOT_SCHEDULE,
-    LABEL_HOSTNAME,
-    LABEL_TOPOLOGY_ZONE,
     POLICY_HONOR,
-    SCHEDULE_ANYWAY,
     SpreadConstraint,
     filter_topology_spread_constraints,
     node_labels_match_spread_constraints,
@@ -43,35 +41,18 @@ from wasmsched.plugins.podtopologyspread.common import (
 )
 
 NAME = "PodTopologySpread"
-SYSTEM_DEFAULTING = "System"
-
-SYSTEM_DEFAULT_CONSTRAINTS = [
-    TopologySpreadConstraint(topologyKey=LABEL_HOSTNAME, whenUnsatisfiable=SCHEDULE_ANYWAY, maxSkew=3),
-    TopologySpreadConstraint(topologyKey=LABEL_TOPOLOGY_ZONE, whenUnsatisfiable=SCHEDULE_ANYWAY, maxSkew=5),
-]
-
-
-def _to_constraint(c: Any) -> TopologySpreadConstraint:
-    if isinstance(c, TopologySpreadConstraint):
-        return c
-    if isinstance(c, Mapping):
-        return TopologySpreadConstraint(**c)
-    # A dataclass-like object with kube's JSON field names in snake_case.
-    return TopologySpreadConstraint(
-        maxSkew=c.max_skew, topologyKey=c.topology_key, whenUnsatisfiable=c.when_unsatisfiable)
 
 
 class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
     name = NAME
 
-    def __init__(self, args: Any, handle: Handle) -> None:
+    def __init__(self, args: PodTopologySpreadArgs, handle: Handle) -> None:
+        """`args` as `new` gives them: typed and validated (see config.args.get_args)."""
         self.handle = handle
-        defaulting = getattr(args, "defaulting_type", SYSTEM_DEFAULTING) if args is not None else SYSTEM_DEFAULTING
-        self.system_defaulted = defaulting == SYSTEM_DEFAULTING
-        if self.system_defaulted:
-            self.default_constraints = list(SYSTEM_DEFAULT_CONSTRAINTS)
-        else:
-            self.default_constraints = [_to_constraint(c) for c in getattr(args, "default_constraints", None) or []]
+        self.args = args
+        self.system_defaulted = args.defaulting_type == SYSTEM_DEFAULTING
+        # For pods without constraints of their own: the system defaults, or the configured list.
+        self.default_constraints: list[TopologySpreadConstraint] = args.effective_default_constraints()
 
     # -- constraints -------------------------------------------------------------------------
 
