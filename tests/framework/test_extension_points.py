@@ -14,6 +14,7 @@ from wasmsched.api.types import Pod
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interface import (
     EXTENSION_POINT_CLASSES,
+    EXTENSION_POINTS,
     BindPlugin,
     EnqueueExtensions,
     FilterPlugin,
@@ -26,7 +27,7 @@ from wasmsched.framework.interface import (
     check_extension_points,
     unimplemented_methods,
 )
-from wasmsched.framework.runtime import EXTENSION_POINTS, Framework, FrameworkError, PluginRef, ProfilePlugins
+from wasmsched.framework.runtime import Framework, FrameworkError, PluginRef, ProfilePlugins
 from wasmsched.framework.snapshot import new_snapshot
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import NodeInfo
@@ -148,7 +149,7 @@ def test_framework_accepts_a_complete_plugin() -> None:
 
 
 def test_extension_points_of_the_runner_are_the_abstract_classes() -> None:
-    assert {iface for _, iface in EXTENSION_POINTS} | {EnqueueExtensions} == set(EXTENSION_POINT_CLASSES)
+    assert {ep.interface for ep in EXTENSION_POINTS if ep.interface} | {EnqueueExtensions} == set(EXTENSION_POINT_CLASSES)
 
 
 def test_wasm_plugin_classes_implement_whatever_they_export() -> None:

@@ -4,7 +4,8 @@ v1/defaults.go (configuration, profile and pluginConfig defaults)."""
 from __future__ import annotations
 
 from wasmsched.config.args import IN_TREE_ARGS
-from wasmsched.config.types import EXTENSION_POINTS, Plugin, PluginConfig, Plugins, PluginSet
+from wasmsched.config.types import Plugin, PluginConfig, Plugins, PluginSet
+from wasmsched.framework.interface import EXTENSION_POINTS
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 DEFAULT_PARALLELISM = 16
@@ -68,8 +69,8 @@ def merge_plugins(default: Plugins, custom: Plugins | None) -> Plugins:
     if custom is None:
         return default
     merged = Plugins()
-    for attr, _ in EXTENSION_POINTS:
-        setattr(merged, attr, merge_plugin_set(default.get(attr), custom.get(attr)))
+    for ep in EXTENSION_POINTS:
+        setattr(merged, ep.attr, merge_plugin_set(default.get(ep.attr), custom.get(ep.attr)))
     return merged
 
 

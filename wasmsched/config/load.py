@@ -22,7 +22,6 @@ from wasmsched.config.errors import ConfigError, FieldError, child, not_supporte
 from wasmsched.config.types import (
     API_VERSION,
     DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE,
-    EXTENSION_POINTS,
     KIND,
     KubeSchedulerConfiguration,
     KubeSchedulerProfile,
@@ -32,6 +31,7 @@ from wasmsched.config.types import (
     PluginSet,
 )
 from wasmsched.config.validation import validate_configuration
+from wasmsched.framework.interface import EXTENSION_POINTS
 
 _TOP_KEYS = (
     "apiVersion", "kind", "parallelism", "leaderElection", "clientConnection", "enableProfiling",
@@ -157,12 +157,12 @@ def _decode_profile(item: Any, path: str, errors: list[FieldError], single: bool
 
 
 def _decode_plugins(raw: Any, path: str, errors: list[FieldError]) -> Plugins:
-    r = Reader(raw, path, errors, [key for _, key in EXTENSION_POINTS])
+    r = Reader(raw, path, errors, [ep.key for ep in EXTENSION_POINTS])
     plugins = Plugins()
-    for attr, key in EXTENSION_POINTS:
-        sr = Reader(r.raw(key), r.at(key), errors, ("enabled", "disabled"))
+    for ep in EXTENSION_POINTS:
+        sr = Reader(r.raw(ep.key), r.at(ep.key), errors, ("enabled", "disabled"))
         setattr(
-            plugins, attr, PluginSet(_decode_plugin_list(sr, "enabled"), _decode_plugin_list(sr, "disabled"))
+            plugins, ep.attr, PluginSet(_decode_plugin_list(sr, "enabled"), _decode_plugin_list(sr, "disabled"))
         )
     return plugins
 

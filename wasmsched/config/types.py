@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from wasmsched.framework.interface import EXTENSION_POINTS
+
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
 
@@ -28,24 +30,6 @@ class PluginSet:
 
     enabled: list[Plugin] = field(default_factory=list)
     disabled: list[Plugin] = field(default_factory=list)
-
-
-# (python attribute, YAML key), in the order kube-scheduler's mergePlugins walks them.
-EXTENSION_POINTS: tuple[tuple[str, str], ...] = (
-    ("multi_point", "multiPoint"),
-    ("pre_enqueue", "preEnqueue"),
-    ("queue_sort", "queueSort"),
-    ("pre_filter", "preFilter"),
-    ("filter", "filter"),
-    ("post_filter", "postFilter"),
-    ("pre_score", "preScore"),
-    ("score", "score"),
-    ("reserve", "reserve"),
-    ("permit", "permit"),
-    ("pre_bind", "preBind"),
-    ("bind", "bind"),
-    ("post_bind", "postBind"),
-)
 
 
 @dataclass
@@ -72,7 +56,7 @@ class Plugins:
 
     def names(self) -> list[str]:
         """Sorted names of every enabled plugin at any extension point (pluginsNames in v1/defaults.go)."""
-        return sorted({p.name for attr, _ in EXTENSION_POINTS for p in self.get(attr).enabled})
+        return sorted({p.name for ep in EXTENSION_POINTS for p in self.get(ep.attr).enabled})
 
 
 @dataclass

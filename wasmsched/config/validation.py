@@ -11,14 +11,13 @@ from wasmsched.config.args import PluginArgs
 from wasmsched.config.errors import OMIT, FieldError, GoStruct, child, duplicate, index, invalid, required
 from wasmsched.config.types import (
     API_VERSION,
-    EXTENSION_POINTS,
     KubeSchedulerConfiguration,
     KubeSchedulerProfile,
     Plugin,
     Plugins,
     PluginSet,
 )
-from wasmsched.framework.interface import MAX_NODE_SCORE, MAX_TOTAL_SCORE
+from wasmsched.framework.interface import EXTENSION_POINTS, MAX_NODE_SCORE, MAX_TOTAL_SCORE
 
 # Plugins removed from (or invalid in) kubescheduler.config.k8s.io/v1.
 INVALID_PLUGINS = ("AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits")
@@ -87,7 +86,8 @@ def validate_profile(profile: KubeSchedulerProfile, path: str) -> list[FieldErro
         _validate_percentage(child(path, "percentageOfNodesToScore"), profile.percentage_of_nodes_to_score)
     )
     ppath = child(path, "plugins")
-    for attr, key in EXTENSION_POINTS:
+    for ep in EXTENSION_POINTS:
+        attr, key = ep.attr, ep.key
         if attr == "multi_point":  # kube does not look at multiPoint here
             continue
         seen_at_point: set[str] = set()

@@ -35,6 +35,7 @@ from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.events import ClusterEventWithHint
 from wasmsched.framework.status import Code, Status, not_success
 from wasmsched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
+from wasmsched.util.intbounds import INT64_MAX
 
 if TYPE_CHECKING:
     from wasmsched.api.types import Pod
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
-MAX_TOTAL_SCORE = (1 << 63) - 1
+MAX_TOTAL_SCORE = INT64_MAX
 
 
 @dataclass(slots=True)
@@ -482,9 +483,35 @@ class PostBindPlugin(Plugin):
 
 
 # The extension-point classes, whose abstract methods a plugin extending them must implement.
+@dataclass(frozen=True, slots=True)
+class ExtensionPoint:
+    """One extension point as configuration names it and as plugins implement it."""
+
+    attr: str  # the field of config.Plugins / ProfilePlugins
+    key: str  # the YAML key in KubeSchedulerConfiguration's `plugins`
+    interface: type[Plugin] | None  # None for multiPoint, which enables a plugin at all it implements
+
+
+# In the order of config.Plugins, which is the order kube-scheduler's mergePlugins walks them.
+EXTENSION_POINTS: tuple[ExtensionPoint, ...] = (
+    ExtensionPoint("multi_point", "multiPoint", None),
+    ExtensionPoint("pre_enqueue", "preEnqueue", PreEnqueuePlugin),
+    ExtensionPoint("queue_sort", "queueSort", QueueSortPlugin),
+    ExtensionPoint("pre_filter", "preFilter", PreFilterPlugin),
+    ExtensionPoint("filter", "filter", FilterPlugin),
+    ExtensionPoint("post_filter", "postFilter", PostFilterPlugin),
+    ExtensionPoint("pre_score", "preScore", PreScorePlugin),
+    ExtensionPoint("score", "score", ScorePlugin),
+    ExtensionPoint("reserve", "reserve", ReservePlugin),
+    ExtensionPoint("permit", "permit", PermitPlugin),
+    ExtensionPoint("pre_bind", "preBind", PreBindPlugin),
+    ExtensionPoint("bind", "bind", BindPlugin),
+    ExtensionPoint("post_bind", "postBind", PostBindPlugin),
+)
+
+# Every class a plugin may implement: the extension points' interfaces and EnqueueExtensions.
 EXTENSION_POINT_CLASSES: tuple[type[Plugin], ...] = (
-    PreEnqueuePlugin, QueueSortPlugin, EnqueueExtensions, PreFilterPlugin, FilterPlugin, PostFilterPlugin,
-    PreScorePlugin, ScorePlugin, ReservePlugin, PermitPlugin, PreBindPlugin, BindPlugin, PostBindPlugin,
+    *(ep.interface for ep in EXTENSION_POINTS if ep.interface is not None), EnqueueExtensions,
 )
 
 
@@ -511,14 +538,6 @@ def check_extension_points(plugin: object) -> None:
     missing = unimplemented_methods(type(plugin))
     if missing:
         raise IncompletePluginError(type(plugin), missing)
-
-
-class CycleObserver(Protocol):
-    """Optional hooks a plugin may implement to learn where a pod's cycle ends (the wasm pool)."""
-
-    def scheduling_cycle_done(self, pod: Pod, succeeded: bool) -> None: ...
-
-    def binding_cycle_done(self, pod: Pod) -> None: ...
 
 
 class WaitingPod(Protocol):

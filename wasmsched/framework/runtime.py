@@ -43,21 +43,6 @@ ALL_CLUSTER_EVENTS = [
               EventResource.RESOURCE_SLICE, EventResource.DEVICE_CLASS)
 ]
 
-# Extension points in the order of config.Plugins, with the interface each requires.
-EXTENSION_POINTS: list[tuple[str, type[fw.Plugin]]] = [
-    ("pre_enqueue", fw.PreEnqueuePlugin),
-    ("queue_sort", fw.QueueSortPlugin),
-    ("pre_filter", fw.PreFilterPlugin),
-    ("filter", fw.FilterPlugin),
-    ("post_filter", fw.PostFilterPlugin),
-    ("pre_score", fw.PreScorePlugin),
-    ("score", fw.ScorePlugin),
-    ("reserve", fw.ReservePlugin),
-    ("permit", fw.PermitPlugin),
-    ("pre_bind", fw.PreBindPlugin),
-    ("bind", fw.BindPlugin),
-    ("post_bind", fw.PostBindPlugin),
-]
 
 
 class FrameworkError(ValueError):
@@ -138,7 +123,10 @@ class Framework:
                 self.score_plugin_weight[ref.name] = ref.weight or 1
 
         self.points: dict[str, list[Any]] = {}
-        for point, iface in EXTENSION_POINTS:
+        for ep in fw.EXTENSION_POINTS:
+            point, iface = ep.attr, ep.interface
+            if iface is None:
+                continue
             specific = [r.name for r in cfg.enabled.get(point, [])]
             for n in specific:
                 if not isinstance(self.plugins_map[n], iface):
@@ -229,9 +217,6 @@ class Framework:
 
     def has_score_plugins(self) -> bool:
         return bool(self.points["score"])
-
-    def list_plugins(self) -> dict[str, list[str]]:
-        return {p: [pl.name for pl in pls] for p, pls in self.points.items() if pls}
 
     # ----- queue-side extension points ----------------------------------------------------------
 

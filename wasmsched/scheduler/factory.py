@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from wasmsched.config.types import EXTENSION_POINTS, KubeSchedulerConfiguration, KubeSchedulerProfile
-from wasmsched.framework.interface import ClusterClient, EventRecorder, PluginFactory
+from wasmsched.config.types import KubeSchedulerConfiguration, KubeSchedulerProfile
+from wasmsched.framework.interface import EXTENSION_POINTS, ClusterClient, EventRecorder, PluginFactory
 from wasmsched.framework.runtime import PluginRef, ProfilePlugins
 from wasmsched.scheduler.scheduler import ProfileSpec, Scheduler, SchedulerOptions
 
 
 def profile_spec(profile: KubeSchedulerProfile) -> ProfileSpec:
     plugins = ProfilePlugins()
-    for attr, _ in EXTENSION_POINTS:
+    for ep in EXTENSION_POINTS:
+        attr = ep.attr
         ps = profile.plugins.get(attr)
         refs = [PluginRef(p.name, p.weight) for p in ps.enabled]
         if attr == "multi_point":

@@ -14,6 +14,7 @@ from typing import Any
 
 from wasmsched.api.decoding import json_type_name
 from wasmsched.api.wellknown import parse_go_duration
+from wasmsched.util.intbounds import INT32_MAX, INT32_MIN
 from wasmsched.wasm.errors import WasmLoadError
 
 log = logging.getLogger("wasmsched.wasm")
@@ -71,7 +72,7 @@ def decode_args(plugin: str, raw: object) -> WasmPluginArgs:
         if key == "guestConfig":
             out.guest_config = _string(fail, key, value)
         elif key == "logSeverity":
-            out.log_severity = _int(fail, key, value, -(1 << 31), (1 << 31) - 1)
+            out.log_severity = _int(fail, key, value, INT32_MIN, INT32_MAX)
         elif key in ("args", "Args"):
             if not isinstance(value, list) or not all(isinstance(a, str) for a in value):
                 raise fail(f"{key}: expected a list of strings")

@@ -18,7 +18,6 @@ DO_NOT_SCHEDULE = "DoNotSchedule"
 SCHEDULE_ANYWAY = "ScheduleAnyway"
 POLICY_HONOR = "Honor"
 POLICY_IGNORE = "Ignore"
-MAX_INT32 = (1 << 31) - 1
 _DO_NOT_SCHEDULE = do_not_schedule_taints_filter_func()
 
 

@@ -12,7 +12,6 @@ from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins.helper.nodefacts import node_facts, required_node_affinity_matches
 from wasmsched.plugins.podtopologyspread.common import (
-    MAX_INT32,
     POLICY_HONOR,
     SpreadConstraint,
     count_pods_memo,
@@ -20,6 +19,7 @@ from wasmsched.plugins.podtopologyspread.common import (
     node_labels_match_spread_constraints,
     selector_token,
 )
+from wasmsched.util.intbounds import INT32_MAX
 
 if TYPE_CHECKING:
     from wasmsched.plugins.podtopologyspread.plugin import PodTopologySpread
@@ -39,7 +39,7 @@ class CriticalPaths:
     __slots__ = ("paths",)
 
     def __init__(self) -> None:
-        self.paths: list[list[str | int]] = [["", MAX_INT32], ["", MAX_INT32]]
+        self.paths: list[list[str | int]] = [["", INT32_MAX], ["", INT32_MAX]]
 
     def min_match_num(self) -> int:
         return int(self.paths[0][1])

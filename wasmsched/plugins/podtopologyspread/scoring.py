@@ -23,6 +23,7 @@ from wasmsched.plugins.podtopologyspread.common import (
     filter_topology_spread_constraints,
     selector_token,
 )
+from wasmsched.util.intbounds import INT64_MAX
 
 if TYPE_CHECKING:
     from wasmsched.plugins.podtopologyspread.plugin import PodTopologySpread
@@ -227,7 +228,7 @@ def score_nodes(s: PreScoreState, pod: Pod, node_infos: Sequence[NodeInfo]) -> l
 
 
 def normalize_score(s: PreScoreState, scores: list[NodeScore]) -> None:
-    min_score = (1 << 63) - 1
+    min_score = INT64_MAX
     max_score = 0
     for ns in scores:
         if ns.name in s.ignored_nodes:
