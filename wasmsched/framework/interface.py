@@ -509,10 +509,10 @@ EXTENSION_POINTS: tuple[ExtensionPoint, ...] = (
     ExtensionPoint("post_bind", "postBind", PostBindPlugin),
 )
 
-# Every class a plugin may implement: the extension points' interfaces and EnqueueExtensions.
-EXTENSION_POINT_CLASSES: tuple[type[Plugin], ...] = (
-    *(ep.interface for ep in EXTENSION_POINTS if ep.interface is not None), EnqueueExtensions,
-)
+# Every class a plugin may implement: the extension points' interfaces, and EnqueueExtensions where
+# kube's interface.go has it (after QueueSort), which is the order missing methods are reported in.
+_INTERFACES = tuple(ep.interface for ep in EXTENSION_POINTS if ep.interface is not None)
+EXTENSION_POINT_CLASSES: tuple[type[Plugin], ...] = (*_INTERFACES[:2], EnqueueExtensions, *_INTERFACES[2:])
 
 
 def unimplemented_methods(cls: type) -> list[tuple[type[Plugin], str]]:
