@@ -1,4 +1,5 @@
-"""Suite-wide set-up: compiled wasm modules are cached in a per-run directory, not the user's cache."""
+"""Suite-wide set-up: compiled wasm modules are cached in a per-run directory, not the user's cache;
+tests that build Go guests are marked `go` (tests/go_guests.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,32 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests import go_guests
+
 os.environ.setdefault("WASMSCHED_CACHE_DIR", tempfile.mkdtemp(prefix="wasmsched-test-cache-"))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marks `go` every test whose fixtures (their closure: also those requested through other fixtures)
+    include one decorated with @builds_go."""
+    for item in items:
+        if not isinstance(item, pytest.Function) or item.get_closest_marker(go_guests.GO_MARKER) is not None:
+            continue
+        defs = item._fixtureinfo.name2fixturedefs
+        for name in item.fixturenames:
+            if any(go_guests.fixture_builds_go(d.func) for d in defs.get(name, ())):
+                item.add_marker(go_guests.GO_MARKER)
+                break
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    go_guests.current_item[:] = [item]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    go_guests.current_item.clear()
 
 
 @pytest.fixture(autouse=True)

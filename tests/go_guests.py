@@ -1,10 +1,20 @@
-"""Shared by the tests that build Go guests (examples/, tests/go/, the tutorial) and load them."""
+"""Shared by the tests that build Go guests (examples/, tests/go/, the tutorial) and load them.
+
+Such tests carry the `go` marker (`make test-fast` deselects them): a fixture that builds Go or needs
+the examples' .wasm is decorated with @builds_go, and tests/conftest.py marks every test that requests
+it, directly or through other fixtures. A Go build from a test without the marker fails (run_ok,
+build_go_guest), so a new test cannot forget it.
+"""
 
 from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 # Compiling a 17 MB Go guest takes seconds; its artifact is keyed by the module's sha256 and wasmtime's
@@ -14,8 +24,35 @@ MODULE_CACHE = ROOT / ".cache" / "wasm-modules"
 GO_WASM_BUILD = ["go", "build", "-buildmode=c-shared", "-trimpath", "-buildvcs=false"]
 
 
+GO_MARKER = "go"
+_BUILDS_GO = "_builds_go"
+F = TypeVar("F", bound=Callable[..., object])
+# The test being set up or run (tests/conftest.py keeps it), for the marker check of the builds.
+current_item: list[pytest.Item] = []
+
+
+def builds_go(fixture_function: F) -> F:
+    """Under @pytest.fixture: the tests requesting this fixture get the `go` marker."""
+    setattr(fixture_function, _BUILDS_GO, True)
+    return fixture_function
+
+
+def fixture_builds_go(fixture_function: object) -> bool:
+    return bool(getattr(fixture_function, _BUILDS_GO, False))
+
+
+def _check_marked(what: str) -> None:
+    item = current_item[-1] if current_item else None
+    if item is not None and item.get_closest_marker(GO_MARKER) is None:
+        pytest.fail(f"{item.nodeid} runs {what} but is not marked `{GO_MARKER}`: decorate the fixture that "
+                    "builds with @builds_go (tests/go_guests.py), or mark the test", pytrace=False)
+
+
 def run_ok(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
-    """Runs argv in cwd (env added to the environment); fails the test with its output unless it succeeds."""
+    """Runs argv in cwd (env added to the environment); fails the test with its output unless it succeeds.
+    go commands and make (but `make -n`) need the `go` marker."""
+    if argv[0] == "go" or (argv[0] == "make" and "-n" not in argv):
+        _check_marked(" ".join(argv))
     proc = subprocess.run(argv, check=False, cwd=cwd, capture_output=True, text=True,
                           env={**os.environ, **(env or {})})
     assert proc.returncode == 0, f"{' '.join(argv)} in {cwd} failed:\n{proc.stdout}\n{proc.stderr}"

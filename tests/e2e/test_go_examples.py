@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from tests.e2e.helpers import run_cli
-from tests.go_guests import MODULE_CACHE, ROOT, run_ok
+from tests.go_guests import MODULE_CACHE, ROOT, builds_go, run_ok
 from wasmsched.wasm import abi
 from wasmsched.wasm.runtime import Runtime
 
@@ -26,6 +26,7 @@ EXAMPLES = ["nodenumber", "imagelocality", "advanced"]
 
 
 @pytest.fixture(scope="session")
+@builds_go
 def built() -> Iterator[None]:
     """`make examples` (cached by make and go); guests load from a cache kept across test runs."""
     run_ok(["make", "-s", "examples"], ROOT)

@@ -11,7 +11,7 @@ import pytest
 
 from tests.e2e.helpers import run_cli
 from tests.e2e.test_go_examples import summary, table_rows
-from tests.go_guests import MODULE_CACHE, ROOT, run_ok
+from tests.go_guests import MODULE_CACHE, ROOT, builds_go, run_ok
 
 TUTORIAL = ROOT / "docs" / "tutorial.md"
 
@@ -46,6 +46,7 @@ def go_commands() -> list[tuple[dict[str, str], list[str]]]:
 
 
 @pytest.fixture(scope="module")
+@builds_go
 def plugin_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tutorial's module, created, tested and built with its own commands."""
     d = tmp_path_factory.mktemp("tutorial") / "avoidzone"

@@ -72,7 +72,7 @@ class OnlyRequired(PreFilterPlugin, FilterPlugin, ScorePlugin):
 
 def test_missing_required_method_fails_at_instantiation() -> None:
     with pytest.raises(IncompletePluginError) as e:
-        NoFilter()
+        NoFilter()  # type: ignore[abstract]
     assert str(e.value) == "NoFilter does not implement filter() of the Filter extension point (FilterPlugin)"
     assert e.value.missing == [(FilterPlugin, "filter")]
     assert isinstance(e.value, TypeError)  # what instantiating an abstract class raises
@@ -81,12 +81,12 @@ def test_missing_required_method_fails_at_instantiation() -> None:
 def test_reserve_needs_unreserve_too() -> None:
     with pytest.raises(IncompletePluginError, match=r"^HalfReserve does not implement unreserve\(\) of the "
                                                     r"Reserve extension point \(ReservePlugin\)$"):
-        HalfReserve()
+        HalfReserve()  # type: ignore[abstract]
 
 
 def test_every_missing_method_is_named() -> None:
     with pytest.raises(IncompletePluginError) as e:
-        NoFilterNoEvents()
+        NoFilterNoEvents()  # type: ignore[abstract]
     assert str(e.value) == (
         "NoFilterNoEvents does not implement events_to_register() of the EnqueueExtensions extension point; "
         "filter() of the Filter extension point (FilterPlugin)"
@@ -124,7 +124,7 @@ def _framework(plugin_factory: Any, point: str = "filter") -> Framework:
 
 def test_framework_refuses_the_plugin_naming_it() -> None:
     with pytest.raises(FrameworkError) as e:
-        _framework(lambda args, handle: NoFilter())
+        _framework(lambda args, handle: NoFilter())  # type: ignore[abstract]
     assert str(e.value) == ('profile "p": initializing plugin "Broken": '
                             "NoFilter does not implement filter() of the Filter extension point (FilterPlugin)")
 

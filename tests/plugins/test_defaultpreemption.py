@@ -150,7 +150,7 @@ class PluginHandle(FakeHandle):
                                                node_info: NodeInfo) -> Status | None:
         self.num_filter_called += 1
         if self.fake_filter_code != Code.SUCCESS:
-            return Status(self.fake_filter_code, [], plugin="FakeFilter")
+            return Status(Code(self.fake_filter_code), [], plugin="FakeFilter")
         for pl in self.plugins:
             if isinstance(pl, FilterPlugin):
                 st = pl.filter(state, pod, node_info)
@@ -201,7 +201,7 @@ def pdb(match: dict[str, str], allowed: int = 0, disrupted: Sequence[str] = (),
 
 
 def statuses(codes: dict[str, int]) -> NodeToStatus:
-    return NodeToStatus({n: Status(c) for n, c in codes.items()})
+    return NodeToStatus({n: Status(Code(c)) for n, c in codes.items()})
 
 
 def new_plugin(handle: PluginHandle, pct: int = 10, absolute: int = 100) -> dp.DefaultPreemption:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -12,6 +12,7 @@ from wasmsched.config.args import InterPodAffinityArgs
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interface import MAX_NODE_SCORE as MAX
 from wasmsched.framework.status import Code, is_skip
+from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins import interpodaffinity
 from wasmsched.testing.fake_handle import FakeHandle, RecordingClient
 
@@ -160,9 +161,9 @@ CASES: list[tuple[str, Pod, list[Pod], list[Node], Any]] = [
 
 def _run(p: Pod, pods: list[Pod], nodes: list[Node], args: InterPodAffinityArgs | None = None) -> Any:
     h = FakeHandle(pods=pods, nodes=nodes, client=RecordingClient(namespaces=NAMESPACES))
-    pl = interpodaffinity.new(args, h)
+    pl: Any = interpodaffinity.new(args, h)
     snap = h.snapshot_shared_lister()
-    infos = [snap.get(n.metadata.name) for n in nodes]
+    infos = cast(list[NodeInfo], [snap.get(n.metadata.name) for n in nodes])
     state = CycleState()
     try:
         st = pl.pre_score(state, p, infos)
@@ -200,7 +201,7 @@ def test_hard_pod_affinity_weight_zero_ignores_required_terms() -> None:
 
 def test_events_to_register() -> None:
     from wasmsched.framework.events import ActionType as A
-    pl = interpodaffinity.new(None, FakeHandle())
+    pl: Any = interpodaffinity.new(None, FakeHandle())
     assert [(e.event.resource, int(e.event.action_type)) for e in pl.events_to_register()] == [
         ("Pod", int(A.ADD | A.UPDATE_POD_LABEL | A.DELETE)),
         ("Node", int(A.ADD | A.UPDATE_NODE_LABEL | A.UPDATE_NODE_TAINT)),

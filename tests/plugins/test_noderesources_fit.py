@@ -271,7 +271,7 @@ def test_enough_requests(name: str, pod: Pod, node_pods: list[Pod], args: dict[s
     state = CycleState()
     _, st = pl.pre_filter(state, pod, [ni])
     assert st is None
-    want = Status(want_status[0], want_status[1]) if want_status is not None else None
+    want = Status(Code(want_status[0]), want_status[1]) if want_status is not None else None
     assert pl.filter(state, pod, ni) == want
     assert pl.filter_nodes(state, pod, [ni]) == [want]
     s = PreFilterState(compute_pod_resource_request(pod), pl.ignored_resources, pl.ignored_resource_groups)

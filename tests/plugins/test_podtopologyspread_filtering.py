@@ -65,7 +65,7 @@ def new_plugin(pods: list[Pod], nodes: list[Node]) -> tuple[Any, FakeHandle]:
 def _four_nodes(zone_b: str = "zone") -> list[Node]:
     return [
         node("node-a", zone="zone1", node="node-a"),
-        node("node-b", **{zone_b: "zone1", "node": "node-b"}),
+        node("node-b", **{zone_b: "zone1", "node": "node-b"}),  # type: ignore[arg-type]
         node("node-x", zone="zone2", node="node-x"),
         node("node-y", zone="zone2", node="node-y"),
     ]
@@ -348,7 +348,7 @@ def test_pre_filter_skips_without_hard_constraints() -> None:
 def test_pre_filter_system_defaults_skip() -> None:
     # System defaults use the default selector, empty without Services/controllers: Skip.
     h = FakeHandle(pods=[], nodes=[node("node-a", zone="z")])
-    pl = podtopologyspread.new(None, h)
+    pl: Any = podtopologyspread.new(None, h)
     _, st = pl.pre_filter(CycleState(), make_pod("p").label("foo", "").obj(), h.snapshot_shared_lister().list())
     assert is_skip(st)
 

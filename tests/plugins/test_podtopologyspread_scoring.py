@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -10,6 +10,7 @@ from wasmsched.api.types import Node, Pod
 from wasmsched.config.args import PodTopologySpreadArgs
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.status import is_skip
+from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins import podtopologyspread
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.testing.fake_handle import FakeHandle
@@ -74,9 +75,9 @@ CASES = [
 def _run(p: Pod, existing: list[Pod], nodes: list[Node], failed: list[Node],
          args: PodTopologySpreadArgs | None = None) -> dict[str, int] | None:
     h = FakeHandle(pods=existing, nodes=nodes + failed)
-    pl = podtopologyspread.new(args or PodTopologySpreadArgs(defaulting_type="List"), h)
+    pl: Any = podtopologyspread.new(args or PodTopologySpreadArgs(defaulting_type="List"), h)
     snap = h.snapshot_shared_lister()
-    filtered = [snap.get(n.metadata.name) for n in nodes]
+    filtered = cast(list[NodeInfo], [snap.get(n.metadata.name) for n in nodes])
     state = CycleState()
     st = pl.pre_score(state, p, filtered)
     if st is not None:
@@ -106,14 +107,14 @@ def test_pre_score_skips_with_system_defaults_and_no_selector() -> None:
 
 def test_pre_score_skips_without_nodes() -> None:
     h = FakeHandle(pods=[], nodes=[])
-    pl = podtopologyspread.new(PodTopologySpreadArgs(defaulting_type="List"), h)
+    pl: Any = podtopologyspread.new(PodTopologySpreadArgs(defaulting_type="List"), h)
     st = pl.pre_score(CycleState(), incoming({"foo": ""}, (1, HOST, SA, FOO)), [])
     assert is_skip(st)
 
 
 def test_events_to_register() -> None:
     h = FakeHandle(pods=[], nodes=[])
-    pl = podtopologyspread.new(None, h)
+    pl: Any = podtopologyspread.new(None, h)
     events = [(e.event.resource, int(e.event.action_type)) for e in pl.events_to_register()]
     from wasmsched.framework.events import ActionType as A
     assert events == [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import pytest
 
 from wasmsched.api.types import Node, Pod
@@ -404,7 +406,7 @@ def test_update_snapshot_lists(name: str, ops: list[tuple[str, object]], want_no
             nodes[arg] = _node(f"node{arg}")  # type: ignore[index]
             c.add_node(nodes[arg])  # type: ignore[index]
         elif op == "add_zone_node":
-            i, zone = arg  # type: ignore[misc]
+            i, zone = cast(tuple[int, str], arg)
             nodes[i] = _node(f"node{i}", zone)
             c.add_node(nodes[i])
         elif op == "remove_node":

@@ -3,6 +3,8 @@
 import threading
 from typing import Any
 
+import pytest
+
 from wasmsched.config import config_from_dict
 from wasmsched.framework.interface import FilterPlugin, PermitPlugin, Plugin, PreBindPlugin
 from wasmsched.framework.status import Code, Status
@@ -58,7 +60,7 @@ def test_pod_failing_with_errors_is_reported_as_error_not_retried_forever() -> N
     assert 'running "AlwaysError" filter plugin: boom' in p.message
 
 
-def test_permit_wait_times_out_on_the_simulated_clock_and_is_retried() -> None:
+def test_permit_wait_times_out_on_the_simulated_clock_and_is_retried(monkeypatch: pytest.MonkeyPatch) -> None:
     plugins: list[Plugin] = []
 
     def factory(args: Any, handle: Any) -> Plugin:
@@ -69,18 +71,27 @@ def test_permit_wait_times_out_on_the_simulated_clock_and_is_retried() -> None:
     sim.apply({"Node": [make_node("n1").capacity(cpu="4", pods="10").obj()],
                "Pod": [make_pod("waiter").obj()]})
     start = sim.clock.now()
+    jumps: list[float] = []  # the times the simulator moved the clock to, from start
+    advance_to = sim.clock.advance_to
+
+    def record(t: float) -> None:
+        jumps.append(t - start)
+        advance_to(t)
+
+    monkeypatch.setattr(sim.clock, "advance_to", record)
     result = sim.run_until_quiet()
     sim.scheduler.close()
     (p,) = result.pods
-    # Each attempt waits 30s at Permit and is rejected: the simulated clock moved, no wall time was
-    # spent, the assumed pod was forgotten. As in kube-scheduler, the first failure's PodScheduled
-    # condition write is a pod update that a plugin registered for all events (no EnqueueExtensions)
-    # requeues once; the second failure writes the same condition, no update, so the pod stays.
+    # Each attempt waits 30s at Permit and is rejected when the simulator jumps the clock to the wait's
+    # deadline (no wall time is spent waiting); the assumed pod was forgotten. As in kube-scheduler, the
+    # first failure's PodScheduled condition write is a pod update that a plugin registered for all
+    # events (no EnqueueExtensions) requeues once; the second failure writes the same condition, no
+    # update, so the pod stays.
     assert p.phase == "Unschedulable"
     assert p.attempts == 2
     assert "rejected due to timeout after waiting 30s at plugin WaitPermit" in p.message
-    assert sim.clock.now() - start >= 60
-    assert result.seconds < 5
+    assert jumps[0] == 30  # the first attempt's Permit deadline
+    assert sim.clock.now() - start == jumps[-1] >= 60  # the clock moved by the simulator's jumps only
     assert sim.scheduler.cache.pod_count() == 0
 
 

@@ -159,7 +159,7 @@ def test_image_states_json_is_encoded_once_per_change() -> None:
     first = encoding.image_states_json(ni)
     assert first == b'{"img:1":{"Size":10,"NumNodes":1}}'
     assert encoding.image_states_json(ni) is first
-    ni.image_states = {"img:1": ImageStateSummary(10, 2)}  # the cache replaces the dict on a change
+    ni.image_states = {"img:1": ImageStateSummary(10, 2)}  # type: ignore[union-attr]  # the cache replaces the dict on a change
     assert encoding.image_states_json(ni) == b'{"img:1":{"Size":10,"NumNodes":2}}'
     assert encoding.image_states_json(None) == b"null"
 

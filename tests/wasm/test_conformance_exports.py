@@ -436,7 +436,7 @@ def test_item22_postfilter_override(tmp_path: Path) -> None:
     inst = pin(plugin, pod)
     inst.set_global("nominate", 1)
     inst.set_global("ret64", 0x00000001_00000000)
-    result, st = plugin.post_filter(CycleState(), pod, {"n1": Status.unschedulable("x")})
+    result, st = plugin.post_filter(CycleState(), pod, {"n1": Status.unschedulable("x")})  # type: ignore[arg-type]
     assert st is None
     assert result is not None and result.nominating_info is not None
     assert result.nominating_info.nominated_node_name == "n1"
@@ -449,7 +449,7 @@ def test_item22_postfilter_noop_unresolvable(tmp_path: Path) -> None:
     pod = make_pod("p").obj()
     inst = pin(plugin, pod)
     inst.set_global("ret64", 0x00000000_00000003)
-    result, st = plugin.post_filter(CycleState(), pod, {})
+    result, st = plugin.post_filter(CycleState(), pod, {})  # type: ignore[arg-type]
     assert st is not None and st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
     assert result is not None and result.nominating_info is not None
     assert result.nominating_info.nominated_node_name == ""
@@ -463,11 +463,11 @@ def test_item22_postfilter_other_mode_passes_through(tmp_path: Path) -> None:
     inst = pin(plugin, pod)
     inst.set_global("nominate", 1)
     inst.set_global("ret64", 0x00000007_00000000)
-    result, st = plugin.post_filter(CycleState(), pod, {})
+    result, st = plugin.post_filter(CycleState(), pod, {})  # type: ignore[arg-type]
     assert st is None and result is not None and result.nominating_info is not None
     assert (result.nominating_info.nominated_node_name, result.nominating_info.mode) == ("n1", 7)
     inst.set_global("nominate", 0)
-    result, st = plugin.post_filter(CycleState(), pod, {})
+    result, st = plugin.post_filter(CycleState(), pod, {})  # type: ignore[arg-type]
     assert result is not None and result.nominating_info is not None
     assert result.nominating_info.nominated_node_name == ""
 

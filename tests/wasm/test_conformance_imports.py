@@ -140,7 +140,7 @@ def run_export(plugin: WasmPlugin, export: str, pod: Pod, nodes: list[NodeInfo],
     if export in ("addpod", "removepod"):
         ext = plugin.pre_filter_extensions()
         assert ext is not None
-        fn = ext.add_pod if export == "addpod" else ext.remove_pod
+        fn: Any = ext.add_pod if export == "addpod" else ext.remove_pod
         return fn(st, pod, PodInfo(target if target is not None else pod), ni)
     fn = {"reserve": plugin.reserve, "unreserve": plugin.unreserve, "permit": plugin.permit,
           "prebind": plugin.pre_bind, "bind": plugin.bind, "postbind": plugin.post_bind}[export]
@@ -472,7 +472,7 @@ def test_35_node_by_name_and_unknown(tmp_path: Path) -> None:
     n, n_unknown = probe.results()
     assert n > 0
     got = Node.FromString(probe.read(0x1000, n))
-    assert got == handle.snapshot_shared_lister().get("n1").node
+    assert got == handle.snapshot_shared_lister().get("n1").node  # type: ignore[union-attr]
     assert n_unknown == 0
     assert probe.read(0x2000, 0x1000) == bytes([CANARY]) * 0x1000
 

@@ -346,7 +346,7 @@ class _GuestHandler(http.server.BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def guest_server() -> Iterator[tuple[str, bytes]]:
+def guest_server() -> Iterator[tuple[str, bytearray]]:
     guest = wasmtime.wat2wasm(FILTER_OK)
     handler = type("Handler", (_GuestHandler,), {"guest": guest})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)

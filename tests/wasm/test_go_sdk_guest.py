@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.go_guests import MODULE_CACHE, ROOT, build_go_guest
+from tests.go_guests import MODULE_CACHE, ROOT, build_go_guest, builds_go
 from tests.wasm.harness import WasmHandle
 from wasmsched.api.types import Pod
 from wasmsched.framework import interface as fw
@@ -42,6 +42,7 @@ MB = 1_000_000
 
 
 @pytest.fixture(scope="module")
+@builds_go
 def runtime() -> Runtime:
     """Builds the guest (go's build cache makes a rebuild cheap) and returns a runtime caching its module."""
     build_go_guest(GUEST_DIR, WASM)
@@ -102,7 +103,7 @@ def pod(name: str, labels: dict[str, str] | None = None, image: str = "", **anno
 
 
 def st(code: int, *reasons: str) -> Status:
-    return Status(code, list(reasons))
+    return Status(Code(code), list(reasons))
 
 
 def same(got: Status | None, want: Status | None) -> bool:
@@ -359,7 +360,7 @@ def test_score_of_a_node_prescore_did_not_get_fails(guest: Guest) -> None:
     ({"score": "-1", "negative": "true"}, 1),
 ])
 def test_score_values_cross_the_abi(guest: Guest, annotations: dict[str, str], want: int) -> None:
-    p = pod("p", **annotations)
+    p = pod("p", **annotations)  # type: ignore[arg-type]
     guest.start(p)
     assert guest.plugin.pre_score(CycleState(), p, guest.nodes("n2")) is None
     assert guest.plugin.score(CycleState(), p, guest.node("n2")) == (want, None)

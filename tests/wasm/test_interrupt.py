@@ -52,7 +52,7 @@ def start_simulate(tmp_path: Path, guest: str, **args: str) -> tuple[subprocess.
                             env={**os.environ, "WASMSCHED_CACHE_DIR": str(tmp_path / "cache")})
     lines: queue.Queue[str] = queue.Queue()
     assert proc.stderr is not None
-    threading.Thread(target=lambda: [lines.put(line) for line in proc.stderr], daemon=True).start()  # type: ignore[union-attr]
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stderr], daemon=True).start()  # type: ignore[union-attr,func-returns-value]
     try:
         while True:
             line = lines.get(timeout=STARTED_WITHIN)
@@ -124,7 +124,7 @@ def test_pending_interrupt_stops_a_call_on_a_worker_thread(tmp_path: Path, no_pe
     pod, _ = pinned(plugin)
     raised: list[BaseException] = []
     entered = threading.Event()
-    plugin.compiled.host.guest_log.addFilter(lambda _: entered.set() or True)  # the guest logs, then loops
+    plugin.compiled.host.guest_log.addFilter(lambda _: entered.set() or True)  # type: ignore[func-returns-value]  # the guest logs, then loops
 
     def run() -> None:
         try:

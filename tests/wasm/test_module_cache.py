@@ -16,8 +16,8 @@ from wasmsched.wasm.cache import ModuleCache, default_max_bytes, parse_size
 from wasmsched.wasm.runtime import Runtime
 
 # Four guests of one shape, so their compiled sizes are about the same; differing bytes, so four entries.
-GUESTS = [wasmtime.wat2wasm(f'(module (memory (export "memory") 1 1) (func (export "filter") (result i32) '
-                            f"(i32.const {n})))") for n in range(4)]
+GUESTS = [bytes(wasmtime.wat2wasm(f'(module (memory (export "memory") 1 1) (func (export "filter") (result i32) '
+                                  f"(i32.const {n})))")) for n in range(4)]
 LONG_AGO = 1_000_000_000.0  # 2001: older than anything the cache writes itself
 
 

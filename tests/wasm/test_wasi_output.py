@@ -26,7 +26,7 @@ def probe(tmp_path: Path) -> tuple[Any, Any, Any]:
     plugin = load("wasi/fd_write_probe", tmp_path)
     pod = make_pod("p").obj()
     plugin.pre_filter(CycleState(), pod, [])
-    inst = plugin.pool.instance(plugin.pool.pinned_instance_id(get_pod_key(pod)))
+    inst = plugin.pool.instance(plugin.pool.pinned_instance_id(get_pod_key(pod)))  # type: ignore[arg-type]
     assert inst is not None
     return plugin, pod, inst
 

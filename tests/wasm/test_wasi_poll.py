@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,7 +30,7 @@ def run(tmp_path: Path, mode: int, sleep_ns: int, timeout: str = "1s", clock_id:
     plugin = load("wasi/poll_probe", tmp_path, timeout=timeout)
     pod = make_pod("p").obj()
     plugin.pre_filter(CycleState(), pod, [])
-    inst = plugin.pool.instance(plugin.pool.pinned_instance_id(get_pod_key(pod)))
+    inst: Any = plugin.pool.instance(plugin.pool.pinned_instance_id(get_pod_key(pod)))  # type: ignore[arg-type]
     inst.set_global("mode", mode)
     inst.set_global("sleep_ns", sleep_ns)
     inst.set_global("clock_id", clock_id)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,17 +18,17 @@ from wasmsched.testing.builders import make_node, make_pod
 ERRNO_BADF = 8
 
 
-def probe(tmp_path: Path, **args: object) -> tuple[object, object]:
+def probe(tmp_path: Path, **args: Any) -> tuple[Any, Any]:
     plugin = load("wasi/sandbox_probe", tmp_path, **args)
     pod = make_pod("p").obj()
     plugin.pre_filter(CycleState(), pod, [])
     assert plugin.filter(CycleState(), pod, NodeInfo(make_node("n1").obj())) is None
-    inst = plugin.pool.instance(plugin.pool.pinned_instance_id(get_pod_key(pod)))
+    inst = plugin.pool.instance(plugin.pool.pinned_instance_id(get_pod_key(pod)))  # type: ignore[arg-type]
     assert inst is not None
     return plugin, inst
 
 
-def argv(inst: object) -> list[str]:
+def argv(inst: Any) -> list[str]:
     argc = inst.get_global("argc")
     mem = inst.memory.read(inst.store, 0, 4096)
     out = []

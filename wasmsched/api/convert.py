@@ -13,7 +13,7 @@ import base64
 import binascii
 import json
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
@@ -56,7 +56,18 @@ INLINE_FIELDS: frozenset[tuple[str, str]] = frozenset(
 
 
 def _is_inline(f: FieldDescriptor) -> bool:
-    return (f.containing_type.full_name, f.name) in INLINE_FIELDS
+    return (cast(Descriptor, f.containing_type).full_name, f.name) in INLINE_FIELDS
+
+
+# The protobuf stubs type these as optional (None for a scalar field, a field outside a message) and the
+# message's DESCRIPTOR as either implementation's class; here they are always a message's descriptor.
+def _message_type(f: FieldDescriptor) -> Descriptor:
+    """The message type of a message or map field f."""
+    return cast(Descriptor, f.message_type)
+
+
+def _descriptor(msg: Message) -> Descriptor:
+    return cast(Descriptor, msg.DESCRIPTOR)
 
 
 class ConversionError(ValueError):
@@ -267,13 +278,13 @@ def _fill_fields(msg: Any, data: Any, table: dict[str, Setter], allow_type_meta:
 def _map_setter(f: FieldDescriptor) -> Setter:
     """Setter for a proto map field (a JSON object with string keys)."""
     name = f.name
-    value_field = f.message_type.fields_by_name["value"]
-    key_conv = _SCALARS[f.message_type.fields_by_name["key"].type]
+    value_field = _message_type(f).fields_by_name["value"]
+    key_conv = _SCALARS[_message_type(f).fields_by_name["key"].type]
     if value_field.type == FieldDescriptor.TYPE_MESSAGE:
-        fill = _message_filler(value_field.message_type)
+        fill = _message_filler(_message_type(value_field))
         # encoding/json hands a null map value to Quantity.UnmarshalJSON, which reads it as zero: the
         # entry exists and holds "0" (`cpu: null` in a ResourceList).
-        null_value = "0" if value_field.message_type.full_name == QUANTITY else None
+        null_value = "0" if _message_type(value_field).full_name == QUANTITY else None
 
         def set_message_map(msg: Any, data: Any) -> None:
             if not isinstance(data, Mapping):
@@ -309,7 +320,7 @@ def _repeated_setter(f: FieldDescriptor) -> Setter:
     """Setter for a repeated field (a JSON array)."""
     name = f.name
     if f.type == FieldDescriptor.TYPE_MESSAGE:
-        fill = _message_filler(f.message_type)
+        fill = _message_filler(_message_type(f))
 
         def set_messages(msg: Any, data: Any) -> None:
             if not isinstance(data, list):
@@ -345,7 +356,7 @@ def _singular_setter(f: FieldDescriptor) -> Setter:
     """Setter for a singular scalar or message field."""
     name = f.name
     if f.type == FieldDescriptor.TYPE_MESSAGE:
-        fill = _message_filler(f.message_type)
+        fill = _message_filler(_message_type(f))
 
         def set_message(msg: Any, v: Any) -> None:
             sub = getattr(msg, name)
@@ -366,7 +377,7 @@ def _inline_setters(f: FieldDescriptor) -> dict[str, Setter]:
     """Setters for the fields of an inlined message, each reaching through the embedding field."""
     name = f.name
     out: dict[str, Setter] = {}
-    for key, inner in _decode_table(f.message_type).items():
+    for key, inner in _decode_table(_message_type(f)).items():
 
         def set_inline(msg: Any, v: Any, inner: Setter = inner) -> None:
             sub = getattr(msg, name)
@@ -378,7 +389,7 @@ def _inline_setters(f: FieldDescriptor) -> dict[str, Setter]:
 
 
 def _is_map(f: FieldDescriptor) -> bool:
-    return f.type == FieldDescriptor.TYPE_MESSAGE and f.message_type.GetOptions().map_entry
+    return f.type == FieldDescriptor.TYPE_MESSAGE and _message_type(f).GetOptions().map_entry
 
 
 def _decode_table(desc: Descriptor) -> dict[str, Setter]:
@@ -410,7 +421,7 @@ def dict_to_message(data: Mapping[str, Any], cls: type[M]) -> M:
 
 def fill_message(msg: Message, data: Mapping[str, Any]) -> None:
     """Merge a decoded JSON/YAML object into msg; raises ConversionError with the field path."""
-    _message_filler(msg.DESCRIPTOR)(msg, data)
+    _message_filler(_descriptor(msg))(msg, data)
 
 
 # ---------------------------------------------------------------- message -> dict
@@ -450,7 +461,7 @@ def _bytes_out(v: bytes) -> str:
 def _value_encoder(f: FieldDescriptor) -> Encoder:
     """Encoder of one (non-repeated) value of field f."""
     if f.type == FieldDescriptor.TYPE_MESSAGE:
-        return _message_encoder(f.message_type)
+        return _message_encoder(_message_type(f))
     if f.type == FieldDescriptor.TYPE_BYTES:
         return _bytes_out
     return _identity
@@ -485,7 +496,7 @@ def _message_encoder(desc: Descriptor) -> Encoder:
 def _field_encoder(f: FieldDescriptor) -> Encoder:
     """Encoder of the whole value of field f (maps and lists included)."""
     if _is_map(f):
-        enc = _value_encoder(f.message_type.fields_by_name["value"])
+        enc = _value_encoder(_message_type(f).fields_by_name["value"])
         return lambda m: {k: enc(v) for k, v in m.items()}
     enc = _value_encoder(f)
     if f.is_repeated:
@@ -506,7 +517,7 @@ def _encode_table(desc: Descriptor) -> dict[str, Encoder]:
 
 def message_to_dict(msg: Message, with_type_meta: bool = True) -> dict[str, Any]:
     """Render msg as its Kubernetes JSON object, omitting unset fields (apiVersion/kind for top-level kinds)."""
-    body = _message_encoder(msg.DESCRIPTOR)(msg)
+    body = _message_encoder(_descriptor(msg))(msg)
     if not isinstance(body, dict):
         raise TypeError(f"{msg.DESCRIPTOR.full_name} does not render as a JSON object")
     gvk = TYPE_META.get(msg.DESCRIPTOR.full_name) if with_type_meta else None

@@ -101,8 +101,8 @@ def generate(nodes: int, pods: int, seed: int = 1) -> dict[str, list[Any]]:
         if j % 7 == 0:
             p.spec.nodeSelector["topology.kubernetes.io/zone"] = ZONES[j % len(ZONES)]
         if j % 11 == 0:
-            t = p.spec.tolerations.add()
-            t.key, t.operator, t.value, t.effect = "dedicated", "Equal", "batch", "NoSchedule"
+            tol = p.spec.tolerations.add()
+            tol.key, tol.operator, tol.value, tol.effect = "dedicated", "Equal", "batch", "NoSchedule"
         if j % 5 == 0:
             tsc = p.spec.topologySpreadConstraints.add()
             tsc.maxSkew, tsc.topologyKey, tsc.whenUnsatisfiable = 1, "topology.kubernetes.io/zone", "ScheduleAnyway"

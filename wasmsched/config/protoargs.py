@@ -6,7 +6,7 @@ the generated protobuf messages, and the checks kube-scheduler runs on them
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
@@ -72,7 +72,7 @@ def check_message_dict(value: Any, desc: Descriptor, path: str, errors: list[Fie
 def decode_message(cls: type[M], value: Any, path: str, errors: list[FieldError]) -> M | None:
     """Strictly decode a YAML value into a message of type `cls`; None (with errors) if it is invalid."""
     before = len(errors)
-    check_message_dict(value, cls.DESCRIPTOR, path, errors)
+    check_message_dict(value, cast(Descriptor, cls.DESCRIPTOR), path, errors)
     if len(errors) > before:
         return None
     try:

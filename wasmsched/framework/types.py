@@ -179,13 +179,13 @@ class PodInfo:
                     for w in pa.preferredDuringSchedulingIgnoredDuringExecution
                 ]
             if aff.HasField("podAntiAffinity"):
-                pa = aff.podAntiAffinity
+                paa = aff.podAntiAffinity
                 self.required_anti_affinity_terms = [
-                    _affinity_term(pod, t) for t in pa.requiredDuringSchedulingIgnoredDuringExecution
+                    _affinity_term(pod, t) for t in paa.requiredDuringSchedulingIgnoredDuringExecution
                 ]
                 self.preferred_anti_affinity_terms = [
                     WeightedAffinityTerm(_affinity_term(pod, w.podAffinityTerm), w.weight)
-                    for w in pa.preferredDuringSchedulingIgnoredDuringExecution
+                    for w in paa.preferredDuringSchedulingIgnoredDuringExecution
                 ]
 
     @property
