@@ -276,8 +276,10 @@ def test_item08_url_forms_load_the_same_bytes(tmp_path: Path, monkeypatch: pytes
     assert rt.compiled + rt.loaded_from_cache == 1
 
 
-def test_item08_relative_paths_use_the_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Item 8: relative paths resolve against the working directory, not elsewhere."""
+def test_item08_relative_paths_without_a_config_file_use_the_working_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Item 8: with no configuration file (a config built in code), relative paths resolve against the
+    working directory; test_simulate_wasm.py covers paths relative to the configuration file."""
     compile_wat(FILTER_OK, tmp_path / "a" / "rel", "g.wasm")
     (tmp_path / "b").mkdir()
     monkeypatch.chdir(tmp_path / "b")
