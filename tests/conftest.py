@@ -3,8 +3,10 @@ tests that build Go guests are marked `go` (tests/go_guests.py)."""
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 
@@ -12,7 +14,12 @@ import pytest
 
 from tests import go_guests
 
-os.environ.setdefault("WASMSCHED_CACHE_DIR", tempfile.mkdtemp(prefix="wasmsched-test-cache-"))
+# The wasm module cache of a test run is its own, and removed when the run ends (by the process that
+# made it: pytest-xdist workers inherit the variable and share the directory).
+if "WASMSCHED_CACHE_DIR" not in os.environ:
+    _CACHE_DIR = tempfile.mkdtemp(prefix="wasmsched-test-cache-")
+    os.environ["WASMSCHED_CACHE_DIR"] = _CACHE_DIR
+    atexit.register(shutil.rmtree, _CACHE_DIR, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
