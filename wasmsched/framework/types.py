@@ -212,7 +212,7 @@ class PodInfo:
 
 
 def get_pod_key(pod: Pod) -> str:
-    return pod.metadata.uid or f"{pod.metadata.namespace}/{pod.metadata.name}"
+    return pod.metadata.uid or pod_key(pod)
 
 
 @dataclass(slots=True)

@@ -7,7 +7,7 @@ import builtins
 import logging
 import threading
 
-from wasmsched.api.types import Node, Pod
+from wasmsched.api.types import Node, Pod, pod_key
 from wasmsched.framework.snapshot import Snapshot, image_state_summaries, image_states_for
 from wasmsched.framework.types import NodeInfo, PodInfo, get_pod_key, next_generation
 
@@ -128,7 +128,7 @@ class Cache:
         with self._lock:
             key = get_pod_key(pod)
             if key in self._pod_states:
-                raise CacheError(f"pod {pod.metadata.namespace}/{pod.metadata.name} is in the cache, so can't be assumed")
+                raise CacheError(f"pod {pod_key(pod)} is in the cache, so can't be assumed")
             self._add_pod(pod, pi)
             self._assumed.add(key)
 
@@ -145,7 +145,7 @@ class Cache:
                     f"pod {pod.metadata.name} was assumed on {pod.spec.nodeName} but assigned to {state[0].spec.nodeName}"
                 )
             if key not in self._assumed:
-                raise CacheError(f"pod {pod.metadata.namespace}/{pod.metadata.name} wasn't assumed so cannot be forgotten")
+                raise CacheError(f"pod {pod_key(pod)} wasn't assumed so cannot be forgotten")
             self._remove_pod(pod)
             self._assumed.discard(key)
 
