@@ -70,8 +70,8 @@ test-fast: setup
 	$(PY) -m pytest -m 'not go' -n $(FAST_WORKERS)
 
 lint: setup
-	$(VENV)/bin/ruff check wasmsched tests tools setup.py
-	$(VENV)/bin/mypy wasmsched tests tools setup.py
+	$(VENV)/bin/ruff check wasmsched tests tools setup.py bench
+	$(VENV)/bin/mypy wasmsched tests tools setup.py bench
 
 # A wheel with the generated protobuf modules in it (setup.py's build hook runs tools/gen_protos.py);
 # build/ is removed first, as setuptools would package files left there by an earlier build.

@@ -224,7 +224,7 @@ def test_errors_name_the_path(data: dict[str, Any], message: str) -> None:
 
 
 def test_int_or_string_rejects_bool() -> None:
-    with pytest.raises(ConversionError, match="spec.minAvailable"):
+    with pytest.raises(ConversionError, match=r"spec\.minAvailable"):
         dict_to_message({"spec": {"minAvailable": True}}, PodDisruptionBudget)
 
 
@@ -275,8 +275,10 @@ def test_conversion_tables_are_built_once_per_message_type(monkeypatch: pytest.M
 
         return wrapper
 
-    monkeypatch.setattr(convert, "_decode_table", counting("decode", convert._decode_table, lambda: convert._DECODE_TABLES))
-    monkeypatch.setattr(convert, "_encode_table", counting("encode", convert._encode_table, lambda: convert._ENCODE_TABLES))
+    monkeypatch.setattr(convert, "_decode_table",
+                        counting("decode", convert._decode_table, lambda: convert._DECODE_TABLES))
+    monkeypatch.setattr(convert, "_encode_table",
+                        counting("encode", convert._encode_table, lambda: convert._ENCODE_TABLES))
     data = load(POD_YAML)
 
     def round_trip(i: int) -> dict[str, Any]:

@@ -19,8 +19,7 @@ POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name
 def billion_laughs(field: str) -> str:
     """A manifest whose `field` expands to 9**9 strings through nested aliases."""
     lines = ["x0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
-    for i in range(1, 9):
-        lines.append(f"x{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]")
+    lines.extend(f"x{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 9))
     if field == "kind":
         lines.append("apiVersion: v1\nkind: *a8\nmetadata: {name: p}")
     else:
@@ -73,7 +72,8 @@ def test_check_aliasing_ignores_plain_documents() -> None:
 
 def test_large_values_are_cut_in_messages(tmp_path: Path) -> None:
     f = tmp_path / "x.yaml"
-    f.write_text("apiVersion: v1\nkind: [" + ", ".join(["abc"] * 50_000) + "]\nmetadata: {name: " + "n" * 50_000 + "}\n")
+    kind = "[" + ", ".join(["abc"] * 50_000) + "]"
+    f.write_text("apiVersion: v1\nkind: " + kind + "\nmetadata: {name: " + "n" * 50_000 + "}\n")
     with pytest.raises(ManifestError) as exc:
         load_paths([f])
     assert len(str(exc.value)) < 600
@@ -194,7 +194,10 @@ def test_huge_quantity(value: str) -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("apiVersion: v1\nkind: Pod\nmetadata: {name: p\n  namespace: [\n", "x.yaml:4:12: did not find expected ',' or '}'"),
+        (
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p\n  namespace: [\n",
+            "x.yaml:4:12: did not find expected ',' or '}'",
+        ),
         ("a: b: c\n", "x.yaml:1:5: mapping values are not allowed in this context"),
         ("a: 'unterminated\n", "x.yaml:2:1: found unexpected end of stream"),
         ("\ta: 1\n", "x.yaml:1:1: found character that cannot start any token"),
@@ -236,6 +239,7 @@ def test_merge_keys_may_be_overridden() -> None:
 
 def test_huge_unknown_key_is_cut_in_messages() -> None:
     with pytest.raises(ManifestError) as exc:
-        load_text('{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "' + "k" * 100_000 + '": 1}}', "x.json")
+        key = "k" * 100_000
+        load_text('{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "' + key + '": 1}}', "x.json")
     assert len(str(exc.value)) < 600
     assert "(100000 characters)" in str(exc.value)

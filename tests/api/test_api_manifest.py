@@ -129,7 +129,8 @@ def test_bad_json_names_the_file(tmp_path: Path) -> None:
         (
             (
                 "apiVersion: v1\nkind: Node\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Pod\n"
-                "metadata: {name: p, namespace: ns}\nspec: {containers: [{name: c, resources: {requests: {cpu: lots}}}]}\n"
+                "metadata: {name: p, namespace: ns}\n"
+                "spec: {containers: [{name: c, resources: {requests: {cpu: lots}}}]}\n"
             ),
             (
                 r"x\.yaml: document 2 \(Pod ns/p\): spec\.containers\[0\]\.resources\.requests\.cpu: "

@@ -112,7 +112,10 @@ def test_container_resources(resources: str, expected: str) -> None:
 
 
 def test_node_quantities() -> None:
-    text = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {capacity: {cpu: '-1'}, allocatable: {pods: 1.5}}\n"
+    text = (
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+        "status: {capacity: {cpu: '-1'}, allocatable: {pods: 1.5}}\n"
+    )
     assert pod_error(text) == (
         'x.yaml: document 1 (Node n1): Node "n1" is invalid: [status.capacity.cpu: Invalid value: "-1": must be '
         'greater than or equal to 0, status.allocatable.pods: Invalid value: "1500m": must be an integer]'
@@ -229,14 +232,20 @@ def test_topology_spread_constraints(constraint: str, expected: str) -> None:
 
 # ---------------------------------------------------------------- node affinity, tolerations, taints
 
-NA = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]"
+NA = (
+    "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+    ".nodeSelectorTerms[0].matchExpressions[0]"
+)
 
 
 @pytest.mark.parametrize(
     ("expr", "expected"),
     [
         ("{key: a, operator: Bogus}", f'{NA}.operator: Invalid value: "Bogus": not a valid selector operator'),
-        ("{key: a, operator: In}", f"{NA}.values: Required value: must be specified when `operator` is 'In' or 'NotIn'"),
+        (
+            "{key: a, operator: In}",
+            f"{NA}.values: Required value: must be specified when `operator` is 'In' or 'NotIn'",
+        ),
         (
             "{key: a, operator: DoesNotExist, values: [x]}",
             f"{NA}.values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
@@ -286,7 +295,8 @@ def test_tolerations(toleration: str, expected: str) -> None:
 def test_node_taints() -> None:
     text = (
         "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
-        "spec: {taints: [{key: a, effect: Bogus}, {key: b}, {key: c, effect: NoSchedule}, {key: c, effect: NoSchedule}]}\n"
+        "spec: {taints: [{key: a, effect: Bogus}, {key: b}, {key: c, effect: NoSchedule},"
+        " {key: c, effect: NoSchedule}]}\n"
     )
     assert pod_error(text) == (
         'x.yaml: document 1 (Node n1): Node "n1" is invalid: [metadata.taints[0].effect: Unsupported value: "Bogus": '
@@ -395,7 +405,10 @@ def test_pod_disruption_budget(spec: str, expected: str) -> None:
 @pytest.mark.parametrize(
     ("body", "expected"),
     [
-        ("metadata: {name: huge}\nvalue: 1000000001", "value: Forbidden: maximum allowed value of a user defined priority is 1000000000"),
+        (
+            "metadata: {name: huge}\nvalue: 1000000001",
+            "value: Forbidden: maximum allowed value of a user defined priority is 1000000000",
+        ),
         (
             "metadata: {name: system-mine}\nvalue: 5",
             ("metadata.name: Forbidden: priority class names with 'system-' prefix are reserved for system use only. "
@@ -414,7 +427,10 @@ def test_priority_class(body: str, expected: str) -> None:
 
 
 def test_second_global_default_priority_class(tmp_path: Path) -> None:
-    pc = "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {{name: {}}}\nvalue: {}\nglobalDefault: true\n"
+    pc = (
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
+        "metadata: {{name: {}}}\nvalue: {}\nglobalDefault: true\n"
+    )
     (tmp_path / "a.yaml").write_text(pc.format("first", 10))
     (tmp_path / "b.yaml").write_text(pc.format("second", 20))
     with pytest.raises(ManifestError) as exc:
@@ -453,7 +469,10 @@ def test_duplicate_objects_name_both_places(tmp_path: Path) -> None:
 
 
 def test_same_name_in_other_namespace_or_kind_is_fine() -> None:
-    text = pod(C) + "---\n" + pod(C, "name: p1, namespace: other") + "---\napiVersion: v1\nkind: Node\nmetadata: {name: p1}\n"
+    text = (
+        pod(C) + "---\n" + pod(C, "name: p1, namespace: other")
+        + "---\napiVersion: v1\nkind: Node\nmetadata: {name: p1}\n"
+    )
     assert len(load_text(text).objects) == 3
 
 

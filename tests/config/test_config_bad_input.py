@@ -51,25 +51,27 @@ def error_of(tmp_path: Path, text: str) -> str:
         ),
         (
             HEADER + "parallelism: 1" + "0" * 5000 + "\n",
-            ("scheduler.yaml: parallelism: Invalid value: cannot unmarshal number 10000000000000000000... (5001 digits) "
-            "into a field of type int32"),
+            ("scheduler.yaml: parallelism: Invalid value: cannot unmarshal number 10000000000000000000... "
+            "(5001 digits) into a field of type int32"),
         ),
         (
-            HEADER + "profiles:\n- schedulerName: a\n  plugins: {queueSort: {enabled: [{name: X}], disabled: [{name: '*'}]}}\n"
+            HEADER + "profiles:\n- schedulerName: a\n"
+            "  plugins: {queueSort: {enabled: [{name: X}], disabled: [{name: '*'}]}}\n"
             "- schedulerName: b\n",
             ('scheduler.yaml: profiles[1].plugins.queueSort: Invalid value: {"Enabled":null,"Disabled":null}: must be '
             "the same for all profiles"),
         ),
         (
-            HEADER + "profiles: [{plugins: {score: {enabled: [{name: NodeResourcesFit}, {name: NodeResourcesFit}]}}}]\n",
+            HEADER + "profiles: [{plugins: {score: {enabled: [{name: NodeResourcesFit},"
+            " {name: NodeResourcesFit}]}}}]\n",
             ('scheduler.yaml: profiles[0].plugins.score.enabled[1]: Invalid value: "NodeResourcesFit": plugin '
             '"NodeResourcesFit" already registered as "ScorePlugin"'),
         ),
         (
-            HEADER + "profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: {type: LeastAllocated,"
-            " resources: [{name: cpu, weight: -1}, {name: memory, weight: 101}]}}}]}]\n",
-            ("scheduler.yaml: [profiles[0].pluginConfig[0].args.scoringStrategy.resources[0].weight: Invalid value: -1: "
-            "resource weight of cpu not in valid range (0, 100], "
+            HEADER + "profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: "
+            "{type: LeastAllocated, resources: [{name: cpu, weight: -1}, {name: memory, weight: 101}]}}}]}]\n",
+            ("scheduler.yaml: [profiles[0].pluginConfig[0].args.scoringStrategy.resources[0].weight: "
+            "Invalid value: -1: resource weight of cpu not in valid range (0, 100], "
             "profiles[0].pluginConfig[0].args.scoringStrategy.resources[1].weight: Invalid value: 101: resource "
             "weight of memory not in valid range (0, 100]]"),
         ),
@@ -83,7 +85,11 @@ def test_one_line_errors(tmp_path: Path, text: str, expected: str) -> None:
 
 @pytest.mark.parametrize(
     "body",
-    ["profiles: null\n", "profiles: [{plugins: null, pluginConfig: null}]\n", "profiles: [{pluginConfig: [{name: X, args: null}]}]\n"],
+    [
+        "profiles: null\n",
+        "profiles: [{plugins: null, pluginConfig: null}]\n",
+        "profiles: [{pluginConfig: [{name: X, args: null}]}]\n",
+    ],
 )
 def test_nulls_are_absent_fields(tmp_path: Path, body: str) -> None:
     f = tmp_path / "scheduler.yaml"
@@ -102,8 +108,7 @@ def test_zero_resource_weight_is_defaulted(tmp_path: Path) -> None:
 
 def test_alias_bomb_in_config(tmp_path: Path) -> None:
     lines = ["x0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
-    for i in range(1, 9):
-        lines.append(f"x{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]")
+    lines.extend(f"x{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 9))
     msg = error_of(tmp_path, HEADER + "\n".join(lines) + "\nprofiles: [{schedulerName: *a8}]\n")
     assert msg == "scheduler.yaml:1:1: document contains excessive aliasing"
 

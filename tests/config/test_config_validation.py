@@ -92,7 +92,8 @@ A = "profiles[0].pluginConfig[0].args"
             ],
         ),
         (
-            "extenders: [{urlPrefix: x, managedResources: [{name: cpu}, {name: example.com/a}, {name: example.com/a}]}]",
+            "extenders: [{urlPrefix: x, managedResources: [{name: cpu}, {name: example.com/a},"
+            " {name: example.com/a}]}]",
             [
                 'extenders[0].managedResources[0].name: Invalid value: "cpu": is an invalid extended resource name',
                 (
@@ -219,11 +220,15 @@ def test_score_weight_overflow() -> None:
             "{ignoredResourceGroups: [example.com/aaa], ignoredResources: [-bad]}",
             [
                 (
-                    f'{A}.ignoredResources[0]: Invalid value: "-bad": name part must consist of alphanumeric characters, '
-                    "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or "
-                    "'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+                    f'{A}.ignoredResources[0]: Invalid value: "-bad": name part must consist of alphanumeric '
+                    "characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
+                    "'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+                    "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
                 ),
-                f"{A}.ignoredResourceGroups[0]: Invalid value: \"example.com/aaa\": resource group name can't contain '/'",
+                (
+                    f"{A}.ignoredResourceGroups[0]: Invalid value: \"example.com/aaa\": resource group name can't "
+                    "contain '/'"
+                ),
             ],
         ),
         (
@@ -264,7 +269,10 @@ def test_score_weight_overflow() -> None:
             "NodeResourcesFit",
             "{scoringStrategy: {type: RequestedToCapacityRatio, requestedToCapacityRatio: {}}}",
             [
-                f"{A}.scoringStrategy.requestedToCapacityRatio.shape: Required value: at least one point must be specified"
+                (
+                    f"{A}.scoringStrategy.requestedToCapacityRatio.shape: Required value: at least one point must be "
+                    "specified"
+                ),
             ],
         ),
         (
@@ -277,20 +285,20 @@ def test_score_weight_overflow() -> None:
             """,
             [
                 (
-                    f"{A}.scoringStrategy.requestedToCapacityRatio.shape[1].utilization: Invalid value: 50: values must "
-                    "be sorted in increasing order"
+                    f"{A}.scoringStrategy.requestedToCapacityRatio.shape[1].utilization: Invalid value: 50: values "
+                    "must be sorted in increasing order"
                 ),
                 (
-                    f"{A}.scoringStrategy.requestedToCapacityRatio.shape[0].score: Invalid value: 11: not in valid range "
-                    "[0, 10]"
+                    f"{A}.scoringStrategy.requestedToCapacityRatio.shape[0].score: Invalid value: 11: not in valid "
+                    "range [0, 10]"
                 ),
                 (
                     f"{A}.scoringStrategy.requestedToCapacityRatio.shape[2].utilization: Invalid value: 101: not in "
                     "valid range [0, 100]"
                 ),
                 (
-                    f"{A}.scoringStrategy.requestedToCapacityRatio.shape[2].score: Invalid value: -1: not in valid range "
-                    "[0, 10]"
+                    f"{A}.scoringStrategy.requestedToCapacityRatio.shape[2].score: Invalid value: -1: not in valid "
+                    "range [0, 10]"
                 ),
             ],
         ),
@@ -340,8 +348,8 @@ def test_score_weight_overflow() -> None:
                     '"DoNotSchedule", "ScheduleAnyway"'
                 ),
                 (
-                    f"{A}.defaultConstraints[1].labelSelector: Forbidden: constraint must not define a selector, as they "
-                    "deduced for each pod"
+                    f"{A}.defaultConstraints[1].labelSelector: Forbidden: constraint must not define a selector, as "
+                    "they deduced for each pod"
                 ),
                 f'{A}.defaultConstraints[2]: Duplicate value: "{{zone, DoNotSchedule}}"',
                 f"{A}.defaultConstraints[3].whenUnsatisfiable: Required value: can not be empty",
@@ -429,10 +437,10 @@ def test_invalid_label_key_in_added_affinity(tmp_path: Path) -> None:
     assert errs == [
         (
             f"{A}.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
-            '.matchExpressions[0].key: Invalid value: "a/b/c": a qualified name must consist of alphanumeric characters, '
-            "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or "
-            "'123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS "
-            "subdomain prefix and '/' (e.g. 'example.com/MyName')"
+            '.matchExpressions[0].key: Invalid value: "a/b/c": a qualified name must consist of alphanumeric '
+            "characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  "
+            "or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') "
+            "with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
         )
     ]
 

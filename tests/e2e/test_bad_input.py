@@ -20,8 +20,7 @@ def pod(name: str = "p1", extra: str = "", spec: str = "") -> str:
 
 def bomb(field: str) -> str:
     lines = ["x0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
-    for i in range(1, 9):
-        lines.append(f"x{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]")
+    lines.extend(f"x{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 9))
     return "\n".join(lines) + f"\napiVersion: v1\nkind: Pod\nmetadata: {{{field}: *a8}}\n"
 
 
@@ -42,9 +41,17 @@ MANIFESTS: dict[str, tuple[str, str, str]] = {
         pod(extra=", resources: {requests: {cpu: '1" + "0" * 5000 + "'}}"),
         ": document 1 (Pod p1): spec.containers[0].resources.requests.cpu: unable to parse numeric part of quantity",
     ),
-    "yaml-syntax": ("x.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p\n  namespace: [\n", ":4:12: did not find expected ',' or '}'"),
+    "yaml-syntax": (
+        "x.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p\n  namespace: [\n",
+        ":4:12: did not find expected ',' or '}'",
+    ),
     "duplicate-yaml-key": ("x.yaml", "apiVersion: v1\nkind: Pod\nkind: Node\n", ':3:1: key "kind" already set in map'),
-    "duplicate-json-key": ("x.json", '{"apiVersion": "v1", "apiVersion": "v1"}', ': strict decoding error: duplicate field "apiVersion"'),
+    "duplicate-json-key": (
+        "x.json",
+        '{"apiVersion": "v1", "apiVersion": "v1"}',
+        ': strict decoding error: duplicate field "apiVersion"',
+    ),
     "negative-cpu": (
         "x.yaml",
         pod(extra=", resources: {requests: {cpu: '-10'}}"),
@@ -86,7 +93,8 @@ MANIFESTS: dict[str, tuple[str, str, str]] = {
     ),
     "pdb-both": (
         "x.yaml",
-        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: b}\nspec: {minAvailable: 1, maxUnavailable: 1}\n",
+        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: b}\n"
+        "spec: {minAvailable: 1, maxUnavailable: 1}\n",
         (": document 1 (PodDisruptionBudget default/b): PodDisruptionBudget.policy \"b\" is invalid: spec: Invalid "
         "value: "),
     ),
@@ -119,7 +127,9 @@ def test_duplicate_pod_across_files(capsys: pytest.CaptureFixture[str], tmp_path
     b.write_text(pod("p2") + "---\n" + pod())
     rc, _, err = run_cli(capsys, "simulate", str(a), str(b))
     assert rc == 2
-    assert err == f'error: {b}: document 2 (Pod default/p1): pods "p1" already exists (first defined in {a}: document 2)\n'
+    assert err == (
+        f'error: {b}: document 2 (Pod default/p1): pods "p1" already exists (first defined in {a}: document 2)\n'
+    )
 
 
 def test_null_quantity_schedules(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

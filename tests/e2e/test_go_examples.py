@@ -160,7 +160,8 @@ def test_demo_config_works_from_any_directory(built: None, monkeypatch: pytest.M
     """guestURL is relative to the configuration file, so the demo runs from any working directory."""
     monkeypatch.chdir(tmp_path)
     rc, out, err = run_cli(capsys, "simulate", "-o", "json", "--config",
-                           str(ROOT / "examples" / "nodenumber" / "scheduler.yaml"), str(ROOT / "examples/clusters/demo"))
+                           str(ROOT / "examples" / "nodenumber" / "scheduler.yaml"),
+                           str(ROOT / "examples/clusters/demo"))
     assert rc == 0, err
     assert json.loads(out)["summary"]["wasm"]["NodeNumber"]["created"] >= 1
 

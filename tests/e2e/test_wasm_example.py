@@ -17,7 +17,7 @@ EXAMPLE = ROOT / "examples" / "wasm" / "last-digit"
 DEMO = ROOT / "examples" / "clusters" / "demo"
 sys.path.insert(0, str(ROOT / "tools"))
 
-import wat2wasm
+import wat2wasm  # noqa: E402 - importable only once tools/ is on sys.path (above)
 
 
 @pytest.fixture

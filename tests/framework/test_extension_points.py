@@ -149,7 +149,8 @@ def test_framework_accepts_a_complete_plugin() -> None:
 
 
 def test_extension_points_of_the_runner_are_the_abstract_classes() -> None:
-    assert {ep.interface for ep in EXTENSION_POINTS if ep.interface} | {EnqueueExtensions} == set(EXTENSION_POINT_CLASSES)
+    interfaces = {ep.interface for ep in EXTENSION_POINTS if ep.interface}
+    assert interfaces | {EnqueueExtensions} == set(EXTENSION_POINT_CLASSES)
 
 
 def test_wasm_plugin_classes_implement_whatever_they_export() -> None:

@@ -444,7 +444,7 @@ def test_pre_filter_error_is_wrapped() -> None:
 ])
 def test_pre_filter_result_merge(name: str, results: list[PreFilterResult | None], want_nodes: set[str] | None,
                                  want_code: int, want_msg: str, want_plugins: set[str]) -> None:
-    fwk = new_framework({"pre_filter": [(n, PreFilterPl(result=r)) for n, r in zip("AB", results)]})
+    fwk = new_framework({"pre_filter": [(n, PreFilterPl(result=r)) for n, r in zip("AB", results, strict=True)]})
     res, st, plugins = fwk.run_pre_filter_plugins(CycleState(), POD, nodes("n1", "n2", "n3"))
     got_nodes = None if res is None or res.all_nodes() else res.node_names
     assert got_nodes == want_nodes
@@ -514,7 +514,8 @@ def test_pre_filter_skip_skips_filter_and_extensions() -> None:
 ])
 def test_run_filter_plugins(name: str, statuses: list[Status | None], skip: set[str], want_code: int,
                             want_plugin: str, want_msg: str, want_calls: list[str]) -> None:
-    fwk = new_framework({"filter": [(n, FilterPl(st)) for n, st in zip("AB", statuses)]})
+    # Some rows have a single plugin: "AB" names as many plugins as there are statuses.
+    fwk = new_framework({"filter": [(n, FilterPl(st)) for n, st in zip("AB", statuses, strict=False)]})
     state = CycleState()
     state.skip_filter_plugins = set(skip)
     ni = nodes("node1")[0]
@@ -604,7 +605,9 @@ def test_run_post_filter_plugins() -> None:
     fwk = new_framework({"post_filter": [("A", PostFilterPl(unsched("a"))), ("B", PostFilterPl(None, nominate))]})
     r, st = fwk.run_post_filter_plugins(CycleState(), POD, NodeToStatus())
     assert is_success(st) and r is nominate
-    fwk = new_framework({"post_filter": [("A", PostFilterPl(unsched("a"), nominate)), ("B", PostFilterPl(unsched("b")))]})
+    fwk = new_framework(
+        {"post_filter": [("A", PostFilterPl(unsched("a"), nominate)), ("B", PostFilterPl(unsched("b")))]}
+    )
     r, st = fwk.run_post_filter_plugins(CycleState(), POD, NodeToStatus())
     assert (st.code, st.reasons, st.plugin) == (Code.UNSCHEDULABLE, ["a", "b"], "A")
     assert r is nominate
@@ -664,7 +667,8 @@ def _to_101(s: int) -> int:
     ("single ScoreWithNormalize plugin", [("A", ScorePl({"n1": 10, "n2": 40}, normalize=_double), 1)],
      {"n1": 20, "n2": 80}, ""),
     ("2 Score plugins, 2 NormalizeScore plugins, weights applied after normalizing",
-     [("A", ScorePl({"n1": 10, "n2": 20}, normalize=_double), 1), ("B", ScorePl({"n1": 5, "n2": 50}, normalize=_double), 3)],
+     [("A", ScorePl({"n1": 10, "n2": 20}, normalize=_double), 1),
+      ("B", ScorePl({"n1": 5, "n2": 50}, normalize=_double), 3)],
      {"n1": 20 + 30, "n2": 40 + 300}, ""),
     ("score fails", [("A", ScorePl(1, status=error("boom")), 1)], {},
      'running Score plugins: plugin "A" failed with: boom'),
@@ -710,7 +714,7 @@ def test_run_score_plugins(name: str, plugins: list[tuple[str, ScorePl, int]], w
 ])
 def test_run_reserve_plugins(name: str, statuses: list[Status | None], want_code: int, want_plugin: str,
                              want_msg: str, want_calls: list[str]) -> None:
-    fwk = new_framework({"reserve": [(n, ReservePl(st)) for n, st in zip("AB", statuses)]})
+    fwk = new_framework({"reserve": [(n, ReservePl(st)) for n, st in zip("AB", statuses, strict=True)]})
     st = fwk.run_reserve_plugins_reserve(CycleState(), POD, "node1")
     assert (Code.SUCCESS if st is None else st.code) == want_code
     if st is not None:
@@ -841,7 +845,8 @@ def test_wait_on_permit_for_a_pod_not_waiting() -> None:
 ])
 def test_run_bind_plugins(name: str, statuses: list[Status | None], want_code: int, want_plugin: str,
                           want_msg: str, want_calls: list[str]) -> None:
-    fwk = new_framework({"bind": [(n, BindPl(st)) for n, st in zip("AB", statuses)]})
+    # Some rows have a single plugin: "AB" names as many plugins as there are statuses.
+    fwk = new_framework({"bind": [(n, BindPl(st)) for n, st in zip("AB", statuses, strict=False)]})
     st = fwk.run_bind_plugins(CycleState(), POD, "node1")
     assert (Code.SUCCESS if st is None else st.code) == want_code
     if st is not None and want_code != Code.SKIP:
@@ -865,7 +870,7 @@ class PreBindPl(PreBindPlugin):
 ])
 def test_run_pre_bind_plugins(name: str, statuses: list[Status | None], want_code: int, want_plugin: str,
                               want_msg: str) -> None:
-    fwk = new_framework({"pre_bind": [(n, PreBindPl(st)) for n, st in zip("AB", statuses)]})
+    fwk = new_framework({"pre_bind": [(n, PreBindPl(st)) for n, st in zip("AB", statuses, strict=True)]})
     st = fwk.run_pre_bind_plugins(CycleState(), POD, "node1")
     assert (Code.SUCCESS if st is None else st.code) == want_code
     if st is not None:

@@ -188,7 +188,8 @@ def test_preferred_affinity(name: str, p: Pod, pods: list[Pod], nodes: list[Node
 def test_ignore_preferred_terms_of_existing_pods() -> None:
     # With ignorePreferredTermsOfExistingPods, a pod without preferred terms skips PreScore.
     got = _run(P(S2), [P(S1, "node1", STAY_S1_REGION), P(S2, "node2", STAY_S2_REGION)],
-               [N("node1", **CHINA), N("node2", **INDIA)], InterPodAffinityArgs(ignore_preferred_terms_of_existing_pods=True))
+               [N("node1", **CHINA), N("node2", **INDIA)],
+               InterPodAffinityArgs(ignore_preferred_terms_of_existing_pods=True))
     assert got == SKIP
 
 

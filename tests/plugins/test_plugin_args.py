@@ -127,7 +127,7 @@ def test_get_args_itself() -> None:
     assert get_args(InterPodAffinityArgs, {"hardPodAffinityWeight": 3}) == InterPodAffinityArgs(3, False)
     with pytest.raises(ConfigError, match=r"^x\.hardPodAffinityWeight: Invalid value: 101"):
         get_args(InterPodAffinityArgs, InterPodAffinityArgs(101), path="x")
-    with pytest.raises(TypeError, match="^want args to be of type PodTopologySpreadArgs, got DefaultPreemptionArgs$"):
+    with pytest.raises(TypeError, match=r"^want args to be of type PodTopologySpreadArgs, got DefaultPreemptionArgs$"):
         get_args(PodTopologySpreadArgs, DefaultPreemptionArgs())  # type: ignore[arg-type]
 
 

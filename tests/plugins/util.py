@@ -45,11 +45,10 @@ def request_pod(*requests: dict[str, str], node: str = "", name: str = "p") -> P
 
 def pods_on(spec: str, **labels: str) -> list[Pod]:
     """'node-a:2 node-b:1' -> pods p-a1, p-a2, p-b1 on those nodes with the labels."""
-    out = []
+    out: list[Pod] = []
     for part in spec.split():
         n, cnt = part.split(":")
-        for i in range(int(cnt)):
-            out.append(make_pod(f"p-{n[-1]}{i + 1}").labels(labels).node(n).obj())
+        out.extend(make_pod(f"p-{n[-1]}{i + 1}").labels(labels).node(n).obj() for i in range(int(cnt)))
     return out
 
 

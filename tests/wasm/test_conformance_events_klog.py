@@ -1,4 +1,4 @@
-"""docs/abi.md §13 conformance, Events (items 42–44) and klog (items 45–48), with §7 and §11 details.
+"""docs/abi.md §13 conformance, Events (items 42-44) and klog (items 45-48), with §7 and §11 details.
 
 Uses the import probe guest (tests/wat/conformance_b/import_probe.wat) driven by `Probe` from
 test_conformance_imports: `enqueue` sends `result.cluster_events`, other exports call `k8s.io/klog`.
@@ -54,7 +54,7 @@ def enqueue(plugin: WasmPlugin, *payloads: bytes, trap: bool = False) -> list[Cl
     return plugin.events_to_register()
 
 
-# ----- 42–44: cluster events -----------------------------------------------------------------------------
+# ----- 42-44: cluster events -----------------------------------------------------------------------------
 
 
 def test_42_two_records(tmp_path: Path) -> None:
@@ -133,7 +133,7 @@ def test_44_gvk_mapping(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> Non
     with one warning per unknown GVK."""
     caplog.set_level(logging.INFO, logger="wasmsched.wasm")
     plugin = probe_plugin(tmp_path)
-    gvks = list(range(13)) + [11, 0xFFFFFFFF]
+    gvks = [*range(13), 11, 0xFFFFFFFF]
     evs = enqueue(plugin, records([(g, 1) for g in gvks]))
     assert [r for r, _ in pairs(evs)] == [
         "Pod", "Node", "PersistentVolume", "PersistentVolumeClaim", "resource.k8s.io/PodSchedulingContext",
@@ -146,7 +146,7 @@ def test_44_gvk_mapping(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> Non
     assert len(warnings) == 3  # GVKs 11, 12, 0xFFFFFFFF, each once despite repeats and a second call
 
 
-# ----- 45–48: klog ---------------------------------------------------------------------------------------
+# ----- 45-48: klog ---------------------------------------------------------------------------------------
 
 
 @pytest.fixture

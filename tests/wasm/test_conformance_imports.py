@@ -1,4 +1,4 @@
-"""docs/abi.md §13 conformance, Imports (items 28–41), plus §4/§5 details: the buf/buf_limit protocol,
+"""docs/abi.md §13 conformance, Imports (items 28-41), plus §4/§5 details: the buf/buf_limit protocol,
 per-call values outside a call, memory faults, NormalizeScore by name, waiting pods and eventf.
 
 Most tests use tests/wat/conformance_b/import_probe.wat: every export runs a script of import calls
@@ -308,7 +308,7 @@ def test_30_get_config_empty_returns_zero(tmp_path: Path) -> None:
     assert probe.read(0x1000, 16) == bytes([CANARY]) * 16
 
 
-# ----- 31–34: per-call values (§4.2) ---------------------------------------------------------------------
+# ----- 31-34: per-call values (§4.2) ---------------------------------------------------------------------
 
 
 def _getter_script() -> list[tuple[Any, ...]]:
@@ -330,7 +330,7 @@ def _expected_values(export: str, pod: Pod, target: Pod) -> dict[str, bytes]:
 
 @pytest.mark.parametrize("export", ALL_EXPORTS)
 def test_31_to_34_per_call_getter_table(tmp_path: Path, export: str) -> None:
-    """Items 31–34 (§4.2 table): currentPod, currentNodeName, targetPod, filteredNodeList, nodeToStatusMap and
+    """Items 31-34 (§4.2 table): currentPod, currentNodeName, targetPod, filteredNodeList, nodeToStatusMap and
     nodeScoreList have their value only in the listed exports; elsewhere 0 (or `[]` / `{}`), nothing written."""
     handle, pod, target = standard_cluster()
     plugin = probe_plugin(tmp_path, handle)

@@ -14,7 +14,9 @@ from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.wasm.plugin import register_wasm_plugins
 
 
-def run(tmp_path: Path, with_free_pod: bool) -> tuple[dict[str, tuple[str, str | None, int]], list[str], dict[str, int]]:
+def run(
+    tmp_path: Path, with_free_pod: bool
+) -> tuple[dict[str, tuple[str, str | None, int]], list[str], dict[str, int]]:
     wasm = compile_wat("e2e/permit_waiting", tmp_path)
     cfg = config_from_dict({
         "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",

@@ -205,8 +205,7 @@ def check_aliasing(root: Node) -> None:
         path.append(nid)
         stack.append(None)
         children = _children(node)
-        for i in range(len(children) - 1, -1, -1):
-            stack.append((children[i], nid, i, depth))
+        stack.extend((children[i], nid, i, depth) for i in range(len(children) - 1, -1, -1))
 
 
 class _StrictConstructor(SafeConstructor):
@@ -221,7 +220,8 @@ class _StrictConstructor(SafeConstructor):
 
     def construct_mapping(self, node: Node, deep: bool = False) -> dict[Any, Any]:  # type: ignore[override]
         if not isinstance(node, MappingNode):
-            raise ConstructorError(None, None, f"expected a mapping node, but found {getattr(node, 'id', 'node')}", node.start_mark)
+            found = getattr(node, "id", "node")
+            raise ConstructorError(None, None, f"expected a mapping node, but found {found}", node.start_mark)
         explicit = node.value
         self.flatten_mapping(node)
         # flatten_mapping puts the pairs of `<<` merges first in a new list; the pairs written in this

@@ -166,10 +166,7 @@ class Selector:
         """Whether the label set satisfies every requirement (never, for Nothing)."""
         if self.nothing:
             return False
-        for r in self.requirements:
-            if not r.matches(labels):
-                return False
-        return True
+        return all(r.matches(labels) for r in self.requirements)
 
     def empty(self) -> bool:
         """True for the match-everything selector, like Selector.Empty()."""

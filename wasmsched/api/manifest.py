@@ -214,7 +214,9 @@ def _convert(
     except RecursionError:
         raise ManifestError(f"{_describe(source, where, obj)}: exceeded max depth") from None
     if not msg.metadata.name and not msg.metadata.generateName:  # type: ignore[attr-defined]
-        raise ManifestError(f"{_describe(source, where, obj)}: metadata.name: Required value: name or generateName is required")
+        raise ManifestError(
+            f"{_describe(source, where, obj)}: metadata.name: Required value: name or generateName is required"
+        )
     _apply_defaults(msg, kind, ctx)
     _admit(msg, kind, source, where, ctx)
     result.add(LoadedObject(api_version, kind, msg, source, document))
@@ -239,9 +241,8 @@ def _admit(msg: Message, kind: str, source: str, where: str, ctx: _Context) -> N
         ctx.defined[ident] = f"{source}: {where}"
     if kind == "PriorityClass" and msg.globalDefault:  # type: ignore[attr-defined]
         if ctx.global_default is not None:
-            raise ManifestError(
-                f"{_describe_message(source, where, kind, msg)}: {global_default_conflict(ctx.global_default, meta.name)}"
-            )
+            conflict = global_default_conflict(ctx.global_default, meta.name)
+            raise ManifestError(f"{_describe_message(source, where, kind, msg)}: {conflict}")
         ctx.global_default = meta.name
 
 

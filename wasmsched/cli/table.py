@@ -22,7 +22,7 @@ def format_table(doc: Mapping[str, Any]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER) - 1)]
     lines = []
     for i, r in enumerate(rows):
-        lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[-1])
+        lines.append("  ".join(c.ljust(w) for c, w in zip(r[:-1], widths, strict=True)) + "  " + r[-1])
         if i and "filter" in doc["pods"][i - 1]:
             lines.extend(INDENT + line for line in explain_lines(doc["pods"][i - 1]))
     lines.append("")
@@ -102,4 +102,5 @@ def _score_lines(scores: Mapping[str, Mapping[str, int]]) -> list[str]:
     rows += [(p, *(str(scores[n].get(p, "-")) for n in best)) for p in plugins]
     rows.append(("TOTAL", *(str(scores[n]["total"]) for n in best)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return ["  ".join([r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:])]) for r in rows]
+    return ["  ".join([r[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=True))])
+            for r in rows]

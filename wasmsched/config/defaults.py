@@ -57,9 +57,11 @@ def merge_plugin_set(default: PluginSet, custom: PluginSet) -> PluginSet:
             if plugin.name in disabled_names:
                 continue
             if plugin.name in custom_by_name:
-                i, plugin = custom_by_name[plugin.name]
+                i, replacement = custom_by_name[plugin.name]
                 replaced.add(i)
-            enabled.append(Plugin(plugin.name, plugin.weight))
+                enabled.append(Plugin(replacement.name, replacement.weight))
+            else:
+                enabled.append(Plugin(plugin.name, plugin.weight))
     enabled.extend(Plugin(p.name, p.weight) for i, p in enumerate(custom.enabled) if i not in replaced)
     return PluginSet(enabled=enabled, disabled=disabled)
 

@@ -155,15 +155,15 @@ def _validate_common_queue_sort(profiles: list[KubeSchedulerProfile]) -> list[Fi
             errs.append(
                 invalid(f"profiles[{i}].plugins.queueSort", _go_plugin_set(curr), "must be the same for all profiles")
             )
-        for pc in profiles[i].plugin_config:
-            if pc.name == name and pc.args != canon_args:
-                errs.append(
-                    invalid(
-                        f"profiles[{i}].pluginConfig.args",
-                        pc.args if isinstance(pc.args, dict) else OMIT,
-                        "queueSort must be the same for all profiles",
-                    )
-                )
+        errs.extend(
+            invalid(
+                f"profiles[{i}].pluginConfig.args",
+                pc.args if isinstance(pc.args, dict) else OMIT,
+                "queueSort must be the same for all profiles",
+            )
+            for pc in profiles[i].plugin_config
+            if pc.name == name and pc.args != canon_args
+        )
     return errs
 
 

@@ -111,7 +111,7 @@ class NodePluginScores:
     @property
     def scores(self) -> list[PluginScore]:
         if self._scores is None:
-            self._scores = [PluginScore(n, v) for n, v in zip(self._names, self._values)]
+            self._scores = [PluginScore(n, v) for n, v in zip(self._names, self._values, strict=True)]
         return self._scores
 
     def __repr__(self) -> str:
@@ -177,7 +177,7 @@ class IncompletePluginError(TypeError):
         super().__init__(f"{cls.__qualname__} does not implement {'; '.join(parts)}")
 
 
-class Plugin(ABC):
+class Plugin(ABC):  # noqa: B024 - the extension-point subclasses declare the abstract methods; ABC gives them ABCMeta
     """Base of every plugin. `name` is the name it is registered and configured under.
 
     A plugin subclasses the extension-point classes below that it implements; the framework finds

@@ -96,9 +96,7 @@ class Framework:
     # ----- construction -------------------------------------------------------------------------
 
     def _build(self, cfg: ProfilePlugins, args: Mapping[str, Any], registry: Mapping[str, PluginFactory]) -> None:
-        names: list[str] = []
-        for ref in cfg.multi_point:
-            names.append(ref.name)
+        names = [ref.name for ref in cfg.multi_point]
         for refs in cfg.enabled.values():
             names.extend(r.name for r in refs)
         for name in dict.fromkeys(names):
@@ -131,7 +129,8 @@ class Framework:
             for n in specific:
                 if not isinstance(self.plugins_map[n], iface):
                     raise FrameworkError(
-                        f'profile "{self._profile_name}": plugin "{n}" does not extend {_point_title(point)}Plugin plugin'
+                        f'profile "{self._profile_name}": plugin "{n}" does not extend '
+                        f"{_point_title(point)}Plugin plugin"
                     )
             disabled = set(cfg.disabled.get(point, []))
             self.points[point] = self._expand_multi_point(point, iface, specific, disabled, cfg.multi_point)
@@ -147,7 +146,9 @@ class Framework:
         # Filter/score weights only matter for score plugins; validate their range as kube does.
         for pl in self.points["score"]:
             if self.score_plugin_weight.get(pl.name, 1) <= 0:
-                raise FrameworkError(f'profile "{self._profile_name}": score plugin "{pl.name}" weight must be positive')
+                raise FrameworkError(
+                    f'profile "{self._profile_name}": score plugin "{pl.name}" weight must be positive'
+                )
         self.enqueue_extensions = [p for p in self.plugins_map.values() if isinstance(p, fw.EnqueueExtensions)]
 
     def _expand_multi_point(self, point: str, iface: type, specific: list[str], disabled: set[str],
@@ -166,7 +167,8 @@ class Framework:
                 continue
             if ref.name in multi:
                 raise FrameworkError(
-                    f'profile "{self._profile_name}": plugin "{ref.name}" already registered as "{_point_title(point)}Plugin"'
+                    f'profile "{self._profile_name}": plugin "{ref.name}" already registered as '
+                    f'"{_point_title(point)}Plugin"'
                 )
             multi.append(ref.name)
         # Order: overridden plugins as listed in the specific point, then multiPoint ones, then the rest.
@@ -351,7 +353,9 @@ class Framework:
             except Exception as e:
                 sts = [Status.error(e)] * len(alive)
             still = []
-            for i, st in zip(alive, sts):
+            # One status per node is the plugin's contract, not checked here: strict=True would turn a
+            # wrong-length list into an exception that escapes this Error-status boundary.
+            for i, st in zip(alive, sts, strict=False):
                 if not_success(st):
                     results[i] = self._filter_failure(pl.name, st)
                 else:
@@ -445,7 +449,8 @@ class Framework:
                 return [], Status.error(f'running Score plugins: plugin "{pl.name}" failed with: {st.message()}')
             ext = pl.score_extensions()
             if ext is not None:
-                lst = [NodeScore(ni.name, s) for ni, s in zip(nodes, scores)]
+                # One score per node (the plugin's contract, not checked: see run_filter_plugins_batch).
+                lst = [NodeScore(ni.name, s) for ni, s in zip(nodes, scores, strict=False)]
                 try:
                     st = ext.normalize_score(state, pod, lst)
                 except Exception as e:
@@ -457,19 +462,21 @@ class Framework:
             per_plugin.append(scores)
         names = tuple(pl.name for pl in plugins)
         weighted: list[list[int]] = []
-        for pl, scores in zip(plugins, per_plugin):
+        for pl, scores in zip(plugins, per_plugin, strict=True):
             if scores and (max(scores) > MAX_NODE_SCORE or min(scores) < MIN_NODE_SCORE):
                 bad = next(s for s in scores if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE)
                 return [], Status.error(
-                    f'applying score defaultWeights on Score plugins: plugin "{pl.name}" returns an invalid score {bad}, '
-                    f"it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+                    f'applying score defaultWeights on Score plugins: plugin "{pl.name}" returns an invalid score '
+                    f"{bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
                 )
             w = self.score_plugin_weight.get(pl.name, 1)
             weighted.append(scores if w == 1 else [s * w for s in scores])
         if not weighted:
             return [NodePluginScores(ni.name) for ni in nodes], None
-        rows = list(zip(*weighted))
-        return [NodePluginScores(ni.name, None, sum(row), names, row) for ni, row in zip(nodes, rows)], None
+        # Plugins' score lists have one score per node by contract (not checked, as above).
+        rows = list(zip(*weighted, strict=False))
+        return [NodePluginScores(ni.name, None, sum(row), names, row)
+                for ni, row in zip(nodes, rows, strict=False)], None
 
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         return self._run_until_failure("reserve", "Reserve", set(), state, pod, node_name)
@@ -520,7 +527,8 @@ class Framework:
             return Status.error(f'running Permit plugin "{pl.name}": {st.message()}', pl.name)
         if pending:
             self.waiting_pods.add(get_pod_key(pod), WaitingPodImpl(pod, pending))
-            return Status(Code.WAIT, [f'one or more plugins asked to wait and no plugin rejected pod "{pod.metadata.name}"'])
+            msg = f'one or more plugins asked to wait and no plugin rejected pod "{pod.metadata.name}"'
+            return Status(Code.WAIT, [msg])
         return None
 
     def wait_on_permit(self, pod: Pod, done: Callable[[Status | None], None]) -> None:

@@ -130,9 +130,7 @@ def _host_ports(pod: Pod) -> list[tuple[str, str, int]]:
         c for c in pod.spec.initContainers if c.restartPolicy == "Always"
     ]
     for c in containers:
-        for p in c.ports:
-            if p.hostPort > 0:
-                ports.append((p.hostIP or "0.0.0.0", p.protocol or "TCP", p.hostPort))
+        ports.extend((p.hostIP or "0.0.0.0", p.protocol or "TCP", p.hostPort) for p in c.ports if p.hostPort > 0)
     return ports
 
 

@@ -145,7 +145,7 @@ class SchedulingAlgorithm:
                 results = [fwk.run_filter_plugins_with_nominated_pods(state, pod, ni) for ni in chunk]
             else:
                 results = fwk.run_filter_plugins_batch(state, pod, chunk)
-            for ni, st in zip(chunk, results):
+            for ni, st in zip(chunk, results, strict=True):
                 if not_success(st):
                     self._record(diagnosis, ni, st)
                     continue

@@ -70,7 +70,7 @@ class _NodeTree:
 
     def _interleave(self) -> builtins.list[str]:
         out: list[str] = []
-        idx = {z: 0 for z in self.zones}
+        idx = dict.fromkeys(self.zones, 0)
         total = sum(len(v) for v in self.tree.values())
         while len(out) < total:
             for z in self.zones:
@@ -142,7 +142,8 @@ class Cache:
             state = self._pod_states.get(key)
             if state is not None and state[0].spec.nodeName != pod.spec.nodeName:
                 raise CacheError(
-                    f"pod {pod.metadata.name} was assumed on {pod.spec.nodeName} but assigned to {state[0].spec.nodeName}"
+                    f"pod {pod.metadata.name} was assumed on {pod.spec.nodeName} "
+                    f"but assigned to {state[0].spec.nodeName}"
                 )
             if key not in self._assumed:
                 raise CacheError(f"pod {pod_key(pod)} wasn't assumed so cannot be forgotten")

@@ -46,7 +46,9 @@ class _HintFn:
 QueueingHintMap = dict[str, list[tuple[ClusterEvent, list[_HintFn]]]]
 
 
-def build_queueing_hint_map(events: Iterable[tuple[str, ClusterEventWithHint]]) -> list[tuple[ClusterEvent, list[_HintFn]]]:
+def build_queueing_hint_map(
+    events: Iterable[tuple[str, ClusterEventWithHint]],
+) -> list[tuple[ClusterEvent, list[_HintFn]]]:
     out: dict[ClusterEvent, list[_HintFn]] = {}
     for plugin, ev in events:
         out.setdefault(ev.event, []).append(_HintFn(plugin, ev.queueing_hint_fn))
@@ -446,7 +448,9 @@ class SchedulingQueue:
                     moved += 1
             return moved
 
-    def flush_unschedulable_pods_leftover(self, max_duration: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION) -> int:
+    def flush_unschedulable_pods_leftover(
+        self, max_duration: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION
+    ) -> int:
         with self._lock:
             now = self._clock()
             stale = [q for q in self.unschedulable_pods.values() if now - q.timestamp > max_duration]

@@ -21,6 +21,7 @@ Temporary files that a crashed writer left behind are removed once they are an h
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -89,10 +90,9 @@ class ModuleCache:
 
     def used(self, path: Path) -> None:
         """A hit: the entry becomes the most recently used."""
-        try:
+        # Gone meanwhile, or a read-only cache: only its recency is lost.
+        with contextlib.suppress(OSError):
             os.utime(path)
-        except OSError:
-            pass  # gone meanwhile, or a read-only cache: only its recency is lost
 
     def store(self, key: str, data: bytes | bytearray) -> None:
         """Writes the entry atomically, then evicts least recently used entries beyond the cap."""

@@ -173,12 +173,12 @@ _REF_KEYS = ("Kind", "APIVersion", "Name", "Namespace", "UID", "ResourceVersion"
 def parse_eventf(data: bytes) -> GuestEvent:
     obj = json.loads(data.decode("utf-8", "replace"))
     if not isinstance(obj, dict):
-        raise ValueError("event must be a JSON object")  # noqa: TRY004 - bad guest data, not a caller bug
+        raise ValueError("event must be a JSON object")
 
     def ref(key: str) -> dict[str, str]:
         r = obj.get(key)
         if not isinstance(r, dict):
-            return {k: "" for k in _REF_KEYS}
+            return dict.fromkeys(_REF_KEYS, "")
         return {k: str(r.get(k, "") or "") for k in _REF_KEYS}
 
     def s(key: str) -> str:
@@ -201,10 +201,10 @@ def parse_normalized_scores(data: bytes | None, scores: list[Any]) -> None:
     if obj is None:
         return
     if not isinstance(obj, dict):
-        raise ValueError("normalized score list must be a JSON object")  # noqa: TRY004 - bad guest data, not a caller bug
+        raise ValueError("normalized score list must be a JSON object")
     for v in obj.values():
         if isinstance(v, bool) or not isinstance(v, int):
-            raise ValueError(f"normalized score {v!r} is not an integer")  # noqa: TRY004 - bad guest data, not a caller bug
+            raise ValueError(f"normalized score {v!r} is not an integer")
     for ns in scores:
         if ns.name in obj:
             ns.score = obj[ns.name]

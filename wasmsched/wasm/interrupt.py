@@ -34,11 +34,11 @@ class Interrupted(BaseException):
 
 class _State:
     pending = False
+    installed = False  # our SIGINT handler is installed (set under _lock)
 
 
 state = _State()
 _guest_codes: set[CodeType] = set()
-_installed = False
 _lock = threading.Lock()
 
 
@@ -49,14 +49,13 @@ def register_callback(fn: Any) -> None:
 
 def install() -> None:
     """Installs the SIGINT handler if SIGINT still has Python's default handler (main thread only)."""
-    global _installed
     with _lock:
-        if _installed or threading.current_thread() is not threading.main_thread():
+        if state.installed or threading.current_thread() is not threading.main_thread():
             return
         if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
             return  # the application manages SIGINT itself
         signal.signal(signal.SIGINT, _on_sigint)
-        _installed = True
+        state.installed = True
 
 
 def _on_sigint(signum: int, frame: FrameType | None) -> None:

@@ -157,7 +157,7 @@ _default_lock = threading.Lock()
 
 def default_runtime() -> Runtime:
     """The process's Runtime (ABI: one Engine per process)."""
-    global _default
+    global _default  # noqa: PLW0603 - the lazily created process-wide Runtime, set once under _default_lock
     with _default_lock:
         if _default is None:
             _default = Runtime()

@@ -277,9 +277,8 @@ def validate_node_selector_term(term: Any, path: str, allow_invalid_label_value:
     """ValidateNodeSelectorTerm."""
     errs: ErrorList = []
     for j, req in enumerate(term.matchExpressions):
-        errs.extend(
-            validate_node_selector_requirement(req, index(child(path, "matchExpressions"), j), allow_invalid_label_value)
-        )
+        req_path = index(child(path, "matchExpressions"), j)
+        errs.extend(validate_node_selector_requirement(req, req_path, allow_invalid_label_value))
     for j, req in enumerate(term.matchFields):
         errs.extend(_validate_node_field_selector_requirement(req, index(child(path, "matchFields"), j)))
     return errs
@@ -352,7 +351,9 @@ def _validate_match_label_keys_and_mismatch(path: str, term: Any) -> ErrorList:
     for i, k in enumerate(match_keys):
         if k in mismatch:
             errs.append(
-                invalid(index(child(path, "matchLabelKeys"), i), k, "exists in both matchLabelKeys and mismatchLabelKeys")
+                invalid(
+                    index(child(path, "matchLabelKeys"), i), k, "exists in both matchLabelKeys and mismatchLabelKeys"
+                )
             )
     return errs
 
@@ -429,7 +430,9 @@ def validate_tolerations(tolerations: Any, path: str) -> ErrorList:
                 )
             )
         if t.HasField("tolerationSeconds") and t.effect != "NoExecute":
-            errs.append(invalid(child(p, "effect"), t.effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"))
+            errs.append(
+                invalid(child(p, "effect"), t.effect, "effect must be 'NoExecute' when `tolerationSeconds` is set")
+            )
         op = t.operator
         if op in ("Equal", ""):
             if msgs := is_valid_label_value(t.value):
@@ -485,7 +488,9 @@ def _validate_topology_spread_constraints(constraints: Any, path: str) -> ErrorL
         for other in items[i + 1 :]:
             if c.topologyKey == other.topologyKey and c.whenUnsatisfiable == other.whenUnsatisfiable:
                 errs.append(
-                    duplicate(child(p, "{topologyKey, whenUnsatisfiable}"), f"{{{c.topologyKey}, {c.whenUnsatisfiable}}}")
+                    duplicate(
+                        child(p, "{topologyKey, whenUnsatisfiable}"), f"{{{c.topologyKey}, {c.whenUnsatisfiable}}}"
+                    )
                 )
                 break
         if c.HasField("minDomains"):
@@ -546,7 +551,9 @@ def _validate_container_ports(ports: Any, path: str) -> ErrorList:
         if port.containerPort == 0:
             errs.append(required(child(p, "containerPort")))
         else:
-            errs.extend(invalid(child(p, "containerPort"), port.containerPort, m) for m in is_valid_port_num(port.containerPort))
+            errs.extend(
+                invalid(child(p, "containerPort"), port.containerPort, m) for m in is_valid_port_num(port.containerPort)
+            )
         if port.hostPort != 0:
             errs.extend(invalid(child(p, "hostPort"), port.hostPort, m) for m in is_valid_port_num(port.hostPort))
         if port.protocol and port.protocol not in _PORT_PROTOCOLS:
@@ -720,7 +727,9 @@ def _spec_active_deadline(spec: Any, value: int, path: str) -> ErrorList:
         return []
     return [
         invalid(
-            child(path, "activeDeadlineSeconds"), value, inclusive_range_error(1, _HIGHEST_USER_DEFINABLE_ACTIVE_DEADLINE)
+            child(path, "activeDeadlineSeconds"),
+            value,
+            inclusive_range_error(1, _HIGHEST_USER_DEFINABLE_ACTIVE_DEADLINE),
         )
     ]
 
@@ -740,7 +749,9 @@ def _subdomain(value: str) -> list[str]:
 # PodSpec field -> check(spec, value, spec path): only the fields a pod sets are looked at.
 _POD_SPEC_CHECKS: dict[str, Any] = {
     "initContainers": lambda spec, v, p: _validate_init_containers(v, spec.containers, child(p, "initContainers")),
-    "resources": lambda spec, v, p: validate_resource_requirements(v, child(p, "resources"), _validate_pod_resource_name),
+    "resources": lambda spec, v, p: validate_resource_requirements(
+        v, child(p, "resources"), _validate_pod_resource_name
+    ),
     "hostNetwork": lambda spec, v, p: _validate_host_network_ports(spec, p),
     "restartPolicy": _spec_enum("restartPolicy", _RESTART_POLICIES),
     "dnsPolicy": _spec_enum("dnsPolicy", _DNS_POLICIES),

@@ -61,7 +61,10 @@ def validate_pod_disruption_budget(pdb: Any) -> ErrorList:
         errs.extend(_is_not_more_than_100_percent(spec.maxUnavailable, "spec.maxUnavailable"))
     if spec.HasField("selector"):
         errs.extend(validate_label_selector(spec.selector, "spec.selector"))
-    if spec.HasField("unhealthyPodEvictionPolicy") and spec.unhealthyPodEvictionPolicy not in _UNHEALTHY_POD_EVICTION_POLICIES:
+    if (
+        spec.HasField("unhealthyPodEvictionPolicy")
+        and spec.unhealthyPodEvictionPolicy not in _UNHEALTHY_POD_EVICTION_POLICIES
+    ):
         errs.append(
             not_supported(
                 child("spec", "unhealthyPodEvictionPolicy"),

@@ -207,11 +207,7 @@ def validate_path_segment_name(name: str, prefix: bool) -> list[str]:
     """path.ValidatePathSegmentName: the only rule the generic registry applies to every name."""
     if not prefix and name in (".", ".."):
         return [f"may not be '{name}'"]
-    errs: list[str] = []
-    for bad in ("/", "%"):
-        if bad in name:
-            errs.append(f"may not contain '{bad}'")
-    return errs
+    return [f"may not contain '{bad}'" for bad in ("/", "%") if bad in name]
 
 
 def is_valid_port_num(port: int) -> list[str]:

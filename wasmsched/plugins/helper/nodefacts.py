@@ -107,10 +107,7 @@ def node_selector_matches(sel: NodeSelectorMatcher, f: NodeFacts) -> bool:
     """NodeSelectorMatcher.match(f.node): any term matches."""
     labels = f.labels
     fields = f.fields
-    for t in sel.terms:
-        if t.match(labels, fields):
-            return True
-    return False
+    return any(t.match(labels, fields) for t in sel.terms)
 
 
 def required_node_affinity_matches(required: RequiredNodeAffinity, f: NodeFacts) -> bool:

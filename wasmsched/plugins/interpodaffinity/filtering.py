@@ -125,7 +125,8 @@ def has_pod_affinity(pod: Pod) -> bool:
 
 def pre_filter(pl: InterPodAffinity, state: CycleState, pod: Pod,
                all_nodes: Sequence[NodeInfo]) -> Status | None:
-    nodes_with_anti: Sequence[NodeInfo] = pl.handle.snapshot_shared_lister().have_pods_with_required_anti_affinity_list()
+    lister = pl.handle.snapshot_shared_lister()
+    nodes_with_anti: Sequence[NodeInfo] = lister.have_pods_with_required_anti_affinity_list()
     if not nodes_with_anti and not has_pod_affinity(pod):
         # No existing pod has required anti-affinity and the pod has no terms (so nothing to
         # parse, either): Skip, without building the pod's PodInfo.

@@ -47,10 +47,7 @@ def pod_matches_all_affinity_terms(terms: Sequence[ResolvedTerm], pod: Pod) -> b
     """True iff there are terms and the pod matches all of them."""
     if not terms:
         return False
-    for t in terms:
-        if not t.matches(pod):
-            return False
-    return True
+    return all(t.matches(pod) for t in terms)
 
 
 def _mode(proto_term: Any) -> int:

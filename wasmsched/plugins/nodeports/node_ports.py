@@ -36,28 +36,21 @@ def get_host_ports(pod: Pod) -> list[HostPort]:
     Only ports with hostPort > 0; init containers count only when they run for the pod's whole
     life (restartPolicy Always).
     """
-    ports: list[HostPort] = []
-    for c in pod.spec.initContainers:
-        if c.restartPolicy != "Always":
-            continue
-        for p in c.ports:
-            if p.hostPort > 0:
-                ports.append((p.hostIP or DEFAULT_BIND_ALL_HOST_IP, p.protocol or DEFAULT_PROTOCOL, p.hostPort))
-    for c in pod.spec.containers:
-        for p in c.ports:
-            if p.hostPort > 0:
-                ports.append((p.hostIP or DEFAULT_BIND_ALL_HOST_IP, p.protocol or DEFAULT_PROTOCOL, p.hostPort))
-    return ports
+    containers = [c for c in pod.spec.initContainers if c.restartPolicy == "Always"]
+    containers.extend(pod.spec.containers)
+    return [
+        (p.hostIP or DEFAULT_BIND_ALL_HOST_IP, p.protocol or DEFAULT_PROTOCOL, p.hostPort)
+        for c in containers
+        for p in c.ports
+        if p.hostPort > 0
+    ]
 
 
 def _fits_ports(want_ports: Sequence[HostPort], ports_in_use: HostPortInfo) -> bool:
     if not len(ports_in_use):
         return True
     check = ports_in_use.check_conflict
-    for ip, protocol, port in want_ports:
-        if check(ip, protocol, port):
-            return False
-    return True
+    return not any(check(ip, protocol, port) for ip, protocol, port in want_ports)
 
 
 def fits(pod: Pod, node_info: NodeInfo) -> bool:

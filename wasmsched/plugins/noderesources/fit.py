@@ -201,10 +201,9 @@ def _fits_fast(s: PreFilterState, ni: NodeInfo) -> bool:
     eph = s.ephemeral_storage
     if eph > 0 and eph > alloc.ephemeral_storage - used.ephemeral_storage:
         return False
-    for name, q in s.scalars:
-        if q > alloc.scalar_resources.get(name, 0) - used.scalar_resources.get(name, 0):
-            return False
-    return True
+    return not any(
+        q > alloc.scalar_resources.get(name, 0) - used.scalar_resources.get(name, 0) for name, q in s.scalars
+    )
 
 
 def _scorer_for(args: NodeResourcesFitArgs) -> ResourceAllocationScorer:

@@ -79,10 +79,7 @@ def filter_topology_spread_constraints(constraints: Iterable[TopologySpreadConst
 def node_labels_match_spread_constraints(node_labels: Mapping[str, str],
                                          constraints: Sequence[SpreadConstraint]) -> bool:
     """Whether ALL topology keys of the constraints are node labels."""
-    for c in constraints:
-        if c.topology_key not in node_labels:
-            return False
-    return True
+    return all(c.topology_key in node_labels for c in constraints)
 
 
 def count_pods_match_selector(pod_infos: Sequence[PodInfo], c: SpreadConstraint, ns: str) -> int:

@@ -134,7 +134,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         try:
             return scoring.pre_score(self, state, pod, nodes)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - a bad selector is an error status, as in kube
             return Status.error(f"calculating preScoreState: {e}")
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
@@ -165,7 +165,8 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # With queueing hints (on by default) a new toleration of the pod itself can help when a
         # constraint has nodeTaintsPolicy Honor.
-        pod_actions = ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.UPDATE_POD_TOLERATION | ActionType.DELETE
+        pod_actions = (ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.UPDATE_POD_TOLERATION
+                       | ActionType.DELETE)
         node_actions = (ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL
                         | ActionType.UPDATE_NODE_TAINT)
         return [

@@ -217,10 +217,7 @@ def score_nodes(s: PreScoreState, pod: Pod, node_infos: Sequence[NodeInfo]) -> l
             tp_val = labels.get(key)
             if tp_val is None:
                 continue
-            if counts is None:
-                cnt = count_pods_memo(ni, c, ns, token)
-            else:
-                cnt = counts[tp_val]
+            cnt = count_pods_memo(ni, c, ns, token) if counts is None else counts[tp_val]
             score += cnt * weight + skew_1
         # Go's math.Round rounds half away from zero; scores are never negative here.
         out[j] = floor(score + 0.5)
