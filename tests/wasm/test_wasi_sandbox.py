@@ -64,8 +64,11 @@ def test_stdin_is_at_eof(tmp_path: Path) -> None:
 
 
 def test_real_clock_and_randomness(tmp_path: Path) -> None:
+    before = int(time.time())
     _, inst = probe(tmp_path)
+    after = int(time.time())
     assert inst.get_global("random_errno") == 0
     assert inst.memory.read(inst.store, 768, 800) != bytes(32)
     assert inst.get_global("clock_errno") == 0
-    assert abs(inst.get_global("clock_seconds") - time.time()) < 60
+    # The guest's realtime clock is the host's: it read a time between our two readings.
+    assert before <= inst.get_global("clock_seconds") <= after
