@@ -287,10 +287,18 @@ class SchedulingQueue:
 
     # ----- popping ----------------------------------------------------------------------------
 
-    def pop(self, block: bool = False, timeout: float | None = None) -> QueuedPodInfo | None:
+    def wait_for_active(self, timeout: float | None) -> bool:
+        """Blocks until activeQ has a pod or the queue is closed, at most `timeout` seconds; True if so."""
         with self._lock:
-            if block:
-                self._lock.wait_for(lambda: len(self.active_q) > 0 or self._closed, timeout)
+            return self._lock.wait_for(lambda: len(self.active_q) > 0 or self._closed, timeout)
+
+    def closed(self) -> bool:
+        with self._lock:
+            return self._closed
+
+    def pop(self) -> QueuedPodInfo | None:
+        """The next pod of activeQ, or None when it is empty (never blocks)."""
+        with self._lock:
             qpi = self.active_q.pop()
             if qpi is None:
                 return None

@@ -6,6 +6,7 @@ Its informer handlers are in eventhandlers.py and its cycles in schedule_one.py,
 from __future__ import annotations
 
 import random
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,10 @@ from wasmsched.scheduler.eventhandlers import EventHandlers
 from wasmsched.scheduler.queue import SchedulingQueue, build_queueing_hint_map
 from wasmsched.scheduler.records import PodRecords
 from wasmsched.scheduler.schedule_one import ScheduleOne
+
+# The longest the run loop sleeps without looking at the queue: kube-scheduler flushes backoffQ on
+# the same period, which bounds how late a pod whose backoff ended during the sleep is retried.
+IDLE_SECONDS = 1.0
 
 
 @dataclass
@@ -102,6 +107,21 @@ class Scheduler(EventHandlers, ScheduleOne):
         self.algorithm = SchedulingAlgorithm(self.cache, self.snapshot, self.queue.nominator,
                                              random.Random(self.options.seed),
                                              self.options.percentage_of_nodes_to_score)
+
+    def run(self, stop: threading.Event) -> None:
+        """Schedules pods as they come, until `stop` is set or the queue is closed (kube's Run).
+
+        The clock must be real time (time.monotonic): when nothing is active the loop sleeps until a
+        pod is added, a backoff ends or a Permit wait times out, at most IDLE_SECONDS. The simulator
+        drives the same steps on its simulated clock instead (simulator/simulation.py).
+        """
+        while not stop.is_set() and not self.queue.closed():
+            self.expire_waiting_pods()
+            if self.schedule_one():
+                continue
+            wake = self.next_wake_up()
+            idle = IDLE_SECONDS if wake is None else min(max(wake - self.clock(), 0.0), IDLE_SECONDS)
+            self.queue.wait_for_active(idle)
 
     def wait_for_bindings(self, timeout: float | None = None) -> bool:
         return self.binding_workers.wait(timeout)
