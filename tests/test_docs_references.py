@@ -13,7 +13,7 @@ SOURCES = ("wasmsched", "tests", "sdk", "examples", "docs", "bench", "tools")
 SUFFIXES = {".py", ".go", ".md", ".wat", ".yaml", ".sh"}
 SKIP = {"gen", "__pycache__", ".venv", "node_modules"}
 
-CITATION = re.compile(r"abi\.md ((?:§[0-9]+(?:\.[0-9]+)?(?:, | and |[-–])?)+)")
+CITATION = re.compile(r"abi\.md ((?:§[0-9]+(?:\.[0-9]+)?(?:, | and |[-\u2013])?)+)")
 SECTION = re.compile(r"§([0-9]+(?:\.[0-9]+)?)")
 OUTSIDE = re.compile(r"\.\./shared/|(?<![\w/.])(?:ABI|DESIGN)\.md")
 TEST_ITEM = re.compile(r"^def test_(?:item)?0*([0-9]+)_", re.M)
@@ -22,9 +22,8 @@ TEST_ITEM = re.compile(r"^def test_(?:item)?0*([0-9]+)_", re.M)
 def _files() -> list[Path]:
     out = [ROOT / "README.md"]
     for top in SOURCES:
-        for p in (ROOT / top).rglob("*"):
-            if p.suffix in SUFFIXES and p.is_file() and not SKIP & set(p.relative_to(ROOT).parts):
-                out.append(p)
+        out.extend(p for p in (ROOT / top).rglob("*")
+                   if p.suffix in SUFFIXES and p.is_file() and not SKIP & set(p.relative_to(ROOT).parts))
     return out
 
 
