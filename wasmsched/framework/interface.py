@@ -143,7 +143,7 @@ class NodeToStatus:
     def items(self) -> Iterable[tuple[str, Status]]:
         return self.node_to_status.items()
 
-    def nodes_for_status_code(self, lister: Snapshot, code: int) -> list[NodeInfo]:
+    def nodes_for_status_code(self, lister: Snapshot, code: Code) -> list[NodeInfo]:
         """Nodes whose status has `code`, absent nodes included when the absent status matches."""
         if self.absent_nodes_status.code == code:
             return [
