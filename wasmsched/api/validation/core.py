@@ -34,6 +34,7 @@ from wasmsched.api.validation.meta import (
     validate_label_selector,
     validate_labels,
     validate_object_meta,
+    validate_requirement_key_and_values,
 )
 from wasmsched.api.validation.util import (
     _dns1123_label_errors,
@@ -243,11 +244,7 @@ def validate_node_selector_requirement(req: Any, path: str, allow_invalid_label_
             errs.append(required(vpath, "must be specified single value when `operator` is 'Lt' or 'Gt'"))
     else:
         errs.append(invalid(child(path, "operator"), op, "not a valid selector operator"))
-    errs.extend(validate_label_name(req.key, child(path, "key")))
-    if not allow_invalid_label_value:
-        for i, v in enumerate(req.values):
-            for m in is_valid_label_value(v):
-                errs.append(invalid(index(vpath, i), v, m))
+    errs.extend(validate_requirement_key_and_values(req, path, allow_invalid_label_value))
     return errs
 
 

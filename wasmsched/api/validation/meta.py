@@ -173,7 +173,14 @@ def validate_label_selector_requirement(req: Any, path: str, allow_invalid_label
             )
     else:
         errs.append(invalid(child(path, "operator"), op, "not a valid selector operator"))
-    errs.extend(validate_label_name(req.key, child(path, "key")))
+    errs.extend(validate_requirement_key_and_values(req, path, allow_invalid_label_value))
+    return errs
+
+
+def validate_requirement_key_and_values(req: Any, path: str, allow_invalid_label_value: bool) -> ErrorList:
+    """The part label and node selector requirements share: the key is a label name, each value a
+    label value (unless the caller allows invalid values, as kube does for existing objects)."""
+    errs = validate_label_name(req.key, child(path, "key"))
     if not allow_invalid_label_value:
         for i, v in enumerate(req.values):
             for m in is_valid_label_value(v):
