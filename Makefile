@@ -14,7 +14,7 @@ SDK_SRC := $(shell find sdk/go -name '*.go' -not -name '*_test.go') sdk/go/go.mo
 # Reproducible builds: the same sources give the same bytes, so the compiled-module cache keeps hitting.
 GO_WASM_BUILD := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -buildvcs=false
 
-.PHONY: all setup examples gotest demo test test-fast pytest lint dist test-wheel clean
+.PHONY: all setup examples gotest demo test test-fast pytest lint dist test-wheel clean kube kube-scheduler
 
 all: setup examples
 
@@ -30,6 +30,15 @@ wasmsched/api/gen/.stamp-checked: $(STAMP) tools/gen_protos.py FORCE
 	$(PY) tools/gen_protos.py
 
 FORCE:
+
+# kube-apiserver, etcd and KWOK of the pinned releases, built from the Go module proxy into a cache outside
+# the tree (~/.cache/wasmsched/kube, or $WASMSCHED_KUBE_CACHE), shared by clones; 15 min the first time.
+kube:
+	GO=$(GO) tools/kube/build.sh kube-apiserver etcd kwok
+
+# The stock kube-scheduler, for bench/real_cluster.py only.
+kube-scheduler:
+	GO=$(GO) tools/kube/build.sh kube-scheduler
 
 examples: $(EXAMPLE_WASM)
 
