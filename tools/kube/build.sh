@@ -2,7 +2,7 @@
 # Builds the pinned Kubernetes control plane from the Go module proxy into a cache outside the source
 # tree, shared by every clone: kube-apiserver and kube-scheduler of k8s.io/kubernetes v1.37.2, etcd
 # v3.7.3 and KWOK v0.8.0. A binary is rebuilt only when its pins (go.mod/go.sum here), this script or
-# the Go toolchain change: the cache key is a hash of those. Usage: build.sh [--print-dir] [COMPONENT...]
+# the Go toolchain change: the cache key is a hash of those and the link flags. Usage: build.sh [--print-dir] [COMPONENT...]
 # (components: kube-apiserver etcd kwok kube-scheduler; default: the first three). The binaries are
 # linked from $root/v1.37.2/bin, where `wasmsched dev-cluster` looks for them.
 set -euo pipefail
@@ -12,16 +12,15 @@ GO="${GO:-go}"
 KUBE_VERSION=v1.37.2
 root="${WASMSCHED_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/wasmsched/kube}"
 
-key() {  # the inputs that decide a component's bytes
-	local mod="$1"
-	{ cat "$here/$mod/go.mod" "$here/$mod/go.sum" "$here/build.sh"; "$GO" version; } | sha256sum | cut -c1-16
+key() {  # the inputs that decide a component's bytes: key MODULE_DIR LDFLAGS
+	{ cat "$here/$1/go.mod" "$here/$1/go.sum"; "$GO" version; echo "$2"; } | sha256sum | cut -c1-16
 }
 
-bin_dir() { echo "$root/$1-$(key "$2")"; }
+bin_dir() { echo "$root/$1-$(key "$2" "${3:-}")"; }
 
 build() {  # build NAME MODULE_DIR PACKAGE [LDFLAGS]
 	local name="$1" mod="$2" pkg="$3" ldflags="${4:-}"
-	local dir; dir="$(bin_dir "$name" "$mod")"
+	local dir; dir="$(bin_dir "$name" "$mod" "$ldflags")"
 	if [[ -x "$dir/$name" ]]; then
 		echo "kube: $name up to date ($dir/$name)" >&2
 		link "$name" "$dir"
@@ -31,7 +30,7 @@ build() {  # build NAME MODULE_DIR PACKAGE [LDFLAGS]
 	echo "kube: building $name from $pkg into $dir (this takes minutes the first time)" >&2
 	local start=$SECONDS
 	(cd "$here/$mod" && nice -n 19 env CGO_ENABLED=0 "$GO" build -mod=readonly -trimpath \
-		-ldflags "-s -w $ldflags" -o "$dir/$name.tmp" "$pkg")
+		-ldflags "$ldflags" -o "$dir/$name.tmp" "$pkg")
 	mv "$dir/$name.tmp" "$dir/$name"
 	echo "kube: built $name in $((SECONDS - start)) s" >&2
 	link "$name" "$dir"
@@ -44,7 +43,7 @@ link() {
 }
 
 kube_ldflags() {
-	local v=k8s.io/component-base/version c=k8s.io/client-go/pkg/version out="" p
+	local v=k8s.io/component-base/version c=k8s.io/client-go/pkg/version out="-s -w" p
 	for p in $v $c; do
 		out+=" -X $p.gitVersion=$KUBE_VERSION -X $p.gitMajor=1 -X $p.gitMinor=37"
 		out+=" -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
@@ -67,13 +66,13 @@ for c in "${components[@]}"; do
 	case "$c" in
 		kube-apiserver) build kube-apiserver kubernetes k8s.io/kubernetes/cmd/kube-apiserver "$(kube_ldflags)" ;;
 		kube-scheduler) build kube-scheduler kubernetes k8s.io/kubernetes/cmd/kube-scheduler "$(kube_ldflags)" ;;
-		etcd) build etcd etcd go.etcd.io/etcd/server/v3 ;;
-		kwok) build kwok kwok sigs.k8s.io/kwok/cmd/kwok ;;
+		etcd) build etcd etcd go.etcd.io/etcd/server/v3 "-s -w" ;;
+		kwok) build kwok kwok sigs.k8s.io/kwok/cmd/kwok "-s -w" ;;
 	esac
 	if $print_dir; then
 		case "$c" in
-			kube-apiserver|kube-scheduler) echo "$c=$(bin_dir "$c" kubernetes)/$c" ;;
-			*) echo "$c=$(bin_dir "$c" "$c")/$c" ;;
+			kube-apiserver|kube-scheduler) echo "$c=$(bin_dir "$c" kubernetes "$(kube_ldflags)")/$c" ;;
+			*) echo "$c=$(bin_dir "$c" "$c" "-s -w")/$c" ;;
 		esac
 	fi
 done
