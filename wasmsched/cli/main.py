@@ -8,7 +8,7 @@ import importlib.resources
 import logging
 import sys
 
-from wasmsched.cli import cache, simulate
+from wasmsched.cli import cache, run, simulate, snapshot
 from wasmsched.cli.logs import setup_logging
 
 
@@ -43,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     simulate.add_parser(sub)
     cache.add_parser(sub)
+    run.add_parser(sub)
+    snapshot.add_parser(sub)
     args = parser.parse_args(argv)
     setup_logging(args.verbosity)
     try:

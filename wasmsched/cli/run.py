@@ -1,0 +1,128 @@
+"""`wasmsched run`: the scheduler of a real cluster, with kube-scheduler's flags."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from wasmsched.cli.simulate import BadInput, _error_text
+from wasmsched.config import ConfigError, load_config
+from wasmsched.config.types import KubeSchedulerConfiguration
+from wasmsched.framework.runtime import FrameworkError
+from wasmsched.kube.api import ClientConfigError, ClientConnection, KubeApi, load_configuration
+from wasmsched.kube.app import SchedulerApp, install_signal_handlers
+from wasmsched.plugins.registry import in_tree_registry
+from wasmsched.wasm.plugin import register_wasm_plugins
+
+log = logging.getLogger("wasmsched.run")
+
+# kube-scheduler's --secure-port default.
+DEFAULT_SECURE_PORT = 10259
+
+
+def add_parser(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "run", help="schedule the pods of a real cluster (a Kubernetes API server), as kube-scheduler does")
+    p.add_argument("--config", help="a KubeSchedulerConfiguration file (the same one `simulate` takes)")
+    p.add_argument("--kubeconfig", default="", help="kubeconfig file (overrides clientConnection.kubeconfig); "
+                   "neither it nor --master: in-cluster configuration")
+    p.add_argument("--master", default="", help="the API server's address (overrides the kubeconfig's)")
+    le = p.add_argument_group("leader election (override the config file's leaderElection)")
+    le.add_argument("--leader-elect", type=_bool, metavar="BOOL", default=None,
+                    help="run leader election before scheduling (default true)")
+    le.add_argument("--leader-elect-lease-duration", metavar="DURATION", default=None)
+    le.add_argument("--leader-elect-renew-deadline", metavar="DURATION", default=None)
+    le.add_argument("--leader-elect-retry-period", metavar="DURATION", default=None)
+    le.add_argument("--leader-elect-resource-lock", metavar="LOCK", default=None)
+    le.add_argument("--leader-elect-resource-name", metavar="NAME", default=None)
+    le.add_argument("--leader-elect-resource-namespace", metavar="NAMESPACE", default=None)
+    sv = p.add_argument_group("secure serving: /healthz /livez /readyz /metrics")
+    sv.add_argument("--bind-address", default="127.0.0.1",
+                    help="the address to serve on (default 127.0.0.1; kube-scheduler's is 0.0.0.0, "
+                    "a Deployment whose probes reach the pod's IP sets 0.0.0.0)")
+    sv.add_argument("--secure-port", type=int, default=DEFAULT_SECURE_PORT,
+                    help=f"HTTPS port (default {DEFAULT_SECURE_PORT}); 0 disables serving")
+    sv.add_argument("--tls-cert-file", default="", help="serving certificate (default: self-signed)")
+    sv.add_argument("--tls-private-key-file", default="")
+    sv.add_argument("--cert-dir", default="", help="where the self-signed certificate is kept")
+    p.add_argument("-v", "--v", type=int, dest="verbosity", default=argparse.SUPPRESS,
+                   help="log verbosity on stderr (0: warnings, 2: info, 5: debug)")
+    p.set_defaults(func=run)
+
+
+def _bool(text: str) -> bool:
+    low = text.lower()
+    if low in ("true", "1", "t", "yes"):
+        return True
+    if low in ("false", "0", "f", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"invalid boolean value {text!r}")
+
+
+def leader_election_dict(cfg: KubeSchedulerConfiguration, args: argparse.Namespace) -> dict[str, Any]:
+    """The config file's leaderElection with the --leader-elect* flags on top (kube's precedence)."""
+    d = dict(cfg.leader_election)
+    flags = {"leaderElect": args.leader_elect, "leaseDuration": args.leader_elect_lease_duration,
+             "renewDeadline": args.leader_elect_renew_deadline, "retryPeriod": args.leader_elect_retry_period,
+             "resourceLock": args.leader_elect_resource_lock, "resourceName": args.leader_elect_resource_name,
+             "resourceNamespace": args.leader_elect_resource_namespace}
+    d.update({k: v for k, v in flags.items() if v is not None})
+    return d
+
+
+def build(args: argparse.Namespace) -> tuple[KubeSchedulerConfiguration, SchedulerApp]:
+    try:
+        cfg = load_config(args.config)
+    except ConfigError as e:
+        raise BadInput(str(e)) from e
+    except OSError as e:
+        raise BadInput(f"{args.config}: {e.strerror}") from e
+    connection = ClientConnection.from_dict(cfg.client_connection)
+    kubeconfig = args.kubeconfig or connection.kubeconfig
+    try:
+        api = KubeApi(load_configuration(kubeconfig, args.master), connection)
+    except ClientConfigError as e:
+        raise BadInput(str(e)) from e
+    registry = in_tree_registry()
+    try:
+        register_wasm_plugins(registry, cfg, Path(args.config).absolute().parent if args.config else None)
+    except ValueError as e:
+        raise BadInput(f"{args.config}: {e}") from e
+    try:
+        app = SchedulerApp(cfg, registry, api)
+    except FrameworkError as e:
+        raise BadInput(f"{args.config + ': ' if args.config else ''}{e}") from e
+    return cfg, app
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        cfg, app = build(args)
+        le = leader_election_dict(cfg, args)
+    except BadInput as e:
+        print(f"error: {_error_text(str(e))}", file=sys.stderr)
+        return 2
+    stop = app.stop
+    install_signal_handlers(stop)
+    log.info('"Starting wasmsched" server="%s" profiles="%s"', app.api.host,
+             ",".join(p.scheduler_name for p in cfg.profiles))
+    try:
+        return _serve(app, le, stop)
+    finally:
+        app.shutdown()
+        app.api.close()
+
+
+def _serve(app: SchedulerApp, le: dict[str, Any], stop: threading.Event) -> int:
+    if not app.start_informers():
+        return 0  # stopped before the caches synced
+    if le.get("leaderElect", True):
+        raise BadInput("leader election is not wired yet")
+    app.start_scheduling()
+    while not stop.wait(1.0):
+        pass
+    return 0

@@ -1,0 +1,312 @@
+"""Requests to a Kubernetes API server, through the official client's configuration and transport.
+
+The official `kubernetes` client loads kubeconfigs (auth plugins, exec credentials, certificates) and
+in-cluster configuration and owns the connection pool; its typed API is not used, so that lists and
+watches can ask for protobuf and be decoded into the project's generated types (codec.py), and so that
+its reply-model quirks (37.0.2 fails to deserialize pods/binding's Status reply) do not matter.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import logging
+import os
+import platform
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from typing import Any, TypeVar
+from urllib.parse import urlencode
+
+import urllib3
+from google.protobuf.message import Message
+from kubernetes import client as kclient
+from kubernetes import config as kconfig
+from kubernetes.config.config_exception import ConfigException
+
+from wasmsched.kube import codec
+from wasmsched.kube.codec import WatchEvent
+from wasmsched.kube.resources import Resource
+
+log = logging.getLogger("wasmsched.kube")
+
+M = TypeVar("M", bound=Message)
+
+# A list is read in pages of this many objects, as client-go's reflector does.
+LIST_PAGE_SIZE = 500
+# How long a request may take, except watches (which the server ends after timeoutSeconds).
+REQUEST_TIMEOUT = (10.0, 60.0)
+
+
+class ClientConfigError(Exception):
+    """The kubeconfig (or in-cluster configuration) cannot be used; names the file."""
+
+
+class ApiError(Exception):
+    """The server refused a request: `status` (HTTP code), `reason` (Status.reason) and its message."""
+
+    def __init__(self, status: int, reason: str, message: str, method: str = "", path: str = "") -> None:
+        super().__init__(message or f"{status} {reason}")
+        self.status = status
+        self.reason = reason
+        self.message = message or f"{status} {reason}"
+        self.method = method
+        self.path = path
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class TransportError(Exception):
+    """The server could not be reached, or the connection broke."""
+
+
+@dataclass
+class ClientConnection:
+    """KubeSchedulerConfiguration's clientConnection (component-base ClientConnectionConfiguration)."""
+
+    kubeconfig: str = ""
+    accept_content_types: str = ""
+    content_type: str = codec.PROTOBUF
+    qps: float = 50.0
+    burst: int = 100
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ClientConnection:
+        out = cls()
+        out.kubeconfig = str(d.get("kubeconfig", "") or "")
+        out.accept_content_types = str(d.get("acceptContentTypes", "") or "")
+        out.content_type = str(d.get("contentType", "") or codec.PROTOBUF)
+        if d.get("qps") is not None:
+            out.qps = float(d["qps"])
+        if d.get("burst") is not None:
+            out.burst = int(d["burst"])
+        return out
+
+
+def user_agent() -> str:
+    try:
+        version = importlib.metadata.version("wasmsched")
+    except importlib.metadata.PackageNotFoundError:
+        version = "0.0.0"
+    return f"wasmsched/v{version} ({platform.system().lower()}/{platform.machine()}) scheduler"
+
+
+def load_configuration(kubeconfig: str = "", master: str = "") -> kclient.Configuration:
+    """client-go's BuildConfigFromFlags: the kubeconfig (with --master overriding its server), else
+    in-cluster configuration; ClientConfigError naming what could not be used."""
+    cfg = kclient.Configuration()
+    if kubeconfig:
+        if not os.path.exists(kubeconfig):
+            raise ClientConfigError(f'kubeconfig "{kubeconfig}": no such file')
+        try:
+            kconfig.load_kube_config(config_file=kubeconfig, client_configuration=cfg, persist_config=False)
+        except (ConfigException, ValueError, TypeError, KeyError, OSError) as e:
+            raise ClientConfigError(f'kubeconfig "{kubeconfig}": {e}') from e
+        except Exception as e:  # YAML errors and the loader's own come in many types
+            raise ClientConfigError(f'kubeconfig "{kubeconfig}": {type(e).__name__}: {e}') from e
+        if master:
+            cfg.host = master
+        return cfg
+    if master:
+        cfg.host = master
+        return cfg
+    try:
+        kconfig.load_incluster_config(client_configuration=cfg)
+    except ConfigException as e:
+        raise ClientConfigError(
+            f"no --kubeconfig or --master given and not running in a cluster ({e}); "
+            "pass --kubeconfig (wasmsched dev-cluster up writes one)") from e
+    return cfg
+
+
+class _TokenBucket:
+    """client-go's default rate limiter: qps tokens a second, up to burst at once."""
+
+    def __init__(self, qps: float, burst: int) -> None:
+        self.qps = qps
+        self.burst = max(burst, 1)
+        self.tokens = float(self.burst)
+        self.last = time.monotonic()
+        self._lock = threading.Lock()
+
+    def wait(self) -> None:
+        if self.qps <= 0:
+            return
+        with self._lock:
+            now = time.monotonic()
+            self.tokens = min(self.burst, self.tokens + (now - self.last) * self.qps)
+            self.last = now
+            self.tokens -= 1
+            delay = -self.tokens / self.qps if self.tokens < 0 else 0.0
+        if delay > 0:
+            time.sleep(delay)
+
+
+def _status_error(status: int, reason: str, data: bytes, content_type: str | None, method: str, path: str) -> ApiError:
+    message, st_reason = "", reason
+    try:
+        if codec.is_protobuf(content_type):
+            from wasmsched.api.gen.k8s_io.apimachinery.pkg.apis.meta.v1 import generated_pb2 as meta_pb
+
+            st = codec.decode_protobuf(data, meta_pb.Status)
+            message, st_reason = st.message, st.reason or reason
+        else:
+            body = json.loads(data or b"{}")
+            if isinstance(body, dict):
+                message, st_reason = str(body.get("message", "")), str(body.get("reason", "") or reason)
+    except (ValueError, codec.CodecError):
+        message = data[:200].decode(errors="replace")
+    return ApiError(status, st_reason, message, method, path)
+
+
+class KubeApi:
+    """One API server connection: raw requests with the client's auth and TLS, rate-limited like client-go."""
+
+    def __init__(self, configuration: kclient.Configuration, connection: ClientConnection | None = None) -> None:
+        self.connection = connection or ClientConnection()
+        self.configuration = configuration
+        self.api_client = kclient.ApiClient(configuration)
+        self.api_client.user_agent = user_agent()
+        self._limiter = _TokenBucket(self.connection.qps, self.connection.burst)
+
+    @property
+    def host(self) -> str:
+        return str(self.configuration.host)
+
+    def close(self) -> None:
+        self.api_client.close()
+
+    # ----- raw requests ------------------------------------------------------------------
+
+    def _open(self, method: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,
+              content_type: str = codec.JSON, accept: str = codec.JSON,
+              timeout: Any = REQUEST_TIMEOUT) -> Any:
+        headers = {"Accept": accept, "User-Agent": user_agent()}
+        if body is not None:
+            headers["Content-Type"] = content_type
+        q = [(k, v) for k, v in (query or {}).items() if v is not None and v != ""]
+        m, url, hdrs, b, post = self.api_client.param_serialize(
+            method, path, query_params=q, header_params=headers, body=body, auth_settings=["BearerToken"])
+        if q:
+            # param_serialize leaves booleans as True/False; the API wants true/false.
+            url = url.split("?", 1)[0] + "?" + urlencode(
+                [(k, str(v).lower() if isinstance(v, bool) else v) for k, v in q])
+        try:
+            return self.api_client.call_api(m, url, header_params=hdrs, body=b, post_params=post,
+                                            _request_timeout=timeout)
+        except (urllib3.exceptions.HTTPError, OSError) as e:
+            raise TransportError(f"{method} {self.host}{path}: {e}") from e
+        except kclient.ApiException as e:
+            if e.status == 0:
+                raise TransportError(f"{method} {self.host}{path}: {e.reason}") from e
+            raise
+
+    def request(self, method: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,
+                content_type: str = codec.JSON, accept: str = codec.JSON) -> tuple[bytes, str | None]:
+        """The response body and content type; ApiError for any status >= 300."""
+        self._limiter.wait()
+        resp = self._open(method, path, query=query, body=body, content_type=content_type, accept=accept)
+        try:
+            data = resp.response.data
+        except (urllib3.exceptions.HTTPError, OSError) as e:
+            raise TransportError(f"{method} {self.host}{path}: {e}") from e
+        finally:
+            resp.response.release_conn()
+        ctype = resp.response.headers.get("Content-Type")
+        if resp.status >= 300:
+            raise _status_error(resp.status, resp.reason or "", data, ctype, method, path)
+        return data, ctype
+
+    def request_json(self, method: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,
+                     content_type: str = codec.JSON) -> Any:
+        data, _ = self.request(method, path, query=query, body=body, content_type=content_type)
+        return json.loads(data) if data else None
+
+    # ----- typed reads ---------------------------------------------------------------------
+
+    def _accept(self) -> str:
+        return self.connection.accept_content_types or (
+            codec.ACCEPT if self.connection.content_type == codec.PROTOBUF else codec.JSON)
+
+    def get(self, resource: Resource, namespace: str, name: str) -> Any | None:
+        try:
+            data, ctype = self.request("GET", resource.path(namespace, name), accept=self._accept())
+        except ApiError as e:
+            if e.status == 404:
+                return None
+            raise
+        return codec.decode(data, ctype, resource.message_class)
+
+    def list(self, resource: Resource, namespace: str = "", *, resource_version: str = "",
+             label_selector: str = "", field_selector: str = "") -> tuple[list[Any], str]:
+        """Every object (read in pages), and the list's resourceVersion to watch from."""
+        items: list[Any] = []
+        cont = ""
+        rv = ""
+        while True:
+            query: dict[str, Any] = {"limit": LIST_PAGE_SIZE, "continue": cont,
+                                     "labelSelector": label_selector, "fieldSelector": field_selector}
+            if resource_version and not cont:
+                query["resourceVersion"] = resource_version
+            data, ctype = self.request("GET", resource.path(namespace), query=query, accept=self._accept())
+            lst = codec.decode(data, ctype, resource.list_class)
+            items.extend(lst.items)  # type: ignore[attr-defined]
+            rv = lst.metadata.resourceVersion  # type: ignore[attr-defined]
+            cont = lst.metadata.__getattribute__("continue")  # type: ignore[attr-defined]
+            if not cont:
+                return items, rv
+
+    @contextmanager
+    def watch(self, resource: Resource, resource_version: str, *, timeout_seconds: int,
+              namespace: str = "", field_selector: str = "") -> Iterator[WatchStream]:
+        """A watch from resource_version with bookmarks; the server ends it after timeout_seconds."""
+        query = {"watch": "true", "resourceVersion": resource_version, "allowWatchBookmarks": "true",
+                 "timeoutSeconds": timeout_seconds, "fieldSelector": field_selector}
+        self._limiter.wait()
+        accept = codec.ACCEPT_WATCH if self.connection.content_type == codec.PROTOBUF else codec.JSON
+        # The read timeout outlives the server's own, so a silent connection is noticed.
+        resp = self._open("GET", resource.path(namespace), query=query, accept=accept,
+                          timeout=(10.0, timeout_seconds + 30.0))
+        raw = resp.response
+        try:
+            if resp.status >= 300:
+                data = raw.data
+                raise _status_error(resp.status, resp.reason or "", data, raw.headers.get("Content-Type"),
+                                    "GET", resource.path(namespace))
+            ctype = raw.headers.get("Content-Type")
+            if codec.is_protobuf(ctype):
+                yield WatchStream(codec.protobuf_watch_events(raw, resource.message_class), raw)
+            else:
+                yield WatchStream(codec.json_watch_events(_lines(raw), resource.message_class), raw)
+        finally:
+            raw.release_conn()
+            raw.close()
+
+    def close_idle(self) -> None:
+        self.api_client.rest_client.pool_manager.clear()
+
+
+@dataclass
+class WatchStream:
+    events: Iterator[WatchEvent]
+    response: Any
+
+    def shutdown(self) -> None:
+        """Ends the watch from another thread: the reader sees the connection close."""
+        with suppress(OSError, AttributeError):
+            self.response.shutdown()
+
+
+def _lines(raw: Any) -> Iterator[bytes]:
+    buf = b""
+    for chunk in raw.stream(65536, decode_content=True):
+        buf += chunk
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            yield line
+    if buf:
+        yield buf

@@ -1,0 +1,140 @@
+"""`wasmsched run`'s process: informers, the scheduler, events, leader election and serving, wired
+together and started in kube-scheduler's order (cmd/kube-scheduler/app/server.go Run).
+
+1. The event broadcaster and the secure server (health and metrics) start first.
+2. The informers start and their caches sync, on every replica, leader or not, so a replica that
+   becomes leader schedules at once.
+3. With leader election the scheduling loop runs only while this process holds the lease; losing it
+   stops scheduling at once and ends the process (kube exits so that a fresh process starts clean).
+4. SIGTERM/SIGINT: stop popping pods, let in-flight binding cycles finish (bounded), release the
+   lease, exit 0.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import Any
+
+from wasmsched.config.types import KubeSchedulerConfiguration
+from wasmsched.framework.interface import PluginFactory
+from wasmsched.kube.api import KubeApi
+from wasmsched.kube.cluster import EventBroadcaster, KubeCluster
+from wasmsched.kube.informer import InformerFactory
+from wasmsched.scheduler.eventhandlers import add_all_event_handlers
+from wasmsched.scheduler.factory import new_scheduler
+from wasmsched.scheduler.scheduler import Scheduler
+
+log = logging.getLogger("wasmsched.run")
+
+# How long SIGTERM waits for binding cycles in flight before the process exits anyway.
+SHUTDOWN_GRACE_SECONDS = 10.0
+# Kinds listed for the listers (preemption's PDBs, namespace selectors, PriorityClasses for snapshot
+# parity) besides the ones the event handlers watch.
+LISTER_KINDS = ("Namespace", "PodDisruptionBudget", "PriorityClass", "Service", "ReplicationController",
+                "ReplicaSet", "StatefulSet")
+
+
+def identity() -> str:
+    """kube-scheduler's lease holder identity: hostname and a unique suffix."""
+    return f"{socket.gethostname()}_{uuid.uuid4()}"
+
+
+@dataclass
+class Hooks:
+    """Optional parts, plugged in by the CLI: metrics, serving and leader election."""
+
+    # Called with the app once the scheduler exists (e.g. to attach metrics); returns a stop function.
+    on_start: list[Callable[[SchedulerApp], Callable[[], None] | None]] = field(default_factory=list)
+
+
+class SchedulerApp:
+    def __init__(self, cfg: KubeSchedulerConfiguration, registry: Mapping[str, PluginFactory], api: KubeApi,
+                 *, scheduler_factory: Callable[..., Scheduler] = new_scheduler, **scheduler_kwargs: Any) -> None:
+        self.cfg = cfg
+        self.api = api
+        self.informers = InformerFactory(api)
+        self.events = EventBroadcaster(api)
+        profiles = frozenset(p.scheduler_name for p in cfg.profiles)
+        self.cluster = KubeCluster(api, self.informers, self.events, profiles)
+        self.scheduler = scheduler_factory(cfg, registry, self.cluster, self.cluster, time.monotonic,
+                                           seed=int.from_bytes(os.urandom(4), "big"), **scheduler_kwargs)
+        add_all_event_handlers(self.scheduler, self.informers)
+        for kind in LISTER_KINDS:
+            from wasmsched.kube.resources import RESOURCES
+
+            if RESOURCES[kind].available():
+                self.informers.informer(kind)
+        self.stop = threading.Event()  # the whole process is shutting down
+        self.leading = threading.Event()  # the scheduling loop may run
+        self._loop_thread: threading.Thread | None = None
+        self._loop_stop = threading.Event()
+
+    # ----- health ----------------------------------------------------------------------------
+
+    def caches_synced(self) -> str | None:
+        """None when every informer listed once (readyz's sched-handler-sync)."""
+        pending = [k for k, inf in self.informers.informers.items() if not inf.has_synced()]
+        return None if not pending else f"caches not synced: {', '.join(sorted(pending))}"
+
+    # ----- lifecycle -------------------------------------------------------------------------
+
+    def start_informers(self, sync_timeout: float | None = None) -> bool:
+        self.events.start()
+        self.informers.start(self.stop)
+        ok = self.informers.wait_for_cache_sync(self.stop, sync_timeout)
+        if ok:
+            log.info('"Informer caches are synced" kinds=%d', len(self.informers.informers))
+        return ok
+
+    def start_scheduling(self) -> None:
+        """The scheduling loop, on its own thread (OnStartedLeading)."""
+        if self._loop_thread is not None:
+            return
+        self.leading.set()
+        self._loop_thread = threading.Thread(target=self._loop, name="schedule-one", daemon=True)
+        self._loop_thread.start()
+
+    def _loop(self) -> None:
+        try:
+            self.scheduler.run(self._loop_stop)
+        except Exception:
+            log.exception('"Scheduling loop failed"')
+            self.stop.set()
+
+    def stop_scheduling(self) -> None:
+        """No pod is popped after this returns (the cycle in progress finishes first)."""
+        self.leading.clear()
+        self._loop_stop.set()
+        self.scheduler.queue.close()
+        if self._loop_thread is not None:
+            self._loop_thread.join(SHUTDOWN_GRACE_SECONDS)
+
+    def shutdown(self) -> None:
+        """Stops scheduling, waits (bounded) for binding cycles in flight, stops informers and events."""
+        self.stop.set()
+        self.stop_scheduling()
+        if not self.scheduler.wait_for_bindings(SHUTDOWN_GRACE_SECONDS):
+            log.warning('"Binding cycles still running at shutdown" count=%d', self.scheduler.bindings_in_flight())
+        self.scheduler.close()
+        self.informers.stop()
+        self.events.stop()
+
+
+def install_signal_handlers(stop: threading.Event) -> None:
+    """SIGTERM and SIGINT end the process cleanly: the main thread sees `stop` and shuts down."""
+
+    def handle(signum: int, _frame: FrameType | None) -> None:
+        log.info('"Received signal; shutting down" signal="%s"', signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, handle)
+    signal.signal(signal.SIGINT, handle)

@@ -1,0 +1,276 @@
+"""Informers: a local copy of one kind's objects, kept current by list + watch, calling handlers.
+
+client-go's reflector and shared informer in one: list (in pages), then watch from the list's
+resourceVersion with bookmarks; when the watch ends, watch again from the last resourceVersion seen;
+on `410 Gone` (the version was compacted) list again and reconcile, delivering the adds, updates and
+deletes the relist reveals; on a broken connection retry with jittered exponential backoff. Handlers
+run on the informer's thread, one event at a time, as client-go's processor runs them.
+"""
+
+from __future__ import annotations
+
+import builtins
+import logging
+import random
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from wasmsched.api.types import object_key
+from wasmsched.kube.api import ApiError, KubeApi, TransportError
+from wasmsched.kube.codec import CodecError
+from wasmsched.kube.resources import RESOURCES, Resource
+
+log = logging.getLogger("wasmsched.kube")
+
+# client-go's reflector: watches last 5-10 minutes (randomised so informers do not reconnect together).
+MIN_WATCH_TIMEOUT_SECONDS = 300
+# Backoff after a failed list or watch (client-go: 800 ms doubling to 30 s, with jitter).
+INITIAL_BACKOFF = 0.8
+MAX_BACKOFF = 30.0
+# kube-scheduler's pod informer leaves out pods that finished: they hold no resources.
+POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
+
+
+@dataclass
+class Handler:
+    on_add: Callable[[Any], None] | None
+    on_update: Callable[[Any, Any], None] | None
+    on_delete: Callable[[Any], None] | None
+
+
+class Informer:
+    def __init__(self, api: KubeApi, resource: Resource, *, field_selector: str = "",
+                 rng: random.Random | None = None) -> None:
+        self.api = api
+        self.resource = resource
+        self.field_selector = field_selector
+        self.handlers: builtins.list[Handler] = []
+        self._store: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        self._synced = threading.Event()
+        self._rng = rng or random.Random()
+        self._stop = threading.Event()
+        self._watch_response: Any = None
+        self.last_resource_version = ""
+        # What happened, for logs and tests: lists made (the first plus every relist) and watches opened.
+        self.lists = 0
+        self.relists_after_gone = 0
+        self.watches = 0
+
+    @property
+    def kind(self) -> str:
+        return self.resource.kind
+
+    def add_handler(self, handler: Handler) -> None:
+        if self._synced.is_set():
+            # A late handler sees what is there, as client-go's AddEventHandler replays the store.
+            for obj in self.list():
+                if handler.on_add:
+                    handler.on_add(obj)
+        self.handlers.append(handler)
+
+    # ----- the local store ---------------------------------------------------------------
+
+    def get(self, key: str) -> Any | None:
+        with self._lock:
+            return self._store.get(key)
+
+    def list(self) -> builtins.list[Any]:
+        with self._lock:
+            return list(self._store.values())
+
+    def has_synced(self) -> bool:
+        return self._synced.is_set()
+
+    def wait_for_sync(self, timeout: float | None = None) -> bool:
+        return self._synced.wait(timeout)
+
+    # ----- delivery --------------------------------------------------------------------------
+
+    def _deliver(self, what: str, *args: Any) -> None:
+        for h in self.handlers:
+            fn = getattr(h, what)
+            if fn is None:
+                continue
+            try:
+                fn(*args)
+            except Exception:  # a handler's bug must not stop the informer
+                log.exception('"Event handler failed" kind="%s" event="%s"', self.kind, what)
+
+    def _apply(self, etype: str, obj: Any) -> None:
+        key = object_key(obj)
+        with self._lock:
+            old = self._store.get(key)
+            if etype == "DELETED":
+                self._store.pop(key, None)
+            else:
+                self._store[key] = obj
+        if etype == "DELETED":
+            self._deliver("on_delete", old if old is not None else obj)
+        elif old is None:
+            self._deliver("on_add", obj)
+        else:
+            self._deliver("on_update", old, obj)
+
+    def _replace(self, items: builtins.list[Any]) -> None:
+        """A (re)list: the store becomes `items`; what changed is delivered (client-go's Replace)."""
+        fresh = {object_key(o): o for o in items}
+        with self._lock:
+            old_store = self._store
+            self._store = fresh
+        for key, old in old_store.items():
+            if key not in fresh:
+                self._deliver("on_delete", old)
+        for key, obj in fresh.items():
+            old = old_store.get(key)
+            if old is None:
+                self._deliver("on_add", obj)
+            elif old.metadata.resourceVersion != obj.metadata.resourceVersion:
+                self._deliver("on_update", old, obj)
+
+    # ----- list and watch --------------------------------------------------------------------
+
+    def run(self, stop: threading.Event) -> None:
+        """Lists and watches until `stop` is set."""
+        self._stop = stop
+        backoff = INITIAL_BACKOFF
+        need_list = True
+        while not stop.is_set():
+            try:
+                if need_list:
+                    self._list()
+                    need_list = False
+                self._watch()
+                backoff = INITIAL_BACKOFF
+            except ApiError as e:
+                if e.status == 410:
+                    log.info('"Watch expired; relisting" kind="%s" resourceVersion="%s" err="%s"',
+                             self.kind, self.last_resource_version, e.message)
+                    self.relists_after_gone += 1
+                    need_list = True
+                    continue
+                log.error('"Failed to watch" kind="%s" err="%s" retryIn="%.1fs"', self.kind, e, backoff)
+                backoff = self._sleep(backoff)
+            except (TransportError, CodecError, OSError) as e:
+                if stop.is_set():
+                    break
+                log.warning('"Failed to list or watch; retrying" kind="%s" server="%s" err="%s" retryIn="%.1fs"',
+                            self.kind, self.api.host, _short(e), backoff)
+                backoff = self._sleep(backoff)
+            except Exception as e:  # noqa: BLE001 - urllib3's reader raises ProtocolError and others mid-stream
+                if stop.is_set():
+                    break
+                log.warning('"Watch connection broke; retrying" kind="%s" err="%s: %s" retryIn="%.1fs"',
+                            self.kind, type(e).__name__, _short(e), backoff)
+                backoff = self._sleep(backoff)
+
+    def stop_watch(self) -> None:
+        """Cuts the open watch so that run() sees `stop` at once instead of at the next event."""
+        stream = self._watch_response
+        if stream is not None:
+            stream.shutdown()
+
+    def _sleep(self, backoff: float) -> float:
+        self._stop.wait(backoff * (1.0 + self._rng.random()))
+        return min(backoff * 2, MAX_BACKOFF)
+
+    def _list(self) -> None:
+        items, rv = self.api.list(self.resource, field_selector=self.field_selector)
+        self.lists += 1
+        self._replace(items)
+        self.last_resource_version = rv
+        if not self._synced.is_set():
+            log.info('"Caches populated" type="%s" count=%d resourceVersion="%s"', self.kind, len(items), rv)
+            self._synced.set()
+
+    def _watch(self) -> None:
+        timeout = int(MIN_WATCH_TIMEOUT_SECONDS * (1.0 + self._rng.random()))
+        with self.api.watch(self.resource, self.last_resource_version, timeout_seconds=timeout,
+                            field_selector=self.field_selector) as stream:
+            self.watches += 1
+            self._watch_response = stream
+            if self._stop.is_set():
+                return
+            for ev in stream.events:
+                if self._stop.is_set():
+                    return
+                if ev.type == "ERROR":
+                    st = ev.object
+                    raise ApiError(int(st.code) or 500, st.reason, st.message, "WATCH", self.resource.path())
+                if ev.type == "BOOKMARK":
+                    self.last_resource_version = ev.resource_version or self.last_resource_version
+                    continue
+                if ev.type not in ("ADDED", "MODIFIED", "DELETED"):
+                    log.warning('"Unknown watch event type" kind="%s" type="%s"', self.kind, ev.type)
+                    continue
+                self._apply(ev.type, ev.object)
+                self.last_resource_version = ev.resource_version or self.last_resource_version
+
+
+def _short(e: BaseException, limit: int = 300) -> str:
+    text = str(e).replace("\n", " ")
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+class InformerFactory:
+    """One informer per kind, shared by everyone who watches or lists it; an EventSource for
+    scheduler.eventhandlers.add_all_event_handlers."""
+
+    def __init__(self, api: KubeApi) -> None:
+        self.api = api
+        self.informers: dict[str, Informer] = {}
+        self._threads: list[threading.Thread] = []
+        self._stop = threading.Event()
+
+    def informer(self, kind: str) -> Informer:
+        inf = self.informers.get(kind)
+        if inf is None:
+            resource = RESOURCES[kind]
+            selector = POD_FIELD_SELECTOR if kind == "Pod" else ""
+            inf = Informer(self.api, resource, field_selector=selector)
+            self.informers[kind] = inf
+            if self._threads:
+                self._start_one(inf)
+        return inf
+
+    def watch(self, kind: str, on_add: Callable[[Any], None] | None,
+              on_update: Callable[[Any, Any], None] | None,
+              on_delete: Callable[[Any], None] | None) -> None:
+        if kind not in RESOURCES or not RESOURCES[kind].available():
+            log.warning('"No informer for kind; its events are not watched" kind="%s"', kind)
+            return
+        self.informer(kind).add_handler(Handler(on_add, on_update, on_delete))
+
+    def start(self, stop: threading.Event) -> None:
+        self._stop = stop
+        for inf in list(self.informers.values()):
+            self._start_one(inf)
+
+    def _start_one(self, inf: Informer) -> None:
+        t = threading.Thread(target=inf.run, args=(self._stop,), name=f"informer-{inf.kind}", daemon=True)
+        t.start()
+        self._threads.append(t)
+
+    def wait_for_cache_sync(self, stop: threading.Event, timeout: float | None = None) -> bool:
+        """Waits until every informer has listed once (or stop is set, or the timeout passes)."""
+        for inf in list(self.informers.values()):
+            while not inf.wait_for_sync(0.2):
+                if stop.is_set():
+                    return False
+                if timeout is not None:
+                    timeout -= 0.2
+                    if timeout <= 0:
+                        return False
+        return True
+
+    def all_synced(self) -> bool:
+        return all(inf.has_synced() for inf in self.informers.values())
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        for inf in self.informers.values():
+            inf.stop_watch()
+        for t in self._threads:
+            t.join(timeout)
