@@ -108,7 +108,8 @@ class Informer:
             else:
                 self._store[key] = obj
         if etype == "DELETED":
-            self._deliver("on_delete", old if old is not None else obj)
+            # The event carries the object's final state, which is what handlers get (client-go).
+            self._deliver("on_delete", obj)
         elif old is None:
             self._deliver("on_add", obj)
         else:
@@ -151,7 +152,8 @@ class Informer:
                     self.relists_after_gone += 1
                     need_list = True
                     continue
-                log.error('"Failed to watch" kind="%s" err="%s" retryIn="%.1fs"', self.kind, e, backoff)
+                log.error('"Failed to watch" kind="%s" err="%s" retryIn="%.1fs"', self.kind,
+                          str(e).replace('"', '\\"'), backoff)
                 backoff = self._sleep(backoff)
             except (TransportError, CodecError, OSError) as e:
                 if stop.is_set():
@@ -177,7 +179,12 @@ class Informer:
         return min(backoff * 2, MAX_BACKOFF)
 
     def _list(self) -> None:
-        items, rv = self.api.list(self.resource, field_selector=self.field_selector)
+        try:
+            items, rv = self.api.list(self.resource, field_selector=self.field_selector)
+        except ApiError as e:
+            # 410 on a list is not a reason to relist again; any refusal is reported as client-go does.
+            raise ApiError(e.status if e.status != 410 else 500, e.reason, f"failed to list {self.kind}: {e.message}",
+                           e.method, e.path) from e
         self.lists += 1
         self._replace(items)
         self.last_resource_version = rv

@@ -1,0 +1,277 @@
+"""`wasmsched run` against a real kube-apiserver (dev-cluster): binding, failures, preemption, bad input."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from wasmsched.devcluster.kubeconfig import write_kubeconfig
+from wasmsched.devcluster.processes import free_port
+
+from tests.go_guests import ROOT, builds_go, run_ok
+from wasmsched.kube.api import ApiError, KubeApi
+
+from .helpers import (
+    PodHistory,
+    SchedulerProcess,
+    bound_pods,
+    condition,
+    create,
+    create_node,
+    create_pod,
+    events,
+    get_pod,
+    kube_api,
+    node_json,
+    pod_json,
+    scheduler_config,
+    unique,
+    wait_bound,
+    wait_for,
+)
+
+
+@pytest.fixture
+def admin(dev_cluster: Any) -> Iterator[KubeApi]:
+    api = kube_api(dev_cluster.kubeconfig)
+    yield api
+    api.close()
+
+
+@pytest.fixture
+def namespace(admin: KubeApi) -> Iterator[str]:
+    name = unique("t")
+    create(admin, "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    yield name
+    admin.request("DELETE", f"/api/v1/namespaces/{name}")
+
+
+class Nodes:
+    """Creates nodes for one test and deletes them after it, so the next test sees only its own."""
+
+    def __init__(self, api: KubeApi) -> None:
+        self.api = api
+        self.names: list[str] = []
+
+    def add(self, name: str, **kw: Any) -> str:
+        create_node(self.api, node_json(name, **kw))
+        self.names.append(name)
+        return name
+
+    def cleanup(self) -> None:
+        for n in self.names:
+            with contextlib.suppress(ApiError):
+                self.api.request("DELETE", f"/api/v1/nodes/{n}")
+
+
+@pytest.fixture
+def nodes(admin: KubeApi) -> Iterator[Nodes]:
+    n = Nodes(admin)
+    yield n
+    n.cleanup()
+
+
+@pytest.fixture
+def run_scheduler(dev_cluster: Any, tmp_path: Path) -> Iterator[Any]:
+    started: list[SchedulerProcess] = []
+
+    def start(config: Path | None, *extra: str, kubeconfig: Any = None, name: str = "sched") -> SchedulerProcess:
+        p = SchedulerProcess(tmp_path, kubeconfig or dev_cluster.kubeconfig, config, *extra, name=name)
+        started.append(p)
+        return p
+
+    yield start
+    for p in started:
+        p.stop()
+
+
+def test_pods_are_bound_with_scheduled_events_and_condition(admin: KubeApi, namespace: str, nodes: Nodes,
+                                                            run_scheduler: Any, tmp_path: Path) -> None:
+    sched = unique("sched")
+    for i in range(3):
+        nodes.add(unique(f"n{i}"))
+    names = [f"p{i}" for i in range(6)]
+    for n in names:
+        create_pod(admin, namespace, pod_json(n, sched))
+    proc = run_scheduler(scheduler_config(tmp_path / "cfg.yaml", sched))
+    bound = wait_bound(admin, namespace, 6)
+    assert set(bound.values()) <= set(nodes.names)
+    for n in names:
+        pod = get_pod(admin, namespace, n)
+        assert pod is not None
+        cond = condition(pod, "PodScheduled")
+        assert cond is not None and cond["status"] == "True", pod["status"]
+    evs = wait_for("6 Scheduled events", lambda: [e for e in events(admin, namespace) if e["reason"] == "Scheduled"]
+                   if len([e for e in events(admin, namespace) if e["reason"] == "Scheduled"]) == 6 else None)
+    for e in evs:
+        pod_name = e["regarding"]["name"]
+        assert e["note"] == f"Successfully assigned {namespace}/{pod_name} to {bound[pod_name]}"
+        assert e["reportingController"] == sched and e["action"] == "Binding" and e["type"] == "Normal"
+        assert e["regarding"]["kind"] == "Pod" and e["regarding"]["uid"]
+    assert proc.alive(), proc.log()
+    assert "Traceback" not in proc.log()
+
+
+def test_unschedulable_pod_gets_kubes_message_then_lands_on_a_new_node(
+        admin: KubeApi, namespace: str, nodes: Nodes, run_scheduler: Any, tmp_path: Path) -> None:
+    sched = unique("sched")
+    nodes.add(unique("small"), cpu="1")
+    nodes.add(unique("small"), cpu="1")
+    proc = run_scheduler(scheduler_config(tmp_path / "cfg.yaml", sched))
+    create_pod(admin, namespace, pod_json("big", sched, cpu="3"))
+    expected = ("0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
+                "2 No preemption victims found for incoming pod.")
+
+    def failed() -> dict[str, Any] | None:
+        pod = get_pod(admin, namespace, "big")
+        cond = condition(pod or {}, "PodScheduled")
+        return cond if cond and cond["status"] == "False" else None
+
+    cond = wait_for("PodScheduled=False", failed)
+    assert cond["reason"] == "Unschedulable"
+    assert cond["message"] == expected
+    ev = wait_for("FailedScheduling event", lambda: next(
+        (e for e in events(admin, namespace) if e["reason"] == "FailedScheduling"), None))
+    assert ev["note"] == expected and ev["type"] == "Warning" and ev["action"] == "Scheduling"
+    assert ev["reportingController"] == sched
+    # A node that fits: the NodeAdd watch event moves the pod back to the active queue (its backoff is
+    # 1 s, far below the 5 min an unschedulable pod otherwise waits).
+    big = nodes.add(unique("big"), cpu="8")
+    bound = wait_for("pod bound to the new node", lambda: bound_pods(admin, namespace).get("big"), timeout=20)
+    assert bound == big
+    assert proc.alive(), proc.log()
+
+
+def test_preemption_against_the_api_server(admin: KubeApi, namespace: str, nodes: Nodes, run_scheduler: Any,
+                                           tmp_path: Path) -> None:
+    sched = unique("sched")
+    low, high = unique("low"), unique("high")
+    for name, value in ((low, 10), (high, 1000)):
+        create(admin, "/apis/scheduling.k8s.io/v1/priorityclasses",
+               {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+                "value": value})
+    try:
+        guarded, free = nodes.add(unique("guarded"), cpu="1"), nodes.add(unique("free"), cpu="1")
+        proc = run_scheduler(scheduler_config(tmp_path / "cfg.yaml", sched))
+        # One low-priority pod on each node; the one on `guarded` is protected by a PDB allowing no disruption.
+        create_pod(admin, namespace, pod_json("victim-a", sched, cpu="800m", priority_class=low,
+                                              labels={"app": "protected"},
+                                              extra_spec={"nodeSelector": {"kubernetes.io/hostname": guarded}}))
+        create_pod(admin, namespace, pod_json("victim-b", sched, cpu="800m", priority_class=low,
+                                              extra_spec={"nodeSelector": {"kubernetes.io/hostname": free}}))
+        wait_for("victims bound", lambda: len(bound_pods(admin, namespace)) == 2)
+        pdb = create(admin, f"/apis/policy/v1/namespaces/{namespace}/poddisruptionbudgets",
+                     {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "pdb"},
+                      "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "protected"}}}})
+        # No controller manager runs: the status the disruption controller would write (no disruption allowed).
+        admin.request_json("PUT", f"/apis/policy/v1/namespaces/{namespace}/poddisruptionbudgets/pdb/status", body={
+            **pdb, "status": {"currentHealthy": 1, "desiredHealthy": 1, "disruptionsAllowed": 0, "expectedPods": 1,
+                              "observedGeneration": pdb["metadata"].get("generation", 1)}})
+        history = PodHistory(admin, namespace)
+        create_pod(admin, namespace, pod_json("preemptor", sched, cpu="800m", priority_class=high))
+        wait_for("preemptor bound", lambda: bound_pods(admin, namespace).get("preemptor"), timeout=30)
+        history.close()
+        assert bound_pods(admin, namespace).get("preemptor") == free
+        assert get_pod(admin, namespace, "victim-b") is None  # deleted (KWOK finished the graceful deletion)
+        assert get_pod(admin, namespace, "victim-a") is not None  # the PDB was honoured
+        evs = events(admin, namespace)
+        pre = [e for e in evs if e["reason"] == "Preempted"]
+        assert len(pre) == 1 and pre[0]["regarding"]["name"] == "victim-b"
+        assert pre[0]["related"]["name"] == "preemptor" and pre[0]["reportingController"] == sched
+        # The victim's DisruptionTarget condition came before its deletion; the preemptor was nominated
+        # to the node before it was bound there.
+        victim_versions = history.of("victim-b")
+        conds = [c for v in victim_versions for c in v.status.conditions if c.type == "DisruptionTarget"]
+        assert conds, [v.status for v in victim_versions]
+        assert (conds[0].status, conds[0].reason) == ("True", "PreemptionByScheduler")
+        assert conds[0].message == f"{sched}: preempting to accommodate a higher priority pod"
+        assert any(v.metadata.HasField("deletionTimestamp") for v in victim_versions)
+        nominated = [v.status.nominatedNodeName for v in history.of("preemptor") if v.status.nominatedNodeName]
+        assert nominated and nominated[0] == free
+        assert proc.alive(), proc.log()
+    finally:
+        for name in (low, high):
+            admin.request("DELETE", f"/apis/scheduling.k8s.io/v1/priorityclasses/{name}")
+
+
+@pytest.fixture(scope="session")
+@builds_go
+def nodenumber_wasm() -> Path:
+    run_ok(["make", "-s", "examples/nodenumber/nodenumber.wasm"], ROOT)
+    return ROOT / "examples/nodenumber/nodenumber.wasm"
+
+
+def test_nodenumber_plugin_places_pods_as_simulate_does_on_a_snapshot(
+        admin: KubeApi, namespace: str, nodes: Nodes, run_scheduler: Any, tmp_path: Path, dev_cluster: Any,
+        nodenumber_wasm: Path) -> None:
+    sched = unique("sched")
+    tag = unique("nn")
+    for i in range(1, 5):
+        nodes.add(f"{tag}-node{i}")
+    for i in range(8):
+        create_pod(admin, namespace, pod_json(f"pod{i}-{i % 4 + 1}", sched))
+    cfg = scheduler_config(tmp_path / "cfg.yaml", sched, extra_profile=(
+        "  plugins:\n    multiPoint:\n      enabled:\n      - name: NodeNumber\n        weight: 10\n"
+        "  pluginConfig:\n  - name: NodeNumber\n    args:\n"
+        f"      guestURL: {nodenumber_wasm}\n      guestConfig: '{{\"reverse\": false}}'\n"))
+    # What simulate says on a copy of the cluster, before any scheduler touches it.
+    snap = tmp_path / "snap"
+    out = subprocess.run([sys.executable, "-m", "wasmsched", "snapshot", "--kubeconfig", str(dev_cluster.kubeconfig),
+                          str(snap)], check=False, capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert "nodes" in out.stdout and "pods" in out.stdout
+    sim = subprocess.run([sys.executable, "-m", "wasmsched", "simulate", "--config", str(cfg), "-o", "json",
+                          str(snap)], check=False, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert sim.returncode == 0, sim.stderr
+    simulated = {p["name"]: p["node"] for p in json.loads(sim.stdout)["pods"] if p["namespace"] == namespace}
+    assert len(simulated) == 8 and all(simulated.values()), simulated
+    # The same pods, scheduled on the real server.
+    run_scheduler(cfg)
+    real = wait_bound(admin, namespace, 8, timeout=60)
+    assert real == simulated
+    # NodeNumber did decide: each pod is on the node whose number is its name's last digit.
+    assert all(node.endswith(name[-1]) for name, node in real.items()), real
+
+
+def test_broken_kubeconfig_exits_2_naming_it(tmp_path: Path) -> None:
+    bad = tmp_path / "kubeconfig"
+    bad.write_text("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 12}}]\ncurrent-context: x\n")
+    for path in (bad, tmp_path / "missing"):
+        out = subprocess.run([sys.executable, "-m", "wasmsched", "run", "--kubeconfig", str(path)],
+                             check=False, capture_output=True, text=True, timeout=60, cwd=ROOT)
+        assert out.returncode == 2, out.stderr
+        assert out.stderr.startswith(f'error: kubeconfig "{path}": '), out.stderr
+        assert "Traceback" not in out.stderr
+
+
+def test_unreachable_server_is_retried_with_clear_log_lines(tmp_path: Path) -> None:
+    port = free_port()
+    p = SchedulerProcess(tmp_path, "", None, "--master", f"https://127.0.0.1:{port}", "--leader-elect=false")
+    try:
+        wait_for("retry log lines", lambda: p.log().count("Failed to list or watch; retrying") >= 3, timeout=30)
+        assert p.alive()
+    finally:
+        code = p.stop()
+    log = p.log()
+    assert code == 0, log
+    assert f'server="https://127.0.0.1:{port}"' in log
+    assert "Traceback" not in log
+
+
+def test_forbidden_names_verb_and_resource(dev_cluster: Any, tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "restricted.kubeconfig"
+    write_kubeconfig(kubeconfig, dev_cluster.server, dev_cluster.ca_file, dev_cluster.restricted_token,
+                     user="restricted")
+    p = SchedulerProcess(tmp_path, kubeconfig, None, "--leader-elect=false")
+    try:
+        wait_for("forbidden log line", lambda: 'cannot list resource \\"pods\\"' in p.log()
+                 or 'cannot list resource "pods"' in p.log(), timeout=30)
+    finally:
+        p.stop()
+    assert "Traceback" not in p.log()
