@@ -29,7 +29,7 @@ from typing import Any
 
 from kubernetes import client, config
 
-from wasmsched.devcluster import components, etcd, nodes, processes
+from wasmsched.devcluster import components, etcd, namespaces, nodes, processes
 from wasmsched.devcluster.binaries import KUBE_VERSION, find_binaries
 from wasmsched.devcluster.certs import write_pki
 from wasmsched.devcluster.kubeconfig import write_kubeconfig
@@ -245,6 +245,15 @@ class DevCluster:
         with self.api_client() as api:
             return nodes.create_nodes(api, [f"{prefix}{i}" for i in range(start, start + n)],
                                       wait_ready=wait_ready, timeout=timeout, **node_args)
+
+    def create_namespace(self, name: str, labels: dict[str, str] | None = None) -> None:
+        with self.api_client() as api:
+            namespaces.create_namespace(api, name, labels)
+
+    def delete_namespace(self, name: str) -> None:
+        """Deletes the namespace and everything in it now (there is no namespace controller to do it)."""
+        with self.api_client() as api:
+            namespaces.purge_namespace(api, name)
 
     # --- internals --------------------------------------------------------------------------------
     def _start(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> None:
