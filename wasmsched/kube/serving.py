@@ -21,7 +21,7 @@ import time
 from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote
 
 from kubernetes.client import ApiClient
 from prometheus_client import CollectorRegistry
@@ -138,9 +138,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _dispatch(self) -> int:
         secure = self.server.secure
-        url = urlsplit(self.path)
-        path = url.path
-        query = parse_qs(url.query, keep_blank_values=True)
+        # the request target is origin-form ("/path?query"); like Go's URL.Path, the path is decoded, and
+        # the same decoded path is authorized and routed
+        raw_path, _, raw_query = self.path.partition("?")
+        path = unquote(raw_path)
+        query = parse_qs(raw_query, keep_blank_values=True)
         try:
             user = secure.authenticator.authenticate(self.headers.get("Authorization"))
         except InvalidTokenError:
@@ -164,7 +166,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _route(self, path: str, query: Mapping[str, list[str]]) -> int:
         secure = self.server.secure
         parts = path.strip("/").split("/")
-        if parts[0] in HEALTH_ENDPOINTS and path.startswith("/"):
+        if parts[0] in HEALTH_ENDPOINTS:
             checks = secure.checks_for(parts[0])
             if len(parts) == 1 and path == f"/{parts[0]}":
                 return self._health(root_health(parts[0], checks, query))
