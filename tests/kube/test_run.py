@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -275,3 +276,88 @@ def test_forbidden_names_verb_and_resource(dev_cluster: Any, tmp_path: Path) -> 
     finally:
         p.stop()
     assert "Traceback" not in p.log()
+
+
+def lease(admin: KubeApi, name: str) -> dict[str, Any] | None:
+    try:
+        return admin.request_json("GET", f"/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/{name}")  # type: ignore[no-any-return]
+    except ApiError as e:
+        if e.status == 404:
+            return None
+        raise
+
+
+def scheduled_once(admin: KubeApi, namespace: str, names: list[str]) -> None:
+    """Every pod is bound and has exactly one Scheduled event (no pod was bound twice)."""
+    bound = bound_pods(admin, namespace)
+    assert sorted(bound) == sorted(names), (sorted(bound), sorted(names))
+    counts: dict[str, int] = {}
+    for e in events(admin, namespace):
+        if e["reason"] == "Scheduled":
+            counts[e["regarding"]["name"]] = counts.get(e["regarding"]["name"], 0) + 1
+    assert counts == dict.fromkeys(names, 1), counts
+
+
+def test_leader_election_failover_after_kill_9(admin: KubeApi, namespace: str, nodes: Nodes, run_scheduler: Any,
+                                               tmp_path: Path) -> None:
+    sched, lease_name = unique("sched"), unique("lease")
+    for i in range(2):
+        nodes.add(unique(f"n{i}"))
+    cfg = scheduler_config(tmp_path / "cfg.yaml", sched, lease=lease_name)  # 4s lease, 3s renew, 500ms retry
+    a, b = run_scheduler(cfg, name="a"), run_scheduler(cfg, name="b")
+    holder = wait_for("a leader", lambda: (lease(admin, lease_name) or {}).get("spec", {}).get("holderIdentity"))
+    leader, follower = (a, b) if "successfully acquired lease" in a.log() else (b, a)
+    wait_for("the leader's log", lambda: "successfully acquired lease" in leader.log())
+    names = [f"before{i}" for i in range(4)]
+    for n in names:
+        create_pod(admin, namespace, pod_json(n, sched))
+    wait_bound(admin, namespace, 4)
+    assert "successfully acquired lease" not in follower.log()
+    leader.stop(signal.SIGKILL)
+    # Pods created while nobody leads are bound by the new leader once it takes over.
+    more = [f"after{i}" for i in range(4)]
+    for n in more:
+        create_pod(admin, namespace, pod_json(n, sched))
+    new_holder = wait_for("the follower to take over", lambda: (h := (lease(admin, lease_name) or {}).get(
+        "spec", {}).get("holderIdentity")) != holder and h, timeout=20)
+    assert new_holder != holder
+    spec = lease(admin, lease_name)["spec"]  # type: ignore[index]
+    assert spec["leaseTransitions"] >= 1 and spec["leaseDurationSeconds"] == 4
+    wait_bound(admin, namespace, 8)
+    scheduled_once(admin, namespace, names + more)
+    assert follower.alive(), follower.log()
+    # SIGTERM: the leader releases the lease (holder cleared) and exits 0.
+    assert follower.stop() == 0, follower.log()
+    released = lease(admin, lease_name)
+    assert released is not None and not released["spec"].get("holderIdentity"), released
+
+
+def test_watch_cut_and_410_gone_lose_nothing(admin: KubeApi, namespace: str, nodes: Nodes, run_scheduler: Any,
+                                             tmp_path: Path, dev_cluster: Any) -> None:
+    sched = unique("sched")
+    nodes.add(unique("n"))
+    proc = run_scheduler(scheduler_config(tmp_path / "cfg.yaml", sched))
+    first = [f"a{i}" for i in range(3)]
+    for n in first:
+        create_pod(admin, namespace, pod_json(n, sched))
+    wait_bound(admin, namespace, 3)
+    # Writes the informers do not watch (events, a config map) move etcd's revision past what they saw;
+    # compacting at the current revision then makes every informer's resourceVersion too old: the
+    # restarted API server answers their re-watch with 410 Gone.
+    admin.request_json("POST", f"/api/v1/namespaces/{namespace}/configmaps",
+                       body={"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "bump"}})
+    dev_cluster.compact_etcd()
+    dev_cluster.restart_apiserver()
+    second = [f"b{i}" for i in range(3)]
+    for n in second:
+        create_pod(admin, namespace, pod_json(n, sched))
+    # A node created after the cut must reach the cache too (a pod only it can hold).
+    extra = nodes.add(unique("late"), labels={"late": "yes"})
+    create_pod(admin, namespace, pod_json("needs-late", sched, extra_spec={"nodeSelector": {"late": "yes"}}))
+    wait_bound(admin, namespace, 7, timeout=60)
+    assert bound_pods(admin, namespace)["needs-late"] == extra
+    scheduled_once(admin, namespace, first + second + ["needs-late"])
+    log = proc.log()
+    assert "Watch expired; relisting" in log, log[-3000:]
+    assert "Traceback" not in log
+    assert proc.alive()

@@ -8,7 +8,7 @@ import importlib.resources
 import logging
 import sys
 
-from wasmsched.cli import cache, run, simulate, snapshot
+from wasmsched.cli import cache, devcluster, run, simulate, snapshot
 from wasmsched.cli.logs import setup_logging
 
 
@@ -45,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     cache.add_parser(sub)
     run.add_parser(sub)
     snapshot.add_parser(sub)
+    devcluster.add_parser(sub)
     args = parser.parse_args(argv)
     setup_logging(args.verbosity)
     try:
