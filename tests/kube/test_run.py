@@ -12,13 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from wasmsched.devcluster.kubeconfig import write_kubeconfig
-from wasmsched.devcluster.processes import free_port
 
 from tests.go_guests import ROOT, builds_go, run_ok
+from wasmsched.devcluster.kubeconfig import write_kubeconfig
+from wasmsched.devcluster.processes import free_port
 from wasmsched.kube.api import ApiError, KubeApi
 
-from .helpers import (
+from .helpers import wait_for
+from .run_helpers import (
     PodHistory,
     SchedulerProcess,
     bound_pods,
@@ -34,7 +35,6 @@ from .helpers import (
     scheduler_config,
     unique,
     wait_bound,
-    wait_for,
 )
 
 
@@ -306,13 +306,13 @@ def test_leader_election_failover_after_kill_9(admin: KubeApi, namespace: str, n
     cfg = scheduler_config(tmp_path / "cfg.yaml", sched, lease=lease_name)  # 4s lease, 3s renew, 500ms retry
     a, b = run_scheduler(cfg, name="a"), run_scheduler(cfg, name="b")
     holder = wait_for("a leader", lambda: (lease(admin, lease_name) or {}).get("spec", {}).get("holderIdentity"))
-    leader, follower = (a, b) if "successfully acquired lease" in a.log() else (b, a)
-    wait_for("the leader's log", lambda: "successfully acquired lease" in leader.log())
+    leader, follower = (a, b) if "successfully acquired lease" in a.log().lower() else (b, a)
+    wait_for("the leader's log", lambda: "successfully acquired lease" in leader.log().lower())
     names = [f"before{i}" for i in range(4)]
     for n in names:
         create_pod(admin, namespace, pod_json(n, sched))
     wait_bound(admin, namespace, 4)
-    assert "successfully acquired lease" not in follower.log()
+    assert "successfully acquired lease" not in follower.log().lower()
     leader.stop(signal.SIGKILL)
     # Pods created while nobody leads are bound by the new leader once it takes over.
     more = [f"after{i}" for i in range(4)]
