@@ -45,14 +45,6 @@ def admin(dev_cluster: Any) -> Iterator[KubeApi]:
     api.close()
 
 
-@pytest.fixture
-def namespace(admin: KubeApi) -> Iterator[str]:
-    name = unique("t")
-    create(admin, "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    yield name
-    admin.request("DELETE", f"/api/v1/namespaces/{name}")
-
-
 class Nodes:
     """Creates nodes for one test and deletes them after it, so the next test sees only its own."""
 

@@ -14,7 +14,9 @@ from wasmsched.config import ConfigError, load_config
 from wasmsched.config.types import KubeSchedulerConfiguration
 from wasmsched.framework.runtime import FrameworkError
 from wasmsched.kube.api import ClientConfigError, ClientConnection, KubeApi, load_configuration
-from wasmsched.kube.app import SchedulerApp, install_signal_handlers
+from wasmsched.kube.app import SchedulerApp, identity, install_signal_handlers
+from wasmsched.kube.leaderelection import HEALTH_CHECK_NAME, LeaderElectionConfig, LeaderElector
+from wasmsched.kube.serving import SecureServer
 from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.wasm.plugin import register_wasm_plugins
 
@@ -74,13 +76,16 @@ def leader_election_dict(cfg: KubeSchedulerConfiguration, args: argparse.Namespa
     return d
 
 
-def build(args: argparse.Namespace) -> tuple[KubeSchedulerConfiguration, SchedulerApp]:
+def _load(args: argparse.Namespace) -> KubeSchedulerConfiguration:
     try:
-        cfg = load_config(args.config)
+        return load_config(args.config)
     except ConfigError as e:
         raise BadInput(str(e)) from e
     except OSError as e:
         raise BadInput(f"{args.config}: {e.strerror}") from e
+
+
+def build(args: argparse.Namespace, cfg: KubeSchedulerConfiguration) -> SchedulerApp:
     connection = ClientConnection.from_dict(cfg.client_connection)
     kubeconfig = args.kubeconfig or connection.kubeconfig
     try:
@@ -96,33 +101,90 @@ def build(args: argparse.Namespace) -> tuple[KubeSchedulerConfiguration, Schedul
         app = SchedulerApp(cfg, registry, api)
     except FrameworkError as e:
         raise BadInput(f"{args.config + ': ' if args.config else ''}{e}") from e
-    return cfg, app
+    return app
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        cfg, app = build(args)
-        le = leader_election_dict(cfg, args)
+        cfg = _load(args)
+        le = LeaderElectionConfig.from_dict(leader_election_dict(cfg, args))
+        app = build(args, cfg)
+    except ConfigError as e:  # leaderElection after the --leader-elect* flags
+        print(f"error: {args.config or 'flags'}: {e}", file=sys.stderr)
+        return 2
     except BadInput as e:
         print(f"error: {_error_text(str(e))}", file=sys.stderr)
         return 2
-    stop = app.stop
-    install_signal_handlers(stop)
-    log.info('"Starting wasmsched" server="%s" profiles="%s"', app.api.host,
-             ",".join(p.scheduler_name for p in cfg.profiles))
+    install_signal_handlers(app.stop)
+    log.info('"Starting wasmsched" server="%s" profiles="%s" leaderElect=%s', app.api.host,
+             ",".join(p.scheduler_name for p in cfg.profiles), str(le.leader_elect).lower())
+    elector = _elector(app, le) if le.leader_elect else None
+    server = None
     try:
-        return _serve(app, le, stop)
+        if args.secure_port:
+            server = _secure_server(args, app, elector)
+            server.start()
+        return _serve(app, elector)
+    except OSError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     finally:
         app.shutdown()
+        if server is not None:
+            server.shutdown()
         app.api.close()
 
 
-def _serve(app: SchedulerApp, le: dict[str, Any], stop: threading.Event) -> int:
+def _secure_server(args: argparse.Namespace, app: SchedulerApp, elector: LeaderElector | None) -> SecureServer:
+    """kube-scheduler's checks: ping everywhere; the leader election watchdog on healthz and livez;
+    readyz also waits for the informers' caches (sched-handler-sync)."""
+    health: dict[str, Any] = {}
+    if elector is not None:
+        health[HEALTH_CHECK_NAME] = elector.check
+    ready = {**health, "sched-handler-sync": app.caches_synced}
+    return SecureServer(args.bind_address, args.secure_port, app.api.api_client, app.metrics_registry,
+                        {"healthz": health, "livez": health, "readyz": ready},
+                        cert_file=args.tls_cert_file or None, key_file=args.tls_private_key_file or None,
+                        cert_dir=args.cert_dir or None)
+
+
+def _elector(app: SchedulerApp, le: LeaderElectionConfig) -> LeaderElector:
+    def started(leading_ended: threading.Event) -> None:
+        app.start_scheduling()
+        leading_ended.wait()
+        if not app.stop.is_set():
+            # kube-scheduler exits so that a fresh process starts clean (its caches may hold assumed pods).
+            log.error('"Leaderelection lost"')
+            app.lost_lease = True
+            app.stop_scheduling()
+            app.stop.set()
+
+    return LeaderElector(app.api.api_client, le, identity(), started, lambda: None)
+
+
+def _serve(app: SchedulerApp, elector: LeaderElector | None) -> int:
+    stop = app.stop
     if not app.start_informers():
         return 0  # stopped before the caches synced
-    if le.get("leaderElect", True):
-        raise BadInput("leader election is not wired yet")
-    app.start_scheduling()
-    while not stop.wait(1.0):
-        pass
+    elector_stop = threading.Event()
+    elector_thread = None
+    if elector is None:
+        app.start_scheduling()
+    else:
+        elector_thread = threading.Thread(target=elector.run, args=(elector_stop,), name="leader-election",
+                                          daemon=True)
+        elector_thread.start()
+    while not stop.wait(0.5):
+        if elector_thread is not None and not elector_thread.is_alive():
+            break
+    # Scheduling stops and bindings in flight finish before the lease is released, so the next leader
+    # never overlaps with this one.
+    app.stop_scheduling()
+    app.wait_for_bindings()
+    if elector_thread is not None:
+        elector_stop.set()
+        elector_thread.join(10.0)
+    if app.lost_lease:
+        return 1
+    log.info('"Scheduler stopped"')
     return 0

@@ -73,6 +73,8 @@ class SchedulerApp:
 
             if RESOURCES[kind].available():
                 self.informers.informer(kind)
+        self.metrics_registry: Any = None  # the Prometheus registry /metrics serves, once metrics exist
+        self.lost_lease = False
         self.stop = threading.Event()  # the whole process is shutting down
         self.leading = threading.Event()  # the scheduling loop may run
         self._loop_thread: threading.Thread | None = None
@@ -118,12 +120,15 @@ class SchedulerApp:
         if self._loop_thread is not None:
             self._loop_thread.join(SHUTDOWN_GRACE_SECONDS)
 
+    def wait_for_bindings(self) -> None:
+        if not self.scheduler.wait_for_bindings(SHUTDOWN_GRACE_SECONDS):
+            log.warning('"Binding cycles still running at shutdown" count=%d', self.scheduler.bindings_in_flight())
+
     def shutdown(self) -> None:
         """Stops scheduling, waits (bounded) for binding cycles in flight, stops informers and events."""
         self.stop.set()
         self.stop_scheduling()
-        if not self.scheduler.wait_for_bindings(SHUTDOWN_GRACE_SECONDS):
-            log.warning('"Binding cycles still running at shutdown" count=%d', self.scheduler.bindings_in_flight())
+        self.wait_for_bindings()
         self.scheduler.close()
         self.informers.stop()
         self.events.stop()
