@@ -251,6 +251,13 @@ class MemoryCluster:
         labels.setdefault("kubernetes.io/metadata.name", namespace)
         return labels
 
+    def list_in_namespace(self, kind: str, namespace: str) -> builtins.list[Any]:
+        with self._lock:
+            store = self._objects.get(kind)
+            if not store:
+                return []
+            return [o for o in store.values() if o.metadata.namespace == namespace]
+
     # ----- EventRecorder ----------------------------------------------------------------------
 
     def eventf(self, regarding: Any, related: Any, eventtype: str, reason: str, action: str, note: str) -> None:
