@@ -252,11 +252,11 @@ class MemoryCluster:
         return labels
 
     def list_in_namespace(self, kind: str, namespace: str) -> builtins.list[Any]:
+        # Called for every pod PodTopologySpread defaults: with no object of the kind, skip the lock.
+        if not self._objects.get(kind):
+            return []
         with self._lock:
-            store = self._objects.get(kind)
-            if not store:
-                return []
-            return [o for o in store.values() if o.metadata.namespace == namespace]
+            return [o for o in self._objects.get(kind, {}).values() if o.metadata.namespace == namespace]
 
     # ----- EventRecorder ----------------------------------------------------------------------
 
