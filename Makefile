@@ -69,14 +69,16 @@ test: setup
 	$(MAKE) --no-print-directory pytest || failed="$$failed pytest"; \
 	if [ -n "$$failed" ]; then echo "make test: FAILED:$$failed" >&2; exit 1; fi
 
-pytest: setup
+# The tests marked `kube` run against a real control plane (tests/kube/conftest.py), so the binaries come first.
+pytest: setup kube
 	$(PY) -m pytest
 
-# No Go builds and no lint: the tests marked `go` (they build Go guests or load the examples' .wasm)
-# are deselected; the rest runs on FAST_WORKERS processes (pytest-xdist), in about 20 s on 2 cores.
+# No Go builds, no control plane and no lint: the tests marked `go` (they build Go guests or load the
+# examples' .wasm) and `kube` (they start kube-apiserver) are deselected; the rest runs on FAST_WORKERS
+# processes (pytest-xdist), in about 20 s on 2 cores.
 FAST_WORKERS ?= 2
 test-fast: setup
-	$(PY) -m pytest -m 'not go' -n $(FAST_WORKERS)
+	$(PY) -m pytest -m 'not go and not kube' -n $(FAST_WORKERS)
 
 lint: setup
 	$(VENV)/bin/ruff check wasmsched tests tools setup.py bench

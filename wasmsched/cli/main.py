@@ -8,7 +8,7 @@ import importlib.resources
 import logging
 import sys
 
-from wasmsched.cli import cache, simulate
+from wasmsched.cli import cache, devcluster, simulate
 from wasmsched.cli.logs import setup_logging
 
 
@@ -43,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     simulate.add_parser(sub)
     cache.add_parser(sub)
+    devcluster.add_parser(sub)
     args = parser.parse_args(argv)
     setup_logging(args.verbosity)
     try:

@@ -1,0 +1,43 @@
+"""A real control plane for the tests marked `kube` (tests/conftest.py marks every test that uses
+kube_binaries, so dev_cluster too): one dev cluster per session (per pytest-xdist worker), a fresh
+namespace per test. Missing binaries fail the tests, telling to run `make kube`: they are never skipped."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from wasmsched.devcluster import BinariesMissingError, DevCluster
+from wasmsched.devcluster.binaries import Binaries, find_binaries
+
+from .helpers import namespace_name
+
+
+@pytest.fixture(scope="session")
+def kube_binaries() -> Binaries:
+    try:
+        return find_binaries()
+    except BinariesMissingError as e:
+        pytest.fail(str(e), pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def dev_cluster(kube_binaries: Binaries, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevCluster]:
+    cluster = DevCluster.up(tmp_path_factory.mktemp("dev-cluster"))  # stops what it started if it fails
+    try:
+        yield cluster
+    finally:
+        cluster.down()
+
+
+@pytest.fixture
+def namespace(dev_cluster: DevCluster, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A fresh namespace for the test, purged with everything in it afterwards."""
+    name = namespace_name(request.node.name)
+    dev_cluster.create_namespace(name)
+    try:
+        yield name
+    finally:
+        dev_cluster.delete_namespace(name)
+

@@ -1,0 +1,203 @@
+"""The dev cluster itself, against the real binaries: the API server is up and secured as documented, KWOK
+plays nodes and pods as a kubelet would, and the cluster can be restarted, compacted and torn down."""
+
+from __future__ import annotations
+
+import json
+import os
+import ssl
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client, config, watch
+from kubernetes.client.exceptions import ApiException
+
+from wasmsched.devcluster import DevCluster, DevClusterError, processes
+from wasmsched.devcluster.binaries import Binaries
+from wasmsched.devcluster.cluster import STATE_FILE
+from wasmsched.devcluster.nodes import node_ready
+
+from .helpers import plain, wait_for
+
+
+def _pod(name: str, node: str) -> client.V1Pod:
+    return client.V1Pod(metadata=client.V1ObjectMeta(name=name), spec=client.V1PodSpec(
+        node_name=node, containers=[client.V1Container(name="c", image="registry.k8s.io/pause:3.10")]))
+
+
+@pytest.fixture
+def kwok_node(dev_cluster: DevCluster, request: pytest.FixtureRequest) -> str:
+    """A KWOK node of its own for the test (deleted after it)."""
+    name = f"n-{request.node.name.replace('_', '-')[:40]}-{os.getpid()}"
+    dev_cluster.create_nodes(1, prefix=name)
+    request.addfinalizer(lambda: _delete_node(dev_cluster, f"{name}0"))
+    return f"{name}0"
+
+
+def _delete_node(cluster: DevCluster, name: str) -> None:
+    with cluster.api_client() as api:
+        client.CoreV1Api(api).delete_node(name)
+
+
+def test_readyz_answers_ok_over_tls_with_the_ca(dev_cluster: DevCluster) -> None:
+    ctx = ssl.create_default_context(cafile=str(dev_cluster.ca_file))
+    req = urllib.request.Request(dev_cluster.server + "/readyz",
+                                 headers={"Authorization": f"Bearer {dev_cluster.admin_token}"})
+    with urllib.request.urlopen(req, context=ctx, timeout=10) as resp:
+        assert (resp.status, resp.read()) == (200, b"ok")
+    assert dev_cluster.server.startswith("https://127.0.0.1:")
+
+
+def test_kubeconfig_works_with_the_official_client(dev_cluster: DevCluster) -> None:
+    with config.new_client_from_config(config_file=str(dev_cluster.kubeconfig)) as api:
+        assert client.VersionApi(api).get_code().git_version == "v1.37.2"
+        names = {plain(ns)["metadata"]["name"] for ns in client.CoreV1Api(api).list_namespace().items}
+    assert {"default", "kube-system", "kube-node-lease"} <= names
+
+
+def test_admin_creates_a_kwok_node_that_becomes_ready_and_holds_a_lease(dev_cluster: DevCluster) -> None:
+    name = f"ready-{os.getpid()}-"
+    # An unannotated node next to it: KWOK leaves it alone (tests can make nodes nothing heartbeats).
+    dev_cluster.create_nodes(1, prefix=name + "unmanaged-", wait_ready=False, managed=False)
+    try:
+        [created] = dev_cluster.create_nodes(1, prefix=name)
+        assert node_ready(created)
+        node = plain(created)
+        assert node["status"]["allocatable"] == {"cpu": "32", "memory": "256Gi", "pods": "110"}
+        assert "taints" not in node["spec"]
+        with dev_cluster.api_client() as api:
+            lease = wait_for("the node's Lease", lambda: _lease(api, name + "0"))
+            assert lease["spec"]["holderIdentity"] == name + "0"
+            unmanaged = client.CoreV1Api(api).read_node(name + "unmanaged-0")
+            assert not node_ready(unmanaged)
+    finally:
+        _delete_node(dev_cluster, name + "0")
+        _delete_node(dev_cluster, name + "unmanaged-0")
+
+
+def _lease(api: client.ApiClient, name: str) -> Any:
+    try:
+        return plain(client.CoordinationV1Api(api).read_namespaced_lease(name, "kube-node-lease"))
+    except ApiException as e:
+        if e.status == 404:
+            return None
+        raise
+
+
+def test_a_bound_pod_becomes_running_and_a_deleted_one_goes_away(dev_cluster: DevCluster, namespace: str,
+                                                                  kwok_node: str) -> None:
+    with dev_cluster.api_client() as api:
+        core = client.CoreV1Api(api)
+        core.create_namespaced_pod(namespace, _pod("p1", kwok_node))
+
+        def running() -> Any:
+            pod = plain(core.read_namespaced_pod("p1", namespace))
+            return pod if pod["status"]["phase"] == "Running" else None
+
+        pod = wait_for("p1 Running", running)
+        assert pod["status"]["podIP"]
+        assert {"type": "Ready", "status": "True"}.items() <= next(
+            c for c in pod["status"]["conditions"] if c["type"] == "Ready").items()
+        # A graceful delete (the default period, as preemption's) only marks it; KWOK, as a kubelet whose
+        # containers stopped, removes it.
+        marked = plain(core.delete_namespaced_pod("p1", namespace))
+        assert marked["metadata"]["deletionTimestamp"]
+        assert marked["metadata"]["deletionGracePeriodSeconds"] == 30
+        wait_for("p1 gone", lambda: not core.list_namespaced_pod(namespace).items)
+
+
+def test_the_restricted_token_is_authenticated_but_forbidden(dev_cluster: DevCluster, namespace: str) -> None:
+    with dev_cluster.api_client(dev_cluster.restricted_token) as api:
+        review = plain(client.AuthenticationV1Api(api).create_self_subject_review(client.V1SelfSubjectReview()))
+        assert review["status"]["userInfo"]["username"] == "restricted"
+        assert review["status"]["userInfo"]["groups"] == ["system:authenticated"]
+        with pytest.raises(ApiException) as e:
+            client.CoreV1Api(api).list_namespaced_pod(namespace)
+        assert e.value.status == 403
+    with dev_cluster.api_client("not-a-token") as api, pytest.raises(ApiException) as e:
+        client.CoreV1Api(api).list_namespaced_pod(namespace)
+    assert e.value.status == 401
+
+
+def test_token_request_mints_service_account_tokens(dev_cluster: DevCluster, namespace: str) -> None:
+    with dev_cluster.api_client() as api:
+        core = client.CoreV1Api(api)
+        # No ServiceAccount admission and no controller manager: the account is made by hand.
+        core.create_namespaced_service_account(namespace, client.V1ServiceAccount(
+            metadata=client.V1ObjectMeta(name="sched")))
+        tr = plain(core.create_namespaced_service_account_token(
+            "sched", namespace, client.AuthenticationV1TokenRequest(
+                spec=client.V1TokenRequestSpec(audiences=[], expiration_seconds=600))))
+    with dev_cluster.api_client(tr["status"]["token"]) as api:
+        review = plain(client.AuthenticationV1Api(api).create_self_subject_review(client.V1SelfSubjectReview()))
+    assert review["status"]["userInfo"]["username"] == f"system:serviceaccount:{namespace}:sched"
+
+
+def test_restart_apiserver_keeps_the_data_and_the_port(dev_cluster: DevCluster, namespace: str) -> None:
+    server, pid = dev_cluster.server, dev_cluster.pids["kube-apiserver"]
+    with dev_cluster.api_client() as api:
+        client.CoreV1Api(api).create_namespaced_config_map(namespace, client.V1ConfigMap(
+            metadata=client.V1ObjectMeta(name="kept"), data={"k": "v"}))
+    dev_cluster.restart_apiserver()
+    assert dev_cluster.server == server
+    assert dev_cluster.pids["kube-apiserver"] != pid
+    assert not processes.running(pid)
+    with dev_cluster.api_client() as api:
+        assert client.CoreV1Api(api).read_namespaced_config_map("kept", namespace).data == {"k": "v"}
+
+
+def test_compacted_resource_versions_are_gone(dev_cluster: DevCluster, namespace: str) -> None:
+    with dev_cluster.api_client() as api:
+        core = client.CoreV1Api(api)
+        old = plain(core.create_namespaced_config_map(namespace, client.V1ConfigMap(
+            metadata=client.V1ObjectMeta(name="c"), data={"n": "0"})))["metadata"]["resourceVersion"]
+        core.patch_namespaced_config_map("c", namespace, {"data": {"n": "1"}})
+        assert dev_cluster.compact_etcd() > int(old)
+        # A fresh watch cache (as after a restart) cannot serve a compacted revision either.
+        dev_cluster.restart_apiserver()
+    with dev_cluster.api_client() as api:
+        events = watch.Watch().stream(client.CoreV1Api(api).list_namespaced_config_map, namespace,
+                                      resource_version=old, timeout_seconds=10)
+        with pytest.raises(ApiException) as e:
+            next(iter(events))
+        assert e.value.status == 410
+
+
+def test_up_refuses_a_directory_where_a_cluster_runs(dev_cluster: DevCluster) -> None:
+    with pytest.raises(DevClusterError, match="a dev cluster already runs in"):
+        DevCluster.up(dev_cluster.directory)
+    assert all(processes.running(pid) for pid in dev_cluster.pids.values())
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "wasmsched", "dev-cluster", *args], capture_output=True,
+                          text=True, check=False, timeout=180)
+
+
+def test_cli_up_with_nodes_then_down_stops_everything(kube_binaries: Binaries, tmp_path: Path) -> None:
+    d = tmp_path / "c"
+    up = _cli("up", "--dir", str(d), "--nodes", "2")
+    assert up.returncode == 0, up.stderr
+    assert f"export KUBECONFIG={d / 'kubeconfig'}" in up.stdout
+    state = json.loads((d / STATE_FILE).read_text())
+    pids = {name: p["pid"] for name, p in state["processes"].items()}
+    assert set(pids) == {"etcd", "kube-apiserver", "kwok"}
+    try:
+        with config.new_client_from_config(config_file=str(d / "kubeconfig")) as api:
+            nodes = client.CoreV1Api(api).list_node().items
+        assert sorted(plain(n)["metadata"]["name"] for n in nodes) == ["kwok-node-0", "kwok-node-1"]
+        assert all(node_ready(n) for n in nodes)
+        for log in ("etcd.log", "kube-apiserver.log", "kwok.log"):
+            assert (d / "logs" / log).is_file()
+    finally:
+        down = _cli("down", "--dir", str(d))
+    assert down.returncode == 0, down.stderr
+    assert "stopped kwok, kube-apiserver, etcd" in down.stdout
+    assert not any(processes.running(pid) for pid in pids.values())
+    assert not d.exists()
+    again = _cli("down", "--dir", str(d))
+    assert again.returncode == 0 and "nothing to do" in again.stdout

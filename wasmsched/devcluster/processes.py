@@ -1,0 +1,105 @@
+"""Background processes of a dev cluster: started in their own session (they outlive `dev-cluster up`),
+output to a log file, stopped later by PID — only if the PID still runs the binary that was started."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+# How long a component gets to exit on SIGTERM before SIGKILL: the apiserver drains requests and etcd
+# syncs its WAL, both well under this on a dev machine.
+STOP_GRACE_SECONDS = 10.0
+_POLL_SECONDS = 0.05
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now (the kernel's pick); the caller binds it right after."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start(argv: Sequence[str], log_path: Path, env: Mapping[str, str] | None = None) -> int:
+    """Starts argv in a new session (no controlling terminal, its own process group), stdout and stderr
+    appended to log_path; returns the PID."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True, close_fds=True,
+                                env=dict(env) if env is not None else None)
+    return proc.pid
+
+
+def _reap(pid: int) -> None:
+    # A child of this process (the tests' fixture starts the cluster in-process) stays a zombie until waited.
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] == "Z"
+
+
+def running(pid: int, program: str | None = None) -> bool:
+    """Whether pid is a live process (not a zombie) and, when /proc tells and program is given, runs program
+    (argv[0]): a recorded PID reused by something else is not ours."""
+    _reap(pid)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return False  # someone else's process: not one we started
+    if _zombie(pid):
+        return False
+    if program is not None:
+        try:
+            argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0", 1)[0].decode(errors="replace")
+        except FileNotFoundError:
+            return False
+        except OSError:
+            return True  # no /proc (not Linux): trust the PID
+        return argv0 == program
+    return True
+
+
+def _wait_gone(pid: int, program: str | None, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while running(pid, program):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(_POLL_SECONDS)
+    return True
+
+
+def stop(pid: int, program: str | None = None, grace: float = STOP_GRACE_SECONDS) -> bool:
+    """SIGTERM to pid's process group, SIGKILL after `grace` seconds; returns False when it was not running."""
+    if not running(pid, program):
+        return False
+    try:
+        # Started in its own session, it leads its process group: signal the group, so anything it spawned
+        # goes too. A process that is not a group leader is signalled alone.
+        group = os.getpgid(pid) == pid
+    except ProcessLookupError:
+        return True
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            if group:
+                os.killpg(pid, sig)
+            else:
+                os.kill(pid, sig)
+        except ProcessLookupError:
+            return True
+        if _wait_gone(pid, program, grace):
+            return True
+    raise OSError(f"process {pid} ({program}) still runs after SIGKILL")
