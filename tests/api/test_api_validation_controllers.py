@@ -11,6 +11,7 @@ from wasmsched.api.manifest import ManifestError, load_text
 from .test_api_validation import QUALIFIED, SUBDOMAIN
 
 TEMPLATE = "template: {metadata: {labels: {app: web}}, spec: {containers: [{name: c, image: nginx}]}}"
+VALID_SPEC = "{selector: {matchLabels: {app: web}}, " + TEMPLATE + "}"
 DNS1035 = (
     "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic "
     "character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for "
@@ -18,9 +19,13 @@ DNS1035 = (
 )
 
 
+def manifest(api_version: str, kind: str, body: str, name: str = "x") -> str:
+    return f"apiVersion: {api_version}\nkind: {kind}\nmetadata: {{name: {name}}}\n{body}\n"
+
+
 def invalid(api_version: str, kind: str, qualified: str, body: str, name: str = "x") -> str:
     """The part after `<Kind> "<name>" is invalid: ` of the load error."""
-    text = f"apiVersion: {api_version}\nkind: {kind}\nmetadata: {{name: {name}}}\n{body}\n"
+    text = manifest(api_version, kind, body, name)
     with pytest.raises(ManifestError) as exc:
         load_text(text, "x.yaml")
     msg = str(exc.value)
@@ -44,9 +49,7 @@ def test_valid_apps_controllers_load(kind: str, spec: str, selector: str) -> Non
     assert obj.spec.HasField("replicas")  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize(
-    ("spec", "expected"),
-    [
+RS_SPECS = [
         ("{" + TEMPLATE + "}",
          "[spec.selector: Required value, spec.template.metadata.labels: Invalid value: {\"app\":\"web\"}: "
          "`selector` does not match template `labels`]"),
@@ -63,21 +66,21 @@ def test_valid_apps_controllers_load(kind: str, spec: str, selector: str) -> Non
         ("{selector: {matchLabels: {'a b': web}}, " + TEMPLATE + "}",
          f'[spec.selector.matchLabels: Invalid value: "a b": {QUALIFIED}, spec.selector: Invalid value: '
          '{"matchLabels":{"a b":"web"}}: invalid label selector]'),
-    ],
-)
+]
+
+
+@pytest.mark.parametrize(("spec", "expected"), RS_SPECS)
 def test_replica_set(spec: str, expected: str) -> None:
     assert invalid("apps/v1", "ReplicaSet", "ReplicaSet.apps", f"spec: {spec}") == expected
 
 
 def test_replica_set_name_is_a_subdomain() -> None:
-    body = "spec: {selector: {matchLabels: {app: web}}, " + TEMPLATE + "}"
+    body = f"spec: {VALID_SPEC}"
     assert invalid("apps/v1", "ReplicaSet", "ReplicaSet.apps", body, "Web") == (
         f'metadata.name: Invalid value: "Web": {SUBDOMAIN}')
 
 
-@pytest.mark.parametrize(
-    ("spec", "expected"),
-    [
+SS_SPECS = [
         ("{selector: {}, " + TEMPLATE + "}",
          "spec.selector: Invalid value: {}: empty selector is invalid for statefulset"),
         ("{serviceName: a.b, selector: {matchLabels: {app: web}}, " + TEMPLATE + "}",
@@ -86,14 +89,16 @@ def test_replica_set_name_is_a_subdomain() -> None:
          "[spec.selector.matchExpressions[0].values: Forbidden: may not be specified when `operator` is 'Exists' or "
          "'DoesNotExist', spec.selector: Invalid value: "
          '{"matchExpressions":[{"key":"app","operator":"Exists","values":["x"]}]}]'),  # no detail: kube's is ""
-    ],
-)
+]
+
+
+@pytest.mark.parametrize(("spec", "expected"), SS_SPECS)
 def test_stateful_set(spec: str, expected: str) -> None:
     assert invalid("apps/v1", "StatefulSet", "StatefulSet.apps", f"spec: {spec}") == expected
 
 
 def test_stateful_set_name_is_a_label() -> None:
-    body = "spec: {selector: {matchLabels: {app: web}}, " + TEMPLATE + "}"
+    body = f"spec: {VALID_SPEC}"
     assert invalid("apps/v1", "StatefulSet", "StatefulSet.apps", body, "a.b") == (
         'metadata.name: Invalid value: "a.b": must not contain dots')
 
@@ -106,27 +111,27 @@ def test_replication_controller_defaults_selector_and_labels_from_template() -> 
     assert rc.spec.replicas == 1  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize(
-    ("spec", "expected"),
-    [
+RC_SPECS = [
         ("{}", "[spec.selector: Required value, spec.template: Required value]"),
         ("{selector: {app: api}, " + TEMPLATE + "}",
          'spec.template.metadata.labels: Invalid value: {"app":"web"}: `selector` does not match template `labels`'),
         ("{selector: {app: web}, replicas: -2, " + TEMPLATE + "}",
          "spec.replicas: Invalid value: -2: must be greater than or equal to 0"),
-    ],
-)
+]
+
+
+@pytest.mark.parametrize(("spec", "expected"), RC_SPECS)
 def test_replication_controller(spec: str, expected: str) -> None:
     assert invalid("v1", "ReplicationController", "ReplicationController", f"spec: {spec}") == expected
 
 
-@pytest.mark.parametrize(
-    ("body", "name", "expected"),
-    [
-        ("spec: {selector: {'a b': x}}", "svc", f'spec.selector: Invalid value: "a b": {QUALIFIED}'),
-        ("spec: {selector: {app: web}}", "1svc", f'metadata.name: Invalid value: "1svc": {DNS1035}'),
-    ],
-)
+SERVICES = [
+    ("spec: {selector: {'a b': x}, ports: [{port: 80}]}", "svc", f'spec.selector: Invalid value: "a b": {QUALIFIED}'),
+    ("spec: {selector: {app: web}, ports: [{port: 80}]}", "1svc", f'metadata.name: Invalid value: "1svc": {DNS1035}'),
+]
+
+
+@pytest.mark.parametrize(("body", "name", "expected"), SERVICES)
 def test_service(body: str, name: str, expected: str) -> None:
     assert invalid("v1", "Service", "Service", body, name) == expected
 
@@ -135,3 +140,31 @@ def test_lists_of_controllers_load() -> None:
     text = ("apiVersion: apps/v1\nkind: ReplicaSetList\nitems:\n- metadata: {name: a}\n  spec: {selector: "
             "{matchLabels: {app: web}}, " + TEMPLATE + "}\n")
     assert [o.metadata.name for o in load_text(text).of_kind("ReplicaSet")] == ["a"]  # type: ignore[attr-defined]
+
+
+def controller_manifests() -> tuple[dict[str, str], dict[str, str]]:
+    """(invalid, valid) manifests of the cases above, by case id: tests/kube/test_validation_parity.py
+    sends them to a real API server, which must refuse exactly the invalid ones."""
+    bad = {f"replica-set-{i}": manifest("apps/v1", "ReplicaSet", f"spec: {s}") for i, (s, _) in enumerate(RS_SPECS)}
+    bad |= {f"stateful-set-{i}": manifest("apps/v1", "StatefulSet", f"spec: {s}") for i, (s, _) in enumerate(SS_SPECS)}
+    bad |= {f"replication-controller-{i}": manifest("v1", "ReplicationController", f"spec: {s}")
+            for i, (s, _) in enumerate(RC_SPECS)}
+    bad |= {f"service-{i}": manifest("v1", "Service", body, name) for i, (body, name, _) in enumerate(SERVICES)}
+    bad["replica-set-name"] = manifest("apps/v1", "ReplicaSet", f"spec: {VALID_SPEC}", "Web")
+    bad["stateful-set-name"] = manifest("apps/v1", "StatefulSet", f"spec: {VALID_SPEC}", "a.b")
+    good = {
+        "replica-set": manifest("apps/v1", "ReplicaSet", f"spec: {VALID_SPEC}"),
+        "stateful-set": manifest("apps/v1", "StatefulSet", f"spec: {VALID_SPEC}"),
+        "replication-controller": manifest("v1", "ReplicationController", "spec: {" + TEMPLATE + "}"),
+        "service": manifest("v1", "Service", "spec: {selector: {app: web}, ports: [{port: 80}]}"),
+    }
+    return bad, good
+
+
+def test_controller_manifests_are_refused_or_loaded() -> None:
+    bad, good = controller_manifests()
+    for text in bad.values():
+        with pytest.raises(ManifestError):
+            load_text(text)
+    for text in good.values():
+        assert len(load_text(text).objects) == 1

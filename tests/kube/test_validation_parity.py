@@ -17,6 +17,7 @@ import yaml
 from kubernetes import client
 
 from tests.api.test_api_validation import invalid_manifests
+from tests.api.test_api_validation_controllers import controller_manifests
 from tests.e2e.test_bad_input import MANIFESTS, NODE, pod
 from wasmsched.api.manifest import ManifestError, load_text
 from wasmsched.devcluster import DevCluster
@@ -54,6 +55,9 @@ def _cases() -> dict[str, tuple[str, str]]:
     cases = {f"bad-input-{k}": (name, text) for k, (name, text, _) in MANIFESTS.items() if k not in PARSE_LEVEL}
     cases.update({f"validation-{k}": ("x.yaml", text) for k, text in invalid_manifests().items()})
     cases.update(VALID)
+    bad, good = controller_manifests()
+    cases.update({f"validation-{k}": ("x.yaml", text) for k, text in bad.items()})
+    cases.update({f"valid-{k}": ("x.yaml", text) for k, text in good.items()})
     return cases
 
 
