@@ -12,11 +12,6 @@ from .test_api_validation import QUALIFIED, SUBDOMAIN
 
 TEMPLATE = "template: {metadata: {labels: {app: web}}, spec: {containers: [{name: c, image: nginx}]}}"
 VALID_SPEC = "{selector: {matchLabels: {app: web}}, " + TEMPLATE + "}"
-DNS1035 = (
-    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic "
-    "character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for "
-    "validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
-)
 
 
 def manifest(api_version: str, kind: str, body: str, name: str = "x") -> str:
@@ -127,7 +122,8 @@ def test_replication_controller(spec: str, expected: str) -> None:
 
 SERVICES = [
     ("spec: {selector: {'a b': x}, ports: [{port: 80}]}", "svc", f'spec.selector: Invalid value: "a b": {QUALIFIED}'),
-    ("spec: {selector: {app: web}, ports: [{port: 80}]}", "1svc", f'metadata.name: Invalid value: "1svc": {DNS1035}'),
+    ("spec: {selector: {app: web}, ports: [{port: 80}]}", "a.b",
+     'metadata.name: Invalid value: "a.b": must not contain dots'),
 ]
 
 
@@ -157,6 +153,8 @@ def controller_manifests() -> tuple[dict[str, str], dict[str, str]]:
         "stateful-set": manifest("apps/v1", "StatefulSet", f"spec: {VALID_SPEC}"),
         "replication-controller": manifest("v1", "ReplicationController", "spec: {" + TEMPLATE + "}"),
         "service": manifest("v1", "Service", "spec: {selector: {app: web}, ports: [{port: 80}]}"),
+        # A DNS-1123 label that is no DNS-1035 label: valid since RelaxedServiceNameValidation (GA in 1.37).
+        "service-name-starting-with-a-digit": manifest("v1", "Service", "spec: {ports: [{port: 80}]}", "1svc"),
     }
     return bad, good
 

@@ -12,12 +12,13 @@ from wasmsched.api.labels import selector_from_set
 from wasmsched.api.validation.apps import validate_template_labels
 from wasmsched.api.validation.field import ErrorList, required
 from wasmsched.api.validation.meta import validate_labels, validate_nonnegative_field, validate_object_meta
-from wasmsched.api.validation.util import name_is_dns1035_label, name_is_dns_subdomain
+from wasmsched.api.validation.util import name_is_dns_label, name_is_dns_subdomain
 
 
 def validate_service(svc: Any) -> ErrorList:
-    """ValidateService's metadata (names are DNS-1035 labels: ValidateServiceName) and selector."""
-    errs = validate_object_meta(svc.metadata, True, name_is_dns1035_label)
+    """ValidateServiceCreate's metadata and selector. Names are DNS-1123 labels: RelaxedServiceNameValidation
+    is GA and locked on in 1.37 (ValidateServiceName's DNS-1035 rule is for older Services' updates)."""
+    errs = validate_object_meta(svc.metadata, True, name_is_dns_label)
     if svc.spec.selector:
         errs.extend(validate_labels(svc.spec.selector, "spec.selector"))
     return errs

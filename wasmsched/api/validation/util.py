@@ -21,8 +21,6 @@ _LABEL_VALUE_FMT = f"({_QUALIFIED_NAME_FMT})?"
 _LABEL_VALUE_RE = re.compile(_LABEL_VALUE_FMT)
 _INT64_RE = re.compile(r"^[+-]?[0-9]+$")
 _DNS1123_LABEL_RE = re.compile(_DNS1123_LABEL_FMT)
-_DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
-_DNS1035_LABEL_RE = re.compile(_DNS1035_LABEL_FMT)
 _PERCENT_FMT = "[0-9]+%"
 _PERCENT_RE = re.compile(_PERCENT_FMT)
 _PORT_NAME_CHARSET_RE = re.compile("[-a-z0-9]+")
@@ -35,7 +33,6 @@ QUALIFIED_NAME_MAX_LENGTH = 63
 LABEL_VALUE_MAX_LENGTH = 63
 DNS1123_SUBDOMAIN_MAX_LENGTH = 253
 DNS1123_LABEL_MAX_LENGTH = 63
-DNS1035_LABEL_MAX_LENGTH = 63
 
 _QUALIFIED_NAME_ERR = (
     "must consist of alphanumeric characters, '-', '_' or '.', "
@@ -48,10 +45,6 @@ _LABEL_VALUE_ERR = (
 _DNS1123_LABEL_ERR = (
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
     "and must start and end with an alphanumeric character"
-)
-_DNS1035_LABEL_ERR = (
-    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
-    "start with an alphabetic character, and end with an alphanumeric character"
 )
 _PERCENT_ERR = "a valid percent string must be a numeric string followed by an ending '%'"
 _DNS1123_SUBDOMAIN_ERR = (
@@ -193,21 +186,6 @@ def is_dns1123_label(value: str) -> list[str]:
     return list(_dns1123_label_errors(value))
 
 
-@functools.lru_cache(maxsize=8192)
-def _dns1035_label_errors(value: str) -> tuple[str, ...]:
-    errs: list[str] = []
-    if len(value) > DNS1035_LABEL_MAX_LENGTH:
-        errs.append(_max_len_error(DNS1035_LABEL_MAX_LENGTH))
-    if not _match(_DNS1035_LABEL_RE, value):
-        errs.append(_regex_error(_DNS1035_LABEL_ERR, _DNS1035_LABEL_FMT, "my-name", "abc-123"))
-    return tuple(errs)
-
-
-def is_dns1035_label(value: str) -> list[str]:
-    """Errors of IsDNS1035Label."""
-    return list(_dns1035_label_errors(value))
-
-
 def _mask_trailing_dash(name: str) -> str:
     """maskTrailingDash: a generateName prefix may end in '-'."""
     if len(name) > 1 and name.endswith("-"):
@@ -223,11 +201,6 @@ def name_is_dns_subdomain(name: str, prefix: bool) -> list[str]:
 def name_is_dns_label(name: str, prefix: bool) -> list[str]:
     """apimachinery NameIsDNSLabel (ValidateNamespaceName)."""
     return is_dns1123_label(_mask_trailing_dash(name) if prefix else name)
-
-
-def name_is_dns1035_label(name: str, prefix: bool) -> list[str]:
-    """apimachinery NameIsDNS1035Label (ValidateServiceName)."""
-    return is_dns1035_label(_mask_trailing_dash(name) if prefix else name)
 
 
 def validate_path_segment_name(name: str, prefix: bool) -> list[str]:
