@@ -21,6 +21,7 @@ from pathlib import Path
 K8S_VERSION = "v0.37.2"
 MODULES = {"k8s.io/api": K8S_VERSION, "k8s.io/apimachinery": K8S_VERSION}
 ROOTS = [
+    "k8s.io/api/apps/v1/generated.proto",
     "k8s.io/api/core/v1/generated.proto",
     "k8s.io/api/policy/v1/generated.proto",
     "k8s.io/api/scheduling/v1/generated.proto",

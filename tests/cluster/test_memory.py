@@ -1,6 +1,6 @@
 import pytest
 
-from wasmsched.api.types import PodDisruptionBudget, PriorityClass
+from wasmsched.api.types import PodDisruptionBudget, PriorityClass, ReplicaSet, Service
 from wasmsched.cluster.memory import AdmissionError, ConflictError, MemoryCluster, NotFoundError
 from wasmsched.testing.builders import make_node, make_pod
 
@@ -157,3 +157,18 @@ def test_pdb_with_explicit_status_is_kept() -> None:
     c.create(pdb)
     (got,) = c.list_pod_disruption_budgets()
     assert got.status.disruptionsAllowed == 5
+
+
+def test_list_in_namespace_filters_kind_and_namespace() -> None:
+    c = MemoryCluster()
+    assert c.list_in_namespace("Service", "default") == []
+    for ns, name in [("default", "a"), ("other", "b"), ("default", "c")]:
+        s = Service()
+        s.metadata.namespace, s.metadata.name = ns, name
+        c.create(s)
+    rs = ReplicaSet()
+    rs.metadata.namespace, rs.metadata.name = "default", "a"
+    c.create(rs)
+    assert [s.metadata.name for s in c.list_in_namespace("Service", "default")] == ["a", "c"]
+    assert [s.metadata.name for s in c.list_in_namespace("ReplicaSet", "default")] == ["a"]
+    assert c.list_in_namespace("StatefulSet", "default") == []

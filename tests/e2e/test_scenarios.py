@@ -110,6 +110,12 @@ EXPECTED: Mapping[str, Mapping[str, Outcome]] = {
         "web-1": Running("node-a"), "web-2": Running("node-a"), "web-3": Running("node-b"),
     },
     "spread-soft": {"web-new": "node-b", "web-1": Running("node-a"), "web-2": Running("node-a")},
+    # System default constraints with DefaultSelector: web-5's ReplicaSet and api-2's Service spread them
+    # to zone-b, where resources alone would pick a2; lone has neither, so no default constraints.
+    "spread-system-defaults": {
+        "web-5": "b1", "lone": "a2", "api-2": "b1",
+        **{f"web-{i}": Running("a1") for i in range(1, 5)}, "api-1": Running("a2"),
+    },
     # minDomains 3 > 2 eligible domains: the global minimum is 0, so both zones exceed maxSkew.
     "spread-min-domains": {
         "web-three-domains": Unsched(fit_message(2, {SPREAD: 2}, {NO_VICTIMS: 2})),

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from wasmsched.api.types import Pod, Taint
+from wasmsched.api.types import Taint
 from wasmsched.framework.interface import MAX_NODE_SCORE, NodeScore
 from wasmsched.plugins.helper import (
     FunctionShapePoint,
     build_broken_linear_function,
     default_normalize_score,
-    default_selector,
     do_not_schedule_taints_filter_func,
 )
 from wasmsched.plugins.helper.gomath import div_trunc
@@ -65,12 +64,6 @@ def test_broken_linear_function(shape: list[FunctionShapePoint], p: int, expecte
 )
 def test_do_not_schedule_taints_filter_func(effect: str, expected: bool) -> None:
     assert do_not_schedule_taints_filter_func()(Taint(effect=effect)) is expected
-
-
-def test_default_selector_is_empty_without_controllers() -> None:
-    sel = default_selector(Pod(), None)
-    assert sel.empty()
-    assert sel.matches({"app": "x"})
 
 
 @pytest.mark.parametrize(("a", "b", "q"), [(7, 2, 3), (-7, 2, -3), (7, -2, -3), (-7, -2, 3), (0, -5, 0)])

@@ -33,6 +33,7 @@ from wasmsched.api.decoding import (
     shorten,
     yaml_documents,
 )
+from wasmsched.api.defaulting import DEFAULTERS
 from wasmsched.api.types import KIND_TYPES, NAMESPACED_KINDS
 from wasmsched.api.validation.objects import validate_object
 from wasmsched.api.validation.scheduling import global_default_conflict
@@ -51,6 +52,9 @@ RESOURCES: dict[str, str] = {
     "PersistentVolume": "persistentvolumes",
     "PersistentVolumeClaim": "persistentvolumeclaims",
     "Service": "services",
+    "ReplicationController": "replicationcontrollers",
+    "ReplicaSet": "replicasets.apps",
+    "StatefulSet": "statefulsets.apps",
     "PriorityClass": "priorityclasses.scheduling.k8s.io",
     "PodDisruptionBudget": "poddisruptionbudgets.policy",
     "StorageClass": "storageclasses.storage.k8s.io",
@@ -159,7 +163,7 @@ def _describe_message(source: str, where: str, kind: str, msg: Message) -> str:
 
 
 def _apply_defaults(msg: Message, kind: str, ctx: _Context) -> None:
-    """Fill namespace, uid and creationTimestamp as the API server would."""
+    """Fill namespace, uid and creationTimestamp, and the kind's own defaults, as the API server would."""
     meta = msg.metadata  # type: ignore[attr-defined]
     if kind in NAMESPACED_KINDS:
         if not meta.namespace:
@@ -176,6 +180,9 @@ def _apply_defaults(msg: Message, kind: str, ctx: _Context) -> None:
         meta.uid = str(uuid.uuid5(UID_NAMESPACE, f"{kind}/{meta.namespace}/{meta.name}"))
     if not meta.HasField("creationTimestamp"):
         meta.creationTimestamp.seconds = ctx.next_timestamp()
+    defaulter = DEFAULTERS.get(kind)
+    if defaulter is not None:
+        defaulter(msg)
 
 
 def _convert(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from google.protobuf.message import Message
 
+from wasmsched.api.gen.k8s_io.api.apps.v1 import generated_pb2 as apps_pb
 from wasmsched.api.gen.k8s_io.api.core.v1 import generated_pb2 as core_pb
 from wasmsched.api.gen.k8s_io.api.policy.v1 import generated_pb2 as policy_pb
 from wasmsched.api.gen.k8s_io.api.scheduling.v1 import generated_pb2 as scheduling_pb
@@ -43,6 +44,9 @@ ObjectReference = core_pb.ObjectReference
 PersistentVolume = core_pb.PersistentVolume
 PersistentVolumeClaim = core_pb.PersistentVolumeClaim
 Service = core_pb.Service
+ReplicationController = core_pb.ReplicationController
+ReplicaSet = apps_pb.ReplicaSet
+StatefulSet = apps_pb.StatefulSet
 PriorityClass = scheduling_pb.PriorityClass
 PodDisruptionBudget = policy_pb.PodDisruptionBudget
 StorageClass = storage_pb.StorageClass
@@ -68,7 +72,13 @@ KIND_TYPES: dict[tuple[str, str], type[Message]] = {
     ("v1", "PersistentVolumeClaimList"): core_pb.PersistentVolumeClaimList,
     ("v1", "Service"): core_pb.Service,
     ("v1", "ServiceList"): core_pb.ServiceList,
+    ("v1", "ReplicationController"): core_pb.ReplicationController,
+    ("v1", "ReplicationControllerList"): core_pb.ReplicationControllerList,
     ("v1", "Binding"): core_pb.Binding,
+    ("apps/v1", "ReplicaSet"): apps_pb.ReplicaSet,
+    ("apps/v1", "ReplicaSetList"): apps_pb.ReplicaSetList,
+    ("apps/v1", "StatefulSet"): apps_pb.StatefulSet,
+    ("apps/v1", "StatefulSetList"): apps_pb.StatefulSetList,
     ("scheduling.k8s.io/v1", "PriorityClass"): scheduling_pb.PriorityClass,
     ("scheduling.k8s.io/v1", "PriorityClassList"): scheduling_pb.PriorityClassList,
     ("policy/v1", "PodDisruptionBudget"): policy_pb.PodDisruptionBudget,
@@ -84,7 +94,8 @@ TYPE_META: dict[str, tuple[str, str]] = {cls.DESCRIPTOR.full_name: gvk for gvk, 
 
 # Kinds whose objects live in a namespace (the rest are cluster-scoped).
 NAMESPACED_KINDS: frozenset[str] = frozenset(
-    {"Pod", "PersistentVolumeClaim", "Service", "PodDisruptionBudget", "Binding"}
+    {"Pod", "PersistentVolumeClaim", "Service", "PodDisruptionBudget", "Binding", "ReplicationController",
+     "ReplicaSet", "StatefulSet"}
 )
 
 

@@ -251,6 +251,13 @@ class MemoryCluster:
         labels.setdefault("kubernetes.io/metadata.name", namespace)
         return labels
 
+    def list_in_namespace(self, kind: str, namespace: str) -> builtins.list[Any]:
+        # Called for every pod PodTopologySpread defaults: with no object of the kind, skip the lock.
+        if not self._objects.get(kind):
+            return []
+        with self._lock:
+            return [o for o in self._objects.get(kind, {}).values() if o.metadata.namespace == namespace]
+
     # ----- EventRecorder ----------------------------------------------------------------------
 
     def eventf(self, regarding: Any, related: Any, eventtype: str, reason: str, action: str, note: str) -> None:

@@ -64,6 +64,7 @@ def kube_apiserver_argv(binary: Path, pki: Pki, token_file: Path, cert_dir: Path
             # cluster has one client that matters); profiling handlers are not needed.
             "--enable-priority-and-fairness=false",
             "--profiling=false",
+            "--endpoint-reconciler-type=none",
             *extra_args]
 
 

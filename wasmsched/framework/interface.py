@@ -574,6 +574,12 @@ class ClusterClient(Protocol):
 
     def get_namespace_labels(self, namespace: str) -> Mapping[str, str] | None: ...
 
+    def list_in_namespace(self, kind: str, namespace: str) -> list[Any]:
+        """The objects of one kind in one namespace, as the informer cache holds them (kube's listers'
+        `X(namespace).List(labels.Everything())`). Kinds: "Service", "ReplicationController",
+        "ReplicaSet", "StatefulSet"; empty when there are none. Read only."""
+        ...
+
 
 class PodNominator(Protocol):
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]: ...

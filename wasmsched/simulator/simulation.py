@@ -33,7 +33,8 @@ log = logging.getLogger("wasmsched.simulate")
 
 # Kinds applied before pods, in this order, so pods see their priority classes and nodes exist.
 APPLY_ORDER = ("Namespace", "PriorityClass", "Node", "PodDisruptionBudget", "StorageClass", "CSINode",
-               "PersistentVolume", "PersistentVolumeClaim", "Service")
+               "PersistentVolume", "PersistentVolumeClaim", "Service", "ReplicationController", "ReplicaSet",
+               "StatefulSet")
 # A pod failing with internal errors this many times in a row is reported as Error, not retried.
 MAX_CONSECUTIVE_ERRORS = 5
 

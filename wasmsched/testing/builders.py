@@ -53,6 +53,13 @@ class PodWrapper:
         self.pod.spec.schedulerName = name
         return self
 
+    def owner_reference(self, name: str, api_version: str, kind: str) -> PodWrapper:
+        """st's OwnerReference: the pod's only owner, its controller."""
+        del self.pod.metadata.ownerReferences[:]
+        ref = self.pod.metadata.ownerReferences.add()
+        ref.apiVersion, ref.kind, ref.name, ref.controller = api_version, kind, name, True
+        return self
+
     def scheduling_gates(self, *names: str) -> PodWrapper:
         for n in names:
             self.pod.spec.schedulingGates.add().name = n

@@ -14,13 +14,16 @@ from wasmsched.framework.types import NodeInfo, PodInfo
 
 
 class RecordingClient:
-    def __init__(self, pdbs: list[Any] | None = None, namespaces: Mapping[str, Mapping[str, str]] | None = None):
+    def __init__(self, pdbs: list[Any] | None = None, namespaces: Mapping[str, Mapping[str, str]] | None = None,
+                 objects: list[Any] | None = None):
         self.bindings: list[tuple[str, str]] = []
         self.deleted: list[str] = []
         self.nominations: list[tuple[str, str]] = []
         self.conditions: list[tuple[str, str, str, str]] = []
         self.pdbs = pdbs or []
         self.namespaces = dict(namespaces or {})
+        # Services, ReplicationControllers, ReplicaSets, StatefulSets (what list_in_namespace reads).
+        self.objects = list(objects or [])
 
     def get_pod(self, namespace: str, name: str) -> Pod | None:
         return None
@@ -42,6 +45,9 @@ class RecordingClient:
 
     def get_namespace_labels(self, namespace: str) -> Mapping[str, str] | None:
         return self.namespaces.get(namespace, {})
+
+    def list_in_namespace(self, kind: str, namespace: str) -> list[Any]:
+        return [o for o in self.objects if o.DESCRIPTOR.name == kind and o.metadata.namespace == namespace]
 
 
 class RecordingEvents:

@@ -200,3 +200,16 @@ def validate_label_selector(selector: Any, path: str, allow_invalid_label_value:
             )
         )
     return errs
+
+
+def label_selector_value(selector: Any) -> dict[str, Any]:
+    """A *metav1.LabelSelector as a field error prints it (JSON, empty fields omitted)."""
+    out: dict[str, Any] = {}
+    if selector.matchLabels:
+        out["matchLabels"] = dict(sorted(selector.matchLabels.items()))
+    if selector.matchExpressions:
+        out["matchExpressions"] = [
+            {"key": e.key, "operator": e.operator, **({"values": list(e.values)} if e.values else {})}
+            for e in selector.matchExpressions
+        ]
+    return out

@@ -6,6 +6,7 @@ from typing import Any
 
 from wasmsched.api.validation.field import ErrorList, GoStruct, child, invalid, not_supported
 from wasmsched.api.validation.meta import (
+    label_selector_value,
     validate_label_selector,
     validate_nonnegative_field,
     validate_object_meta,
@@ -47,7 +48,7 @@ def validate_pod_disruption_budget(pdb: Any) -> ErrorList:
         value = GoStruct(
             (
                 ("MinAvailable", _int_or_string(spec.minAvailable)),
-                ("Selector", _selector_json(spec) if spec.HasField("selector") else None),
+                ("Selector", label_selector_value(spec.selector) if spec.HasField("selector") else None),
                 ("MaxUnavailable", _int_or_string(spec.maxUnavailable)),
                 ("UnhealthyPodEvictionPolicy", spec.unhealthyPodEvictionPolicy or None),
             )
@@ -74,15 +75,3 @@ def validate_pod_disruption_budget(pdb: Any) -> ErrorList:
         )
     return errs
 
-
-def _selector_json(spec: Any) -> dict[str, Any]:
-    sel = spec.selector
-    out: dict[str, Any] = {}
-    if sel.matchLabels:
-        out["matchLabels"] = dict(sorted(sel.matchLabels.items()))
-    if sel.matchExpressions:
-        out["matchExpressions"] = [
-            {"key": e.key, "operator": e.operator, **({"values": list(e.values)} if e.values else {})}
-            for e in sel.matchExpressions
-        ]
-    return out

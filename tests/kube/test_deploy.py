@@ -1,0 +1,235 @@
+"""deploy/: every object is accepted by a real API server (server-side dry-run create), the ConfigMaps'
+configurations load with wasmsched's own loader, the files agree with each other, and the RBAC grants
+every request wasmsched makes (wasmsched/kube/rbac.py), together with the bootstrap roles it binds as
+the server reports them."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from wasmsched.config.load import load_config
+from wasmsched.devcluster import DevCluster
+from wasmsched.devcluster.rest import request_json
+from wasmsched.kube.rbac import (
+    Access,
+    Grant,
+    Rule,
+    lease_access,
+    missing,
+    scheduler_access,
+    service_account_grants,
+)
+
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+SA_NAMESPACE, SA_NAME = "kube-system", "wasmsched"
+BOOTSTRAP_ROLES = ("system:kube-scheduler", "system:volume-scheduler", "system:auth-delegator")
+# config file -> (profile's schedulerName, Lease name): the two ways docs/deploy.md describes.
+MODES = {
+    "config-second-scheduler.yaml": ("wasmsched", "wasmsched"),
+    "config-only-scheduler.yaml": ("default-scheduler", "kube-scheduler"),
+}
+
+
+def documents(name: str) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all((DEPLOY / name).read_text()) if d is not None]
+
+
+def all_documents() -> list[tuple[str, dict[str, Any]]]:
+    return [(f.name, d) for f in sorted(DEPLOY.glob("*.yaml")) for d in documents(f.name)]
+
+
+def the(kind: str, name: str | None = None) -> dict[str, Any]:
+    found = [d for _, d in all_documents() if d["kind"] == kind and (name is None or d["metadata"]["name"] == name)]
+    assert len(found) == 1, (kind, name, len(found))
+    return found[0]
+
+
+# ---- pure checks ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("config", sorted(MODES))
+def test_config_map_holds_a_configuration_wasmsched_loads(tmp_path: Path, config: str) -> None:
+    (cm,) = documents(config)
+    assert (cm["kind"], cm["metadata"]["name"], cm["metadata"]["namespace"]) == (
+        "ConfigMap", "wasmsched-config", "kube-system")
+    path = tmp_path / "config.yaml"
+    path.write_text(cm["data"]["config.yaml"])
+    cfg = load_config(str(path))
+    scheduler_name, lease = MODES[config]
+    assert [p.scheduler_name for p in cfg.profiles] == [scheduler_name]
+    le = cfg.leader_election
+    assert (le["leaderElect"], le["resourceLock"], le["resourceNamespace"], le["resourceName"]) == (
+        True, "leases", "kube-system", lease)
+    # The wasm plugin is configured, at the path the image puts it.
+    nodenumber = next(pc for pc in cfg.profiles[0].plugin_config if pc.name == "NodeNumber")
+    assert isinstance(nodenumber.args, dict) and nodenumber.args["guestURL"] == _image_wasm_path()
+
+
+def _image_wasm_path() -> str:
+    """Where deploy/Containerfile copies examples/nodenumber/nodenumber.wasm."""
+    text = (DEPLOY / "Containerfile").read_text()
+    m = re.search(r"^COPY examples/nodenumber/nodenumber\.wasm (\S+)$", text, re.MULTILINE)
+    assert m, "Containerfile copies no nodenumber.wasm"
+    return m.group(1)
+
+
+def test_deployment_agrees_with_the_other_files() -> None:
+    dep = the("Deployment")
+    spec = dep["spec"]["template"]["spec"]
+    assert dep["spec"]["replicas"] == 2
+    assert (spec["serviceAccountName"], dep["metadata"]["namespace"]) == (SA_NAME, SA_NAMESPACE)
+    assert the("ServiceAccount")["metadata"] == {"name": SA_NAME, "namespace": SA_NAMESPACE}
+    (c,) = spec["containers"]
+    mounts = {m["name"]: m["mountPath"] for m in c["volumeMounts"]}
+    volumes = {v["name"]: v for v in spec["volumes"]}
+    assert volumes["config"]["configMap"]["name"] == "wasmsched-config"
+    assert f"--config={mounts['config']}/config.yaml" in c["args"]
+    assert "--leader-elect=true" in c["args"]
+    port = next(a for a in c["args"] if a.startswith("--secure-port=")).split("=", 1)[1]
+    assert c["ports"] == [{"name": "https", "containerPort": int(port), "protocol": "TCP"}]
+    assert (c["livenessProbe"]["httpGet"], c["readinessProbe"]["httpGet"]) == (
+        {"path": "/livez", "port": "https", "scheme": "HTTPS"}, {"path": "/readyz", "port": "https", "scheme": "HTTPS"})
+    # Non-root, read-only root filesystem: the compiled-module cache and /tmp are the writable volumes.
+    assert spec["securityContext"]["runAsNonRoot"] is True
+    assert c["securityContext"]["readOnlyRootFilesystem"] is True
+    env = {e["name"]: e["value"] for e in c["env"]}
+    assert env["WASMSCHED_CACHE_DIR"] == mounts["cache"] and "emptyDir" in volumes["cache"]
+    assert mounts["tmp"] == "/tmp" and "emptyDir" in volumes["tmp"]
+    assert c["resources"]["requests"].keys() == {"cpu", "memory"}
+
+
+def test_rule_matching() -> None:
+    rule = Rule(("get", "update"), ("coordination.k8s.io",), ("leases",), ("wasmsched",))
+    assert rule.allows(Access("get", "coordination.k8s.io", "leases", namespace="kube-system", name="wasmsched"))
+    assert not rule.allows(Access("get", "coordination.k8s.io", "leases", name="kube-scheduler"))
+    assert not rule.allows(Access("create", "coordination.k8s.io", "leases"))
+    assert not rule.allows(Access("get", "", "leases", name="wasmsched"))
+    assert Rule(("create",), ("",), ("pods/binding",)).allows(Access("create", "", "pods", "binding"))
+    assert not Rule(("create",), ("",), ("pods",)).allows(Access("create", "", "pods", "binding"))
+    assert Rule(("*",), ("*",), ("*",)).allows(Access("patch", "", "pods", "status"))
+    assert Rule(("patch",), ("",), ("*/status",)).allows(Access("patch", "", "pods", "status"))
+    assert Rule(("patch",), ("",), ("pods/*",)).allows(Access("patch", "", "pods", "status"))
+    in_ns = Grant((Rule(("get",), ("",), ("pods",)),), "a")
+    assert in_ns.allows(Access("get", "", "pods", namespace="a"))
+    assert not in_ns.allows(Access("get", "", "pods", namespace="b"))
+    assert not in_ns.allows(Access("get", "", "pods"))  # every namespace
+    assert missing([in_ns], [Access("get", "", "pods", namespace="a"), Access("list", "", "pods")]) == [
+        Access("list", "", "pods")]
+
+
+def test_grants_follow_bindings_to_roles() -> None:
+    rbac = documents("rbac.yaml")
+    grants = service_account_grants(SA_NAMESPACE, SA_NAME, rbac, {})
+    # Bootstrap roles not given: their bindings grant nothing; the Role grants the Lease in kube-system only.
+    assert missing(grants, lease_access(SA_NAMESPACE, "wasmsched")) == []
+    assert missing(grants, lease_access("default", "wasmsched")) == list(lease_access("default", "wasmsched"))
+    assert missing(grants, [Access("list", "scheduling.k8s.io", "priorityclasses")]) == []
+    assert service_account_grants("default", SA_NAME, rbac, {}) == []
+
+
+# ---- against the API server ----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def collections(dev_cluster: DevCluster) -> dict[tuple[str, str], tuple[str, bool]]:
+    """(apiVersion, kind) -> (collection path with {ns}, namespaced), from discovery."""
+    out: dict[tuple[str, str], tuple[str, bool]] = {}
+    with dev_cluster.api_client() as api:
+        status, groups = request_json(api, "GET", "/apis")
+        assert status == 200, groups
+        for gv in ["v1"] + [v["groupVersion"] for g in groups["groups"] for v in g["versions"]]:
+            base = "/api/v1" if gv == "v1" else f"/apis/{gv}"
+            status, doc = request_json(api, "GET", base)
+            if status == 200:
+                for r in doc["resources"]:
+                    if "/" not in r["name"]:
+                        out[(gv, r["kind"])] = (f"{base}/{{ns}}{r['name']}", r["namespaced"])
+    return out
+
+
+def _create(api: Any, collections: dict[tuple[str, str], tuple[str, bool]], obj: dict[str, Any],
+            dry_run: bool) -> tuple[int, Any]:
+    path, namespaced = collections[(obj["apiVersion"], obj["kind"])]
+    prefix = f"namespaces/{obj['metadata']['namespace']}/" if namespaced else ""
+    return request_json(api, "POST", path.format(ns=prefix), body=obj, query={"dryRun": "All"} if dry_run else None)
+
+
+@pytest.mark.parametrize("where", [f"{f}#{i}" for f, d in [(p.name, documents(p.name))
+                                                            for p in sorted(DEPLOY.glob("*.yaml"))]
+                                   for i in range(len(d))])
+def test_every_object_passes_a_server_side_dry_run(
+        dev_cluster: DevCluster, collections: dict[tuple[str, str], tuple[str, bool]], where: str) -> None:
+    name, index = where.split("#")
+    obj = documents(name)[int(index)]
+    with dev_cluster.api_client() as api:
+        status, body = _create(api, collections, obj, dry_run=True)
+    assert status == 201, f"{where} ({obj['kind']} {obj['metadata']['name']}): HTTP {status}: {body}"
+
+
+def _server_cluster_roles(dev_cluster: DevCluster) -> dict[str, list[Rule]]:
+    roles: dict[str, list[Rule]] = {}
+    with dev_cluster.api_client() as api:
+        for name in BOOTSTRAP_ROLES:
+            status, role = request_json(api, "GET", f"/apis/rbac.authorization.k8s.io/v1/clusterroles/{name}")
+            assert status == 200, (name, role)
+            roles[name] = [Rule.from_dict(r) for r in role["rules"]]
+    return roles
+
+
+@pytest.mark.parametrize("config", sorted(MODES))
+def test_rbac_grants_every_request_wasmsched_makes(dev_cluster: DevCluster, config: str) -> None:
+    roles = _server_cluster_roles(dev_cluster)
+    rbac = documents("rbac.yaml")
+    wanted = scheduler_access(SA_NAMESPACE, MODES[config][1])
+    grants = service_account_grants(SA_NAMESPACE, SA_NAME, rbac, roles)
+    assert [str(a) for a in missing(grants, wanted)] == []
+    # The bootstrap roles alone lack what deploy/ adds, so the check above is not vacuous.
+    bootstrap_only = [d for d in rbac if d.get("roleRef", {}).get("name") in BOOTSTRAP_ROLES]
+    lacking = missing(service_account_grants(SA_NAMESPACE, SA_NAME, bootstrap_only, roles), wanted)
+    assert Access("list", "scheduling.k8s.io", "priorityclasses") in lacking
+    lease = MODES[config][1]
+    lease_get = Access("get", "coordination.k8s.io", "leases", namespace=SA_NAMESPACE, name=lease)
+    assert (lease_get in lacking) == (lease != "kube-scheduler")
+
+
+@pytest.fixture
+def applied_rbac(dev_cluster: DevCluster, collections: dict[tuple[str, str], tuple[str, bool]]) -> Iterator[None]:
+    """deploy/rbac.yaml created for real (the server's own authorizer then answers), deleted afterwards."""
+    objs = documents("rbac.yaml")
+    created: list[str] = []
+    with dev_cluster.api_client() as api:
+        try:
+            for obj in objs:
+                status, body = _create(api, collections, obj, dry_run=False)
+                assert status == 201, (obj["kind"], obj["metadata"]["name"], status, body)
+                path, namespaced = collections[(obj["apiVersion"], obj["kind"])]
+                prefix = f"namespaces/{obj['metadata']['namespace']}/" if namespaced else ""
+                created.append(f"{path.format(ns=prefix)}/{obj['metadata']['name']}")
+            yield
+        finally:
+            for path in reversed(created):
+                request_json(api, "DELETE", path)
+
+
+@pytest.mark.parametrize("config", sorted(MODES))
+def test_server_authorizes_every_request_for_the_service_account(
+        dev_cluster: DevCluster, applied_rbac: None, config: str) -> None:
+    """The same question put to the API server's authorizer: a SubjectAccessReview per request."""
+    user = f"system:serviceaccount:{SA_NAMESPACE}:{SA_NAME}"
+    groups = ["system:serviceaccounts", f"system:serviceaccounts:{SA_NAMESPACE}", "system:authenticated"]
+    denied = []
+    with dev_cluster.api_client() as api:
+        for a in scheduler_access(SA_NAMESPACE, MODES[config][1]):
+            attrs = {"verb": a.verb, "group": a.group, "resource": a.resource, "subresource": a.subresource,
+                     "namespace": a.namespace, "name": a.name}
+            review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+                      "spec": {"user": user, "groups": groups, "resourceAttributes": attrs}}
+            status, body = request_json(api, "POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", review)
+            assert status == 201, body
+            if not body["status"].get("allowed"):
+                denied.append(str(a))
+    assert denied == []
