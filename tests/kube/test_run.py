@@ -119,7 +119,7 @@ def test_unschedulable_pod_gets_kubes_message_then_lands_on_a_new_node(
     proc = run_scheduler(scheduler_config(tmp_path / "cfg.yaml", sched))
     create_pod(admin, namespace, pod_json("big", sched, cpu="3"))
     expected = ("0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
-                "2 No preemption victims found for incoming pod.")
+                "2 Preemption is not helpful for scheduling.")
 
     def failed() -> dict[str, Any] | None:
         pod = get_pod(admin, namespace, "big")
@@ -283,11 +283,17 @@ def scheduled_once(admin: KubeApi, namespace: str, names: list[str]) -> None:
     """Every pod is bound and has exactly one Scheduled event (no pod was bound twice)."""
     bound = bound_pods(admin, namespace)
     assert sorted(bound) == sorted(names), (sorted(bound), sorted(names))
-    counts: dict[str, int] = {}
-    for e in events(admin, namespace):
-        if e["reason"] == "Scheduled":
-            counts[e["regarding"]["name"]] = counts.get(e["regarding"]["name"], 0) + 1
-    assert counts == dict.fromkeys(names, 1), counts
+
+    def counts() -> dict[str, int]:
+        out: dict[str, int] = {}
+        for e in events(admin, namespace):
+            if e["reason"] == "Scheduled":
+                out[e["regarding"]["name"]] = out.get(e["regarding"]["name"], 0) + 1
+        return out
+
+    # Events are written in the background: wait until every pod has one, then look for doubles.
+    wait_for("a Scheduled event for every pod", lambda: set(counts()) >= set(names) or None)
+    assert counts() == dict.fromkeys(names, 1), counts()
 
 
 def test_leader_election_failover_after_kill_9(admin: KubeApi, namespace: str, nodes: Nodes, run_scheduler: Any,
