@@ -13,8 +13,10 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.go_guests import ROOT, builds_go, run_ok
 from wasmsched.config.load import load_config
 from wasmsched.devcluster import DevCluster
+from wasmsched.devcluster.kubeconfig import write_kubeconfig
 from wasmsched.devcluster.rest import request_json
 from wasmsched.kube.rbac import (
     Access,
@@ -25,6 +27,9 @@ from wasmsched.kube.rbac import (
     scheduler_access,
     service_account_grants,
 )
+
+from .helpers import wait_for
+from .run_helpers import SchedulerProcess, create_node, create_pod, events, kube_api, node_json, pod_json, wait_bound
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 SA_NAMESPACE, SA_NAME = "kube-system", "wasmsched"
@@ -233,3 +238,49 @@ def test_server_authorizes_every_request_for_the_service_account(
             if not body["status"].get("allowed"):
                 denied.append(str(a))
     assert denied == []
+
+
+@pytest.fixture(scope="module")
+@builds_go
+def nodenumber_wasm() -> Path:
+    run_ok(["make", "-s", "examples/nodenumber/nodenumber.wasm"], ROOT)
+    return ROOT / "examples/nodenumber/nodenumber.wasm"
+
+
+def test_wasmsched_runs_with_the_service_accounts_own_token(
+        dev_cluster: DevCluster, applied_rbac: None, tmp_path: Path, nodenumber_wasm: Path, namespace: str) -> None:
+    """deploy/'s ServiceAccount, with only the RBAC deploy/ grants, schedules with the second-scheduler
+    config (leader election on its own lease, events, the wasm plugin): a missing rule fails it."""
+    with dev_cluster.api_client() as api:
+        status, tok = request_json(api, "POST", f"/api/v1/namespaces/{SA_NAMESPACE}/serviceaccounts/{SA_NAME}/token",
+                                   body={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                                         "spec": {"expirationSeconds": 3600}})
+    assert status == 201, tok
+    kubeconfig = tmp_path / "sa.kubeconfig"
+    write_kubeconfig(kubeconfig, dev_cluster.server, dev_cluster.ca_file, tok["status"]["token"], user=SA_NAME)
+    cm = next(d for d in documents("config-second-scheduler.yaml") if d["kind"] == "ConfigMap")
+    text = next(iter(cm["data"].values()))
+    # The image's plugin path, here the example built in the tree.
+    config = tmp_path / "config.yaml"
+    config.write_text(text.replace(_image_wasm_path(), str(nodenumber_wasm)))
+    admin = kube_api(dev_cluster.kubeconfig)
+    node = f"sa-node-{namespace[-6:]}"
+    create_node(admin, node_json(node))
+    proc = SchedulerProcess(tmp_path, kubeconfig, config)
+    try:
+        for i in range(3):
+            create_pod(admin, namespace, pod_json(f"p{i}", "wasmsched"))
+        bound = wait_bound(admin, namespace, 3, timeout=60)
+        assert set(bound.values()) == {node}
+        wait_for("Scheduled events written with the SA's token", lambda: len(
+            [e for e in events(admin, namespace) if e["reason"] == "Scheduled"]) == 3 or None)
+        lease = admin.request_json("GET", f"/apis/coordination.k8s.io/v1/namespaces/{SA_NAMESPACE}/leases/wasmsched")
+        assert lease["spec"]["holderIdentity"], lease
+    finally:
+        code = proc.stop()
+        admin.request("DELETE", f"/api/v1/nodes/{node}")
+        admin.close()
+    log = proc.log()
+    assert code == 0, log
+    assert "forbidden" not in log.lower(), log
+    assert "Traceback" not in log
