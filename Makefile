@@ -31,10 +31,10 @@ wasmsched/api/gen/.stamp-checked: $(STAMP) tools/gen_protos.py FORCE
 
 FORCE:
 
-# kube-apiserver, etcd and KWOK of the pinned releases, built from the Go module proxy into a cache outside
-# the tree (~/.cache/wasmsched/kube, or $WASMSCHED_KUBE_CACHE), shared by clones; 15 min the first time.
+# kube-apiserver, kubectl, etcd and KWOK of the pinned releases, built from the Go module proxy into a cache
+# outside the tree (~/.cache/wasmsched/kube, or $WASMSCHED_KUBE_CACHE), shared by clones; ~17 min the first time.
 kube:
-	GO=$(GO) tools/kube/build.sh kube-apiserver etcd kwok
+	GO=$(GO) tools/kube/build.sh kube-apiserver etcd kwok kubectl
 
 # The stock kube-scheduler, for bench/real_cluster.py only.
 kube-scheduler:

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the pinned Kubernetes control plane from the Go module proxy into a cache outside the source
-# tree, shared by every clone: kube-apiserver and kube-scheduler of k8s.io/kubernetes v1.37.2, etcd
+# tree, shared by every clone: kube-apiserver, kubectl and kube-scheduler of k8s.io/kubernetes v1.37.2, etcd
 # v3.7.3 and KWOK v0.8.0. A binary is rebuilt only when its pins (go.mod/go.sum here), this script or
 # the Go toolchain change: the cache key is a hash of those and the link flags. Usage: build.sh [--print-dir] [COMPONENT...]
-# (components: kube-apiserver etcd kwok kube-scheduler; default: the first three). The binaries are
+# (components: kube-apiserver etcd kwok kubectl kube-scheduler; default: all but kube-scheduler). The binaries are
 # linked from $root/v1.37.2/bin, where `wasmsched dev-cluster` looks for them.
 set -euo pipefail
 
@@ -56,22 +56,23 @@ components=()
 for arg in "$@"; do
 	case "$arg" in
 		--print-dir) print_dir=true ;;
-		kube-apiserver|etcd|kwok|kube-scheduler) components+=("$arg") ;;
-		*) echo "build.sh: unknown component '$arg' (kube-apiserver, etcd, kwok, kube-scheduler)" >&2; exit 2 ;;
+		kube-apiserver|etcd|kwok|kubectl|kube-scheduler) components+=("$arg") ;;
+		*) echo "build.sh: unknown component '$arg' (kube-apiserver, etcd, kwok, kubectl, kube-scheduler)" >&2; exit 2 ;;
 	esac
 done
-[[ ${#components[@]} -gt 0 ]] || components=(kube-apiserver etcd kwok)
+[[ ${#components[@]} -gt 0 ]] || components=(kube-apiserver etcd kwok kubectl)
 
 for c in "${components[@]}"; do
 	case "$c" in
 		kube-apiserver) build kube-apiserver kubernetes k8s.io/kubernetes/cmd/kube-apiserver "$(kube_ldflags)" ;;
 		kube-scheduler) build kube-scheduler kubernetes k8s.io/kubernetes/cmd/kube-scheduler "$(kube_ldflags)" ;;
+		kubectl) build kubectl kubernetes k8s.io/kubernetes/cmd/kubectl "$(kube_ldflags)" ;;
 		etcd) build etcd etcd go.etcd.io/etcd/server/v3 "-s -w" ;;
 		kwok) build kwok kwok sigs.k8s.io/kwok/cmd/kwok "-s -w" ;;
 	esac
 	if $print_dir; then
 		case "$c" in
-			kube-apiserver|kube-scheduler) echo "$c=$(bin_dir "$c" kubernetes "$(kube_ldflags)")/$c" ;;
+			kube-apiserver|kube-scheduler|kubectl) echo "$c=$(bin_dir "$c" kubernetes "$(kube_ldflags)")/$c" ;;
 			*) echo "$c=$(bin_dir "$c" "$c" "-s -w")/$c" ;;
 		esac
 	fi
