@@ -3,6 +3,7 @@ paths and messages (pkg/apis/core/validation, policy, scheduling, apimachinery O
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -44,7 +45,12 @@ def pod_error(text: str) -> str:
 
 def pod_invalid(spec: str, meta: str = "name: p1") -> str:
     """The part after `Pod "p1" is invalid: `."""
-    msg = pod_error(pod(spec, meta))
+    return pod_text_invalid(pod(spec, meta))
+
+
+def pod_text_invalid(text: str) -> str:
+    """The part after `Pod "p1" is invalid: ` of the error that loading `text` gives."""
+    msg = pod_error(text)
     prefix = 'x.yaml: document 1 (Pod default/p1): Pod "p1" is invalid: '
     assert msg.startswith(prefix), msg
     return msg.removeprefix(prefix)
@@ -63,25 +69,28 @@ TERM = "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution
 # ---------------------------------------------------------------- 11. resources
 
 
+NEGATIVE_CPU = pod("  containers: [{name: c, image: nginx, resources: {requests: {cpu: '-10'}}}]\n")
+
+
 def test_negative_cpu_request() -> None:
     # accepted before: five 1-CPU pods then fit on one 1-CPU node next to it
-    spec = "  containers: [{name: c, image: nginx, resources: {requests: {cpu: '-10'}}}]\n"
-    assert pod_error(pod(spec)) == (
+    assert pod_error(NEGATIVE_CPU) == (
         'x.yaml: document 1 (Pod default/p1): Pod "p1" is invalid: spec.containers[0].resources.requests[cpu]: '
         'Invalid value: "-10": must be greater than or equal to 0'
     )
 
 
+REQUESTS_ABOVE_LIMITS = pod(
+    "  containers: [{name: c, image: nginx, resources: {requests: {cpu: '2'}, limits: {cpu: '1'}}}]\n")
+
+
 def test_requests_above_limits() -> None:
-    spec = "  containers: [{name: c, image: nginx, resources: {requests: {cpu: '2'}, limits: {cpu: '1'}}}]\n"
-    assert pod_invalid(spec) == (
+    assert pod_text_invalid(REQUESTS_ABOVE_LIMITS) == (
         'spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1'
     )
 
 
-@pytest.mark.parametrize(
-    ("resources", "expected"),
-    [
+CONTAINER_RESOURCES: list[tuple[str, str]] = [
         (
             "{requests: {example.com/gpu: '1'}}",
             "spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable resources",
@@ -105,18 +114,26 @@ def test_requests_above_limits() -> None:
             ('spec.containers[0].resources.requests[pods]: Invalid value: "pods": must be a standard resource for '
             "containers"),
         ),
-    ],
-)
+]
+
+
+def resources_pod(resources: str) -> str:
+    return pod(f"  containers: [{{name: c, image: nginx, resources: {resources}}}]\n")
+
+
+@pytest.mark.parametrize(("resources", "expected"), CONTAINER_RESOURCES)
 def test_container_resources(resources: str, expected: str) -> None:
-    assert pod_invalid(f"  containers: [{{name: c, image: nginx, resources: {resources}}}]\n") == expected
+    assert pod_text_invalid(resources_pod(resources)) == expected
+
+
+NODE_QUANTITIES = (
+    "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+    "status: {capacity: {cpu: '-1'}, allocatable: {pods: 1.5}}\n"
+)
 
 
 def test_node_quantities() -> None:
-    text = (
-        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
-        "status: {capacity: {cpu: '-1'}, allocatable: {pods: 1.5}}\n"
-    )
-    assert pod_error(text) == (
+    assert pod_error(NODE_QUANTITIES) == (
         'x.yaml: document 1 (Node n1): Node "n1" is invalid: [status.capacity.cpu: Invalid value: "-1": must be '
         'greater than or equal to 0, status.allocatable.pods: Invalid value: "1500m": must be an integer]'
     )
@@ -137,9 +154,7 @@ def test_null_quantity_is_zero(where: str) -> None:
 # ---------------------------------------------------------------- 5. selectors of affinity terms
 
 
-@pytest.mark.parametrize(
-    ("selector", "expected"),
-    [
+POD_AFFINITY_SELECTORS: list[tuple[str, str]] = [
         (
             "{matchExpressions: [{key: app, operator: Bogus, values: [x]}]}",
             f'{TERM}.matchExpressions[0].operator: Invalid value: "Bogus": not a valid selector operator',
@@ -158,20 +173,24 @@ def test_null_quantity_is_zero(where: str) -> None:
             f'{TERM}.matchExpressions[0].key: Invalid value: "a b": {QUALIFIED}',
         ),
         ("{matchLabels: {a b: x}}", f'{TERM}.matchLabels: Invalid value: "a b": {QUALIFIED}'),
-    ],
-)
+]
+
+
+@pytest.mark.parametrize(("selector", "expected"), POD_AFFINITY_SELECTORS)
 def test_pod_affinity_selector(selector: str, expected: str) -> None:
     assert pod_invalid(term(selector)) == expected
 
 
+ANTI_AFFINITY = pod(
+    C + "  affinity:\n    podAntiAffinity:\n      preferredDuringSchedulingIgnoredDuringExecution:\n"
+    "      - weight: 0\n        podAffinityTerm:\n          topologyKey: ''\n"
+    "          namespaceSelector: {matchExpressions: [{key: k, operator: Bogus}]}\n"
+)
+
+
 def test_anti_affinity_namespace_selector_and_weights() -> None:
-    spec = (
-        C + "  affinity:\n    podAntiAffinity:\n      preferredDuringSchedulingIgnoredDuringExecution:\n"
-        "      - weight: 0\n        podAffinityTerm:\n          topologyKey: ''\n"
-        "          namespaceSelector: {matchExpressions: [{key: k, operator: Bogus}]}\n"
-    )
     p = "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]"
-    assert pod_invalid(spec) == (
+    assert pod_text_invalid(ANTI_AFFINITY) == (
         f"[{p}.weight: Invalid value: 0: must be in the range 1-100, "
         f'{p}.podAffinityTerm.namespaceSelector.matchExpressions[0].operator: Invalid value: "Bogus": not a valid '
         f"selector operator, {p}.podAffinityTerm.topologyKey: Required value: can not be empty, "
@@ -180,21 +199,21 @@ def test_anti_affinity_namespace_selector_and_weights() -> None:
     )
 
 
+SPREAD_SELECTOR = pod(
+    C + "  topologySpreadConstraints:\n  - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule,"
+    " labelSelector: {matchExpressions: [{key: app, operator: Bogus}]}}\n"
+)
+
+
 def test_topology_spread_selector_is_checked_at_load() -> None:
     # a per-pod Error at scheduling time before; the API server refuses the pod
-    spec = (
-        C + "  topologySpreadConstraints:\n  - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule,"
-        " labelSelector: {matchExpressions: [{key: app, operator: Bogus}]}}\n"
-    )
-    assert pod_invalid(spec) == (
+    assert pod_text_invalid(SPREAD_SELECTOR) == (
         'spec.topologySpreadConstraints[0].labelSelector.matchExpressions[0].operator: Invalid value: "Bogus": '
         "not a valid selector operator"
     )
 
 
-@pytest.mark.parametrize(
-    ("constraint", "expected"),
-    [
+SPREAD_CONSTRAINTS: list[tuple[str, str]] = [
         (
             "{maxSkew: 0, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}",
             "spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero",
@@ -224,10 +243,16 @@ def test_topology_spread_selector_is_checked_at_load() -> None:
             ("spec.topologySpreadConstraints[0].matchLabelKeys: Forbidden: must not be specified when labelSelector "
             "is not set"),
         ),
-    ],
-)
+]
+
+
+def spread_pod(constraint: str) -> str:
+    return pod(C + f"  topologySpreadConstraints: [{constraint}]\n")
+
+
+@pytest.mark.parametrize(("constraint", "expected"), SPREAD_CONSTRAINTS)
 def test_topology_spread_constraints(constraint: str, expected: str) -> None:
-    assert pod_invalid(C + f"  topologySpreadConstraints: [{constraint}]\n") == expected
+    assert pod_text_invalid(spread_pod(constraint)) == expected
 
 
 # ---------------------------------------------------------------- node affinity, tolerations, taints
@@ -238,9 +263,7 @@ NA = (
 )
 
 
-@pytest.mark.parametrize(
-    ("expr", "expected"),
-    [
+NODE_AFFINITY_REQUIREMENTS: list[tuple[str, str]] = [
         ("{key: a, operator: Bogus}", f'{NA}.operator: Invalid value: "Bogus": not a valid selector operator'),
         (
             "{key: a, operator: In}",
@@ -254,19 +277,22 @@ NA = (
             "{key: a, operator: Gt, values: ['1', '2']}",
             f"{NA}.values: Required value: must be specified single value when `operator` is 'Lt' or 'Gt'",
         ),
-    ],
-)
-def test_node_affinity_requirements(expr: str, expected: str) -> None:
-    spec = (
+]
+
+
+def node_affinity_pod(expr: str) -> str:
+    return pod(
         C + "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
         f"        nodeSelectorTerms: [{{matchExpressions: [{expr}]}}]\n"
     )
-    assert pod_invalid(spec) == expected
 
 
-@pytest.mark.parametrize(
-    ("toleration", "expected"),
-    [
+@pytest.mark.parametrize(("expr", "expected"), NODE_AFFINITY_REQUIREMENTS)
+def test_node_affinity_requirements(expr: str, expected: str) -> None:
+    assert pod_text_invalid(node_affinity_pod(expr)) == expected
+
+
+TOLERATIONS: list[tuple[str, str]] = [
         (
             "{key: k, operator: Exists, value: v}",
             "spec.tolerations[0].operator: Invalid value: \"v\": value must be empty when `operator` is 'Exists'",
@@ -286,19 +312,27 @@ def test_node_affinity_requirements(expr: str, expected: str) -> None:
             ("spec.tolerations[0].effect: Invalid value: \"NoSchedule\": effect must be 'NoExecute' when "
             "`tolerationSeconds` is set"),
         ),
-    ],
-)
+]
+
+
+def toleration_pod(toleration: str) -> str:
+    return pod(C + f"  tolerations: [{toleration}]\n")
+
+
+@pytest.mark.parametrize(("toleration", "expected"), TOLERATIONS)
 def test_tolerations(toleration: str, expected: str) -> None:
-    assert pod_invalid(C + f"  tolerations: [{toleration}]\n") == expected
+    assert pod_text_invalid(toleration_pod(toleration)) == expected
+
+
+NODE_TAINTS = (
+    "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+    "spec: {taints: [{key: a, effect: Bogus}, {key: b}, {key: c, effect: NoSchedule},"
+    " {key: c, effect: NoSchedule}]}\n"
+)
 
 
 def test_node_taints() -> None:
-    text = (
-        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
-        "spec: {taints: [{key: a, effect: Bogus}, {key: b}, {key: c, effect: NoSchedule},"
-        " {key: c, effect: NoSchedule}]}\n"
-    )
-    assert pod_error(text) == (
+    assert pod_error(NODE_TAINTS) == (
         'x.yaml: document 1 (Node n1): Node "n1" is invalid: [metadata.taints[0].effect: Unsupported value: "Bogus": '
         f"{EFFECTS}, metadata.taints[1].effect: Required value, metadata.taints[3]: Duplicate value: "
         '{"Key":"c","Value":"","Effect":"NoSchedule","TimeAdded":null}: taints must be unique by key and effect pair]'
@@ -308,9 +342,7 @@ def test_node_taints() -> None:
 # ---------------------------------------------------------------- metadata, containers, ports
 
 
-@pytest.mark.parametrize(
-    ("meta", "expected"),
-    [
+OBJECT_META: list[tuple[str, str]] = [
         ("name: A_B", f'metadata.name: Invalid value: "A_B": {SUBDOMAIN}'),
         ("name: p1, namespace: Team_A", f'metadata.namespace: Invalid value: "Team_A": {LABEL}'),
         ("name: p1, labels: {a b: x}", f'metadata.labels: Invalid value: "a b": {QUALIFIED}'),
@@ -321,29 +353,33 @@ def test_node_taints() -> None:
             "or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"),
         ),
         ("name: p1, annotations: {a b: x}", f'metadata.annotations: Invalid value: "a b": {QUALIFIED}'),
-    ],
-)
+]
+
+
+@pytest.mark.parametrize(("meta", "expected"), OBJECT_META)
 def test_object_meta(meta: str, expected: str) -> None:
-    text = pod(C, meta)
-    msg = pod_error(text)
+    msg = pod_error(pod(C, meta))
     assert msg.endswith(" is invalid: " + expected), msg
 
 
+BIG_ANNOTATIONS = pod(C, f"name: p1, annotations: {{a: {'x' * (256 * 1024)}}}")
+
+
 def test_annotations_total_size() -> None:
-    big = "x" * (256 * 1024)
-    assert pod_invalid(C, f"name: p1, annotations: {{a: {big}}}") == (
+    assert pod_text_invalid(BIG_ANNOTATIONS) == (
         "metadata.annotations: Too long: may not be more than 262144 bytes"
     )
 
 
+GENERATE_NAME = pod(C, "generateName: Web_")
+
+
 def test_generate_name_is_validated() -> None:
-    msg = pod_error(pod(C, "generateName: Web_"))
+    msg = pod_error(GENERATE_NAME)
     assert ': Invalid value: "Web_": ' in msg and "metadata.generateName" in msg
 
 
-@pytest.mark.parametrize(
-    ("containers", "expected"),
-    [
+CONTAINERS: list[tuple[str, str]] = [
         ("[]", "spec.containers: Required value"),
         ("[{name: c, image: x}, {name: c, image: y}]", 'spec.containers[1].name: Duplicate value: "c"'),
         ("[{name: C_1, image: x}]", f'spec.containers[0].name: Invalid value: "C_1": {LABEL}'),
@@ -361,15 +397,24 @@ def test_generate_name_is_validated() -> None:
             "[{name: c, image: x, ports: [{containerPort: 80, protocol: HTTP}]}]",
             'spec.containers[0].ports[0].protocol: Unsupported value: "HTTP": supported values: "SCTP", "TCP", "UDP"',
         ),
-    ],
-)
+]
+
+
+def containers_pod(containers: str) -> str:
+    return pod(f"  containers: {containers}\n")
+
+
+@pytest.mark.parametrize(("containers", "expected"), CONTAINERS)
 def test_containers(containers: str, expected: str) -> None:
-    assert pod_invalid(f"  containers: {containers}\n") == expected
+    assert pod_text_invalid(containers_pod(containers)) == expected
+
+
+PRIORITY_NAME_AND_GATES = pod(
+    C + "  priorityClassName: High_Priority\n  nodeName: n1\n  schedulingGates: [{name: g}]\n")
 
 
 def test_priority_class_name_format_and_scheduling_gates() -> None:
-    spec = C + "  priorityClassName: High_Priority\n  nodeName: n1\n  schedulingGates: [{name: g}]\n"
-    assert pod_invalid(spec) == (
+    assert pod_text_invalid(PRIORITY_NAME_AND_GATES) == (
         f'[spec.priorityClassName: Invalid value: "High_Priority": {SUBDOMAIN}, '
         "spec.nodeName: Forbidden: cannot be set until all schedulingGates have been cleared]"
     )
@@ -378,9 +423,7 @@ def test_priority_class_name_format_and_scheduling_gates() -> None:
 # ---------------------------------------------------------------- PDBs, PriorityClasses, Namespaces
 
 
-@pytest.mark.parametrize(
-    ("spec", "expected"),
-    [
+PDB_SPECS: list[tuple[str, str]] = [
         (
             "{minAvailable: 1, maxUnavailable: 1}",
             ('spec: Invalid value: {"MinAvailable":1,"Selector":null,"MaxUnavailable":1,'
@@ -393,18 +436,21 @@ def test_priority_class_name_format_and_scheduling_gates() -> None:
             ("spec.minAvailable: Invalid value: \"half\": a valid percent string must be a numeric string followed by "
             "an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"),
         ),
-    ],
-)
+]
+
+
+def pdb(spec: str) -> str:
+    return f"apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {{name: b}}\nspec: {spec}\n"
+
+
+@pytest.mark.parametrize(("spec", "expected"), PDB_SPECS)
 def test_pod_disruption_budget(spec: str, expected: str) -> None:
-    text = f"apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {{name: b}}\nspec: {spec}\n"
-    assert pod_error(text) == (
+    assert pod_error(pdb(spec)) == (
         f'x.yaml: document 1 (PodDisruptionBudget default/b): PodDisruptionBudget.policy "b" is invalid: {expected}'
     )
 
 
-@pytest.mark.parametrize(
-    ("body", "expected"),
-    [
+PRIORITY_CLASSES: list[tuple[str, str]] = [
         (
             "metadata: {name: huge}\nvalue: 1000000001",
             "value: Forbidden: maximum allowed value of a user defined priority is 1000000000",
@@ -418,10 +464,16 @@ def test_pod_disruption_budget(spec: str, expected: str) -> None:
             "metadata: {name: p}\nvalue: 5\npreemptionPolicy: Sometimes",
             'preemptionPolicy: Unsupported value: "Sometimes": supported values: "PreemptLowerPriority", "Never"',
         ),
-    ],
-)
+]
+
+
+def priority_class(body: str) -> str:
+    return f"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n{body}\n"
+
+
+@pytest.mark.parametrize(("body", "expected"), PRIORITY_CLASSES)
 def test_priority_class(body: str, expected: str) -> None:
-    msg = pod_error(f"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n{body}\n")
+    msg = pod_error(priority_class(body))
     assert msg.endswith(" is invalid: " + expected), msg
     assert 'PriorityClass.scheduling.k8s.io "' in msg
 
@@ -441,8 +493,11 @@ def test_second_global_default_priority_class(tmp_path: Path) -> None:
     )
 
 
+NAMESPACE_DOTS = "apiVersion: v1\nkind: Namespace\nmetadata: {name: a.b}\n"
+
+
 def test_namespace_name() -> None:
-    assert pod_error("apiVersion: v1\nkind: Namespace\nmetadata: {name: a.b}\n") == (
+    assert pod_error(NAMESPACE_DOTS) == (
         'x.yaml: document 1 (Namespace a.b): Namespace "a.b" is invalid: metadata.name: Invalid value: "a.b": '
         "must not contain dots"
     )
@@ -485,3 +540,38 @@ def test_valid_examples_and_scenarios_still_load() -> None:
     for d in clusters:
         pods += len(load_paths([d]).of_kind("Pod"))
     assert pods > 50
+
+
+def invalid_manifests() -> dict[str, str]:
+    """Every single-object manifest above that the loader refuses as invalid, by case id: the same texts
+    the tests load. tests/kube/test_validation_parity.py sends them to a real API server too. (The second
+    globalDefault PriorityClass needs a first one stored, so it is not here.)"""
+    cases = {
+        "negative-cpu": NEGATIVE_CPU, "requests-above-limits": REQUESTS_ABOVE_LIMITS,
+        "node-quantities": NODE_QUANTITIES, "anti-affinity": ANTI_AFFINITY, "spread-selector": SPREAD_SELECTOR,
+        "node-taints": NODE_TAINTS, "big-annotations": BIG_ANNOTATIONS, "generate-name": GENERATE_NAME,
+        "priority-name-and-gates": PRIORITY_NAME_AND_GATES, "namespace-dots": NAMESPACE_DOTS,
+    }
+    tables: list[tuple[str, list[tuple[str, str]], Callable[[str], str]]] = [
+        ("container-resources", CONTAINER_RESOURCES, resources_pod),
+        ("pod-affinity-selector", POD_AFFINITY_SELECTORS, lambda s: pod(term(s))),
+        ("spread-constraint", SPREAD_CONSTRAINTS, spread_pod),
+        ("node-affinity", NODE_AFFINITY_REQUIREMENTS, node_affinity_pod),
+        ("toleration", TOLERATIONS, toleration_pod),
+        ("object-meta", OBJECT_META, lambda m: pod(C, m)),
+        ("containers", CONTAINERS, containers_pod),
+        ("pdb", PDB_SPECS, pdb),
+        ("priority-class", PRIORITY_CLASSES, priority_class),
+    ]
+    for prefix, table, build in tables:
+        cases.update({f"{prefix}-{i}": build(value) for i, (value, _) in enumerate(table)})
+    return cases
+
+
+def test_invalid_manifests_are_all_refused() -> None:
+    cases = invalid_manifests()
+    assert len(cases) == 10 + sum(len(t) for t in (CONTAINER_RESOURCES, POD_AFFINITY_SELECTORS, SPREAD_CONSTRAINTS,
+                                                    NODE_AFFINITY_REQUIREMENTS, TOLERATIONS, OBJECT_META, CONTAINERS,
+                                                    PDB_SPECS, PRIORITY_CLASSES))
+    for text in cases.values():
+        pod_error(text)

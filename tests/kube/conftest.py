@@ -4,14 +4,14 @@ namespace per test. Missing binaries fail the tests, telling to run `make kube`:
 
 from __future__ import annotations
 
-import re
-import secrets
 from collections.abc import Iterator
 
 import pytest
 
 from wasmsched.devcluster import BinariesMissingError, DevCluster
 from wasmsched.devcluster.binaries import Binaries, find_binaries
+
+from .helpers import namespace_name
 
 
 @pytest.fixture(scope="session")
@@ -29,12 +29,6 @@ def dev_cluster(kube_binaries: Binaries, tmp_path_factory: pytest.TempPathFactor
         yield cluster
     finally:
         cluster.down()
-
-
-def namespace_name(test_name: str) -> str:
-    """A DNS label from the test's name plus a random suffix (a rerun never meets a leftover)."""
-    base = re.sub(r"[^a-z0-9-]+", "-", test_name.lower()).strip("-")[:50].strip("-")
-    return f"{base}-{secrets.token_hex(3)}"
 
 
 @pytest.fixture

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import secrets
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -33,3 +35,9 @@ def plain(obj: object) -> Any:
 
 
 _SERIALIZER = ApiClient()
+
+
+def namespace_name(test_name: str) -> str:
+    """A DNS label from the test's name plus a random suffix (a rerun never meets a leftover)."""
+    base = re.sub(r"[^a-z0-9-]+", "-", test_name.lower()).strip("-")[:50].strip("-")
+    return f"{base}-{secrets.token_hex(3)}"

@@ -1,0 +1,156 @@
+"""Validation parity with a real kube-apiserver: every bad manifest of the project's validation tests
+(tests/e2e/test_bad_input.py MANIFESTS, tests/api/test_api_validation.py invalid_manifests) and a few good
+ones are loaded by simulate's loader and sent to the API server as a server-side dry-run create
+(`?dryRun=All`, the YAML converted to JSON). The server rejects a manifest exactly when the loader does."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import yaml
+from kubernetes import client
+
+from tests.api.test_api_validation import invalid_manifests
+from tests.e2e.test_bad_input import MANIFESTS, NODE, pod
+from wasmsched.api.manifest import ManifestError, load_text
+from wasmsched.devcluster import DevCluster
+from wasmsched.devcluster.rest import request_json
+
+from .helpers import namespace_name
+
+# Parse-level cases: the text never becomes an object, so there is nothing to send (kubectl fails the same
+# way before any request: its YAML/JSON decoder refuses them).
+PARSE_LEVEL = {
+    "alias-bomb-name": "YAML alias expansion limit: the document is refused while parsing",
+    "alias-bomb-namespace": "YAML alias expansion limit: the document is refused while parsing",
+    "json-100000-deep": "JSON nesting depth limit: refused while parsing",
+    "yaml-100000-deep": "YAML nesting depth limit: refused while parsing",
+    "yaml-syntax": "not YAML",
+    "duplicate-yaml-key": "a duplicate key is a strict-decoding error of the text; its object has one value",
+    "duplicate-json-key": "a duplicate key is a strict-decoding error of the text; its object has one value",
+}
+
+# Manifests both accept: the other half of "rejects exactly when".
+NULL_CPU_NODE = NODE.replace("cpu: '1'", "cpu: null")
+VALID: dict[str, tuple[str, str]] = {
+    "valid-node": ("x.yaml", NODE),
+    "valid-pod": ("x.yaml", pod()),
+    "valid-null-cpu-node": ("x.yaml", NULL_CPU_NODE),  # kube decodes a null quantity as 0
+    "valid-null-cpu-pod": ("x.yaml", pod(extra=", resources: {requests: {cpu: null}}")),
+    "valid-pdb": ("x.yaml", "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: b}\n"
+                            "spec: {minAvailable: 1}\n"),
+    "valid-priority-class": ("x.yaml", "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
+                                       "metadata: {name: mid}\nvalue: 1000\n"),
+}
+
+
+def _cases() -> dict[str, tuple[str, str]]:
+    cases = {f"bad-input-{k}": (name, text) for k, (name, text, _) in MANIFESTS.items() if k not in PARSE_LEVEL}
+    cases.update({f"validation-{k}": ("x.yaml", text) for k, text in invalid_manifests().items()})
+    cases.update(VALID)
+    return cases
+
+
+CASES = _cases()
+
+
+@contextlib.contextmanager
+def _big_ints() -> Iterator[None]:
+    # A 5000-digit number must reach the server as written (it answers with its own decode error); Python
+    # refuses int<->str conversions above 4300 digits by default.
+    old = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        yield
+    finally:
+        sys.set_int_max_str_digits(old)
+
+
+def _to_object(name: str, text: str) -> dict[str, Any]:
+    with _big_ints():
+        obj = json.loads(text) if name.endswith(".json") else yaml.safe_load(text)
+    assert isinstance(obj, dict), f"{name}: not one object"
+    return obj
+
+
+@pytest.fixture(scope="module")
+def resources(dev_cluster: DevCluster) -> dict[tuple[str, str], tuple[str, bool]]:
+    """(apiVersion, kind) -> (collection path under /api or /apis, namespaced), from discovery."""
+    out: dict[tuple[str, str], tuple[str, bool]] = {}
+    with dev_cluster.api_client() as api:
+        status, groups = request_json(api, "GET", "/apis")
+        assert status == 200, groups
+        versions = ["v1"] + [v["groupVersion"] for g in groups["groups"] for v in g["versions"]]
+        for gv in versions:
+            base = "/api/v1" if gv == "v1" else f"/apis/{gv}"
+            status, doc = request_json(api, "GET", base)
+            if status != 200:
+                continue
+            for r in doc["resources"]:
+                if "/" not in r["name"]:
+                    out[(gv, r["kind"])] = (f"{base}/{{ns}}{r['name']}", r["namespaced"])
+    return out
+
+
+@pytest.fixture(scope="module")
+def dry_run_namespace(dev_cluster: DevCluster) -> Iterator[str]:
+    """One namespace for every case: a dry run stores nothing."""
+    name = namespace_name("validation-parity")
+    dev_cluster.create_namespace(name)
+    yield name
+    dev_cluster.delete_namespace(name)
+
+
+DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+
+
+def _server_dry_run(api: client.ApiClient, resources: dict[tuple[str, str], tuple[str, bool]], namespace: str,
+                    obj: dict[str, Any]) -> tuple[int, Any]:
+    path, namespaced = resources[(obj["apiVersion"], obj["kind"])]
+    prefix = ""
+    if namespaced:
+        meta = obj.setdefault("metadata", {}) or {}
+        ns = meta.get("namespace") or "default"
+        # Valid namespace names become the test's own (the value does not decide validity); an invalid one
+        # is the case under test and goes as written.
+        if DNS_LABEL.fullmatch(ns) and len(ns) <= 63:
+            ns = namespace
+            meta["namespace"] = ns
+        prefix = f"namespaces/{ns}/"
+    with _big_ints():
+        body = json.loads(json.dumps(obj))  # what the client serializes
+        return request_json(api, "POST", path.format(ns=prefix), body=body, query={"dryRun": "All"})
+
+
+def _loader_error(name: str, text: str) -> str | None:
+    try:
+        load_text(text, name)
+    except ManifestError as e:
+        return str(e)
+    return None
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_server_rejects_exactly_what_the_loader_rejects(
+        dev_cluster: DevCluster, dry_run_namespace: str, resources: dict[tuple[str, str], tuple[str, bool]],
+        case: str) -> None:
+    name, text = CASES[case]
+    loader = _loader_error(name, text)
+    with dev_cluster.api_client() as api:
+        status, body = _server_dry_run(api, resources, dry_run_namespace, _to_object(name, text))
+    assert status < 500, (status, body)
+    message = body.get("message") if isinstance(body, dict) else body
+    server = None if status in (200, 201) else f"HTTP {status}: {message}"
+    assert (server is None) == (loader is None), f"server: {server or 'accepted'}\nloader: {loader or 'accepted'}"
+
+
+def test_every_case_is_sent_or_excluded_with_a_reason() -> None:
+    assert set(MANIFESTS) == {k.removeprefix("bad-input-") for k in CASES if k.startswith("bad-input-")} | set(
+        PARSE_LEVEL)
+    assert all(PARSE_LEVEL.values())
