@@ -131,9 +131,10 @@ def test_two_candidates_one_leader_and_client_go_lease_fields(campaign: Campaign
     assert renewed["spec"]["acquireTime"] == spec["acquireTime"]
     assert renewed["spec"]["holderIdentity"] == leader.identity
     assert renewed["spec"]["leaseTransitions"] == 0
+    # the other candidate (its create may have lost the race) reads the lease and stays a follower
+    wait_for("the other to observe the leader", lambda: other.elector.get_leader() == leader.identity)
     assert leader.elector.is_leader() and not other.elector.is_leader()
     assert not other.started.is_set()
-    assert other.elector.get_leader() == leader.identity
 
 
 def test_a_crashed_leaders_lease_is_taken_after_it_expires(campaign: Campaign) -> None:

@@ -9,8 +9,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from wasmsched.devcluster import DEFAULT_DIR, BinariesMissingError, DevCluster, DevClusterError
-from wasmsched.devcluster.binaries import BIN_ENV, CACHE_ENV
+from wasmsched.devcluster.binaries import BIN_ENV, CACHE_ENV, BinariesMissingError
+
+# `./.dev-cluster` (wasmsched/devcluster/cluster.py DEFAULT_DIR, which is not imported here: it loads the
+# kubernetes client, which other commands do not need).
+DEFAULT_DIR = Path(".dev-cluster")
 
 
 def add_parser(sub: Any) -> None:
@@ -36,6 +39,8 @@ def run_up(args: argparse.Namespace) -> int:
     if args.nodes < 0:
         print(f"error: --nodes must be >= 0, got {args.nodes}", file=sys.stderr)
         return 2
+    from wasmsched.devcluster.cluster import DevCluster, DevClusterError
+
     begin = time.monotonic()
     try:
         cluster = DevCluster.up(args.dir, nodes=args.nodes, apiserver_args=args.apiserver_arg)
@@ -59,6 +64,8 @@ def run_up(args: argparse.Namespace) -> int:
 
 
 def run_down(args: argparse.Namespace) -> int:
+    from wasmsched.devcluster.cluster import DevCluster, DevClusterError
+
     begin = time.monotonic()
     try:
         cluster = DevCluster.load(args.dir)

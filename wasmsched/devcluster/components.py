@@ -16,6 +16,7 @@ KWOK_NODE_ANNOTATION_VALUE = "fake"
 SERVICE_CLUSTER_IP_RANGE = "10.96.0.0/12"
 # KWOK's pod IPs; its default /24 runs out at 254 pods, too few for benchmarks.
 POD_CIDR = "10.0.0.0/16"
+NODE_LEASE_DURATION_SECONDS = 40
 SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
 
 
@@ -48,6 +49,9 @@ def kube_apiserver_argv(binary: Path, pki: Pki, token_file: Path, cert_dir: Path
     return [str(binary),
             f"--etcd-servers=http://127.0.0.1:{ports.etcd_client}",
             "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", f"--secure-port={ports.apiserver}",
+            # The `kubernetes` Service's endpoints may not be a loopback address; nothing in the cluster
+            # reaches the API server through that Service anyway.
+            "--endpoint-reconciler-type=none",
             f"--tls-cert-file={pki.serving_cert}", f"--tls-private-key-file={pki.serving_key}",
             f"--client-ca-file={pki.ca_cert}",
             # Where generated certificates would go; nothing is generated (a certificate is given), but the
@@ -73,4 +77,6 @@ def kwok_argv(binary: Path, kubeconfig: Path, stages_file: Path, ports: Ports) -
             "--manage-all-nodes=false",
             f"--manage-nodes-with-annotation-selector={KWOK_NODE_ANNOTATION}={KWOK_NODE_ANNOTATION_VALUE}",
             f"--server-address=127.0.0.1:{ports.kwok}",
-            f"--cidr={POD_CIDR}"]
+            f"--cidr={POD_CIDR}",
+            # A kubelet's default; without the flag the binary keeps no Leases (only kwokctl defaults it).
+            f"--node-lease-duration-seconds={NODE_LEASE_DURATION_SECONDS}"]

@@ -69,7 +69,9 @@ def running(pid: int, program: str | None = None) -> bool:
             return False
         except OSError:
             return True  # no /proc (not Linux): trust the PID
-        return argv0 == program
+        # Empty while the kernel is still setting up a process that has just exec'd (the moment Popen
+        # returns): it is the one we started.
+        return argv0 in (program, "")
     return True
 
 
