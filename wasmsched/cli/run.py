@@ -137,7 +137,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _secure_server(args: argparse.Namespace, app: SchedulerApp, elector: LeaderElector | None) -> SecureServer:
     """kube-scheduler's checks: ping everywhere; the leader election watchdog on healthz and livez;
-    readyz also waits for the informers' caches (sched-handler-sync)."""
+    readyz also waits for the informers' caches (sched-handler-sync). A request without a token is
+    refused with 401 (kube-scheduler lets it through as system:anonymous, whom RBAC then refuses: 403)."""
     health: dict[str, Any] = {}
     if elector is not None:
         health[HEALTH_CHECK_NAME] = elector.check
@@ -145,7 +146,7 @@ def _secure_server(args: argparse.Namespace, app: SchedulerApp, elector: LeaderE
     return SecureServer(args.bind_address, args.secure_port, app.api.api_client, app.metrics_registry,
                         {"healthz": health, "livez": health, "readyz": ready},
                         cert_file=args.tls_cert_file or None, key_file=args.tls_private_key_file or None,
-                        cert_dir=args.cert_dir or None)
+                        cert_dir=args.cert_dir or None, anonymous=False)
 
 
 def _elector(app: SchedulerApp, le: LeaderElectionConfig) -> LeaderElector:
