@@ -53,6 +53,24 @@ class _Registry(CollectorRegistry):
             yield metric
 
 
+class _Children:
+    """The children of a labelled metric by their label values. prometheus_client's labels() checks and
+    copies the values on every call (microseconds); a dict lookup is what the hot path can afford.
+    Values are kept as given (a Code, say) and turned into label strings with str() once."""
+
+    __slots__ = ("_by_key", "_metric")
+
+    def __init__(self, metric: Any) -> None:
+        self._metric = metric
+        self._by_key: dict[tuple[object, ...], Any] = {}
+
+    def __call__(self, *key: object) -> Any:
+        child = self._by_key.get(key)
+        if child is None:
+            child = self._by_key[key] = self._metric.labels(*(str(k) for k in key))
+        return child
+
+
 def _help(stability: str, text: str) -> str:
     # component-base prefixes every help text with its stability level.
     return f"[{stability}] {text}"
@@ -132,10 +150,13 @@ class SchedulerMetrics:
         self._scrape = ScrapeCollector()
         r.register(self._scrape)
 
-        # labels() costs microseconds; the children of the hot metrics are looked up by key instead.
-        self._extension_point_children: dict[tuple[str, int, str], Any] = {}
-        self._plugin_children: dict[tuple[str, str, int], Any] = {}
-        self._attempt_children: dict[tuple[str, str], tuple[Any, Any]] = {}
+        self._attempts = _Children(self.schedule_attempts)
+        self._attempt_duration = _Children(self.scheduling_attempt_duration)
+        self._sli = _Children(self.pod_scheduling_sli_duration)
+        self._extension_point = _Children(self.framework_extension_point_duration)
+        self._plugin = _Children(self.plugin_execution_duration)
+        self._incoming = _Children(self.queue_incoming_pods)
+        self._guest_call = _Children(self.wasm_guest_call_duration)
 
     # ----- sources read when scraped --------------------------------------------------------------
 
@@ -164,47 +185,31 @@ class SchedulerMetrics:
         self._observe_attempt(ERROR_RESULT, profile, seconds)
 
     def _observe_attempt(self, result: str, profile: str, seconds: float) -> None:
-        key = (result, profile)
-        children = self._attempt_children.get(key)
-        if children is None:
-            children = (self.scheduling_attempt_duration.labels(result, profile),
-                        self.schedule_attempts.labels(result, profile))
-            self._attempt_children[key] = children
-        children[0].observe(seconds)
-        children[1].inc()
+        self._attempt_duration(result, profile).observe(seconds)
+        self._attempts(result, profile).inc()
 
     def pod_bound(self, attempts: int, sli_seconds: float | None) -> None:
         """A pod was bound after `attempts` attempts, `sli_seconds` after it first entered activeQ."""
         self.pod_scheduling_attempts.observe(attempts)
         if sli_seconds is not None:
-            self.pod_scheduling_sli_duration.labels(attempts_label(attempts)).observe(sli_seconds)
+            self._sli(attempts_label(attempts)).observe(sli_seconds)
 
     # ----- the framework ---------------------------------------------------------------------------
 
     def observe_extension_point(self, point: str, code: Code, profile: str, seconds: float) -> None:
-        key = (point, code, profile)
-        child = self._extension_point_children.get(key)
-        if child is None:
-            child = self.framework_extension_point_duration.labels(point, str(code), profile)
-            self._extension_point_children[key] = child
-        child.observe(seconds)
+        self._extension_point(point, code, profile).observe(seconds)
 
     def should_record_plugin_metrics(self) -> bool:
         """Whether this scheduling cycle observes plugin durations (rand.Intn(100) < percent, as kube)."""
         return self._rng.randrange(100) < self.plugin_metrics_sample_percent
 
     def observe_plugin(self, plugin: str, point: str, code: Code, seconds: float) -> None:
-        key = (plugin, point, code)
-        child = self._plugin_children.get(key)
-        if child is None:
-            child = self.plugin_execution_duration.labels(plugin, point, str(code))
-            self._plugin_children[key] = child
-        child.observe(seconds)
+        self._plugin(plugin, point, code).observe(seconds)
 
     # ----- the queue -------------------------------------------------------------------------------
 
     def pod_incoming(self, queue: str, event: str) -> None:
-        self.queue_incoming_pods.labels(queue, event).inc()
+        self._incoming(queue, event).inc()
 
     # ----- wasm ------------------------------------------------------------------------------------
 
@@ -212,7 +217,7 @@ class SchedulerMetrics:
         return self._rng.random() < self.guest_call_sample_fraction
 
     def observe_guest_call(self, plugin: str, function: str, seconds: float) -> None:
-        self.wasm_guest_call_duration.labels(plugin, function).observe(seconds)
+        self._guest_call(plugin, function).observe(seconds)
 
     def guest_call_failed(self, plugin: str) -> None:
         self.wasm_traps.labels(plugin).inc()
