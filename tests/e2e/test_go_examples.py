@@ -101,6 +101,21 @@ def test_pool_is_clean_after_the_run(example: str, at_root: None, capsys: pytest
         assert counters["scheduling"] == counters["binding"] == 0
 
 
+def test_nodenumber_metrics_show_the_pool_and_the_guest_calls(at_root: None, capsys: pytest.CaptureFixture[str],
+                                                              tmp_path: Path) -> None:
+    metrics = tmp_path / "metrics.txt"
+    argv = readme_command(run_it_block("nodenumber"))
+    rc, out, err = run_cli(capsys, *argv, "-o", "json", "--metrics", str(metrics))
+    assert rc == 0, err
+    counters = json.loads(out)["summary"]["wasm"]["NodeNumber"]
+    text = metrics.read_text()
+    for state in ("idle", "scheduling", "binding"):
+        assert f'wasmsched_wasm_instances{{plugin="NodeNumber",state="{state}"}} {float(counters[state])}' in text
+    assert f'wasmsched_wasm_instances_created_total{{plugin="NodeNumber"}} {float(counters["created"])}' in text
+    assert "# TYPE wasmsched_wasm_guest_call_duration_seconds histogram" in text  # sampled: maybe no call yet
+    assert "wasmsched_wasm_traps_total{" not in text
+
+
 EXPECTED_EXPORTS = {
     "nodenumber": {"enqueue", "prefilter", "prescore", "score"},
     "imagelocality": {"prefilter", "prescore", "score"},

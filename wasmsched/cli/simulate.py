@@ -40,6 +40,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--out", metavar="DIR", help="write the final cluster state as manifests into DIR")
     p.add_argument("--generate", metavar="nodes=N,pods=M", help="add a synthetic cluster")
     p.add_argument("--seed", type=int, default=0, help="seed for random tie-breaks (default 0)")
+    p.add_argument("--metrics", metavar="FILE",
+                   help="write the scheduler's Prometheus metrics (text exposition) into FILE at the end")
     p.add_argument("paths", nargs="*", metavar="PATH", help="YAML/JSON files or directories")
     # Also after the subcommand, as users type it; SUPPRESS keeps a -v given before it.
     p.add_argument("-v", "--v", type=int, dest="verbosity", default=argparse.SUPPRESS,
@@ -51,19 +53,27 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.out:
             check_out_dir(Path(args.out))
+        if args.metrics:
+            check_metrics_file(Path(args.metrics))
         sim, warnings = _build(args)
     except BadInput as e:
         print(f"error: {_error_text(str(e))}", file=sys.stderr)
         return 2
     for w in warnings:
         print(f"warning: {w}", file=sys.stderr)
+    exposition = b""
     try:
         result = sim.run_until_quiet()
+        # Before close, which empties the wasm instance pools the gauges read.
+        if sim.scheduler.metrics is not None:
+            exposition = sim.scheduler.metrics.render()
     finally:
         sim.scheduler.close()
     _report(result, args.output, args.explain, sys.stdout)
     if args.out:
         write_cluster_state(result, Path(args.out))
+    if args.metrics:
+        Path(args.metrics).write_bytes(exposition)
     return 0
 
 
@@ -106,8 +116,13 @@ def _build(args: argparse.Namespace) -> tuple[Simulation, list[str]]:
         register_wasm_plugins(registry, cfg, Path(args.config).absolute().parent if args.config else None)
     except ValueError as e:
         raise BadInput(f"{args.config}: {e}") from e
+    metrics = None
+    if args.metrics:
+        from wasmsched.metrics.metrics import SchedulerMetrics  # prometheus_client only when asked for
+
+        metrics = SchedulerMetrics()
     try:
-        sim = Simulation(cfg, registry, seed=args.seed, explain=args.explain)
+        sim = Simulation(cfg, registry, seed=args.seed, explain=args.explain, metrics=metrics)
     except FrameworkError as e:
         where = f"{args.config}: " if args.config else ""
         raise BadInput(f"{where}{e}") from e
@@ -155,6 +170,17 @@ def check_out_dir(out_dir: Path) -> None:
         raise BadInput(f"--out {out_dir}: {what}")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise BadInput(f"--out {out_dir}: permission denied: cannot write in {existing}")
+
+
+def check_metrics_file(path: Path) -> None:
+    """--metrics FILE is written after the run: a directory that cannot hold it is found out before."""
+    parent = path.absolute().parent
+    if path.is_dir():
+        raise BadInput(f"--metrics {path}: is a directory")
+    if not parent.is_dir():
+        raise BadInput(f"--metrics {path}: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise BadInput(f"--metrics {path}: permission denied")
 
 
 def result_document(result: SimulationResult, explain: bool) -> dict[str, Any]:

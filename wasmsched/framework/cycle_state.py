@@ -20,7 +20,8 @@ class CycleState:
     Preemption clones the state to simulate removing victims without touching the real cycle.
     """
 
-    __slots__ = ("_lock", "_storage", "skip_filter_plugins", "skip_pre_bind_plugins", "skip_score_plugins")
+    __slots__ = ("_lock", "_storage", "record_plugin_metrics", "skip_filter_plugins", "skip_pre_bind_plugins",
+                 "skip_score_plugins")
 
     def __init__(self) -> None:
         self._storage: dict[str, Any] = {}
@@ -28,6 +29,8 @@ class CycleState:
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
         self.skip_pre_bind_plugins: set[str] = set()
+        # This cycle is one of the sampled ones whose plugin durations are observed (kube's recordPluginMetrics).
+        self.record_plugin_metrics = False
 
     def read(self, key: str) -> Any:
         try:
@@ -54,4 +57,5 @@ class CycleState:
         c.skip_filter_plugins = set(self.skip_filter_plugins)
         c.skip_score_plugins = set(self.skip_score_plugins)
         c.skip_pre_bind_plugins = set(self.skip_pre_bind_plugins)
+        c.record_plugin_metrics = self.record_plugin_metrics
         return c

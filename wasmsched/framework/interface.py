@@ -40,6 +40,7 @@ from wasmsched.util.intbounds import INT64_MAX
 if TYPE_CHECKING:
     from wasmsched.api.types import Pod
     from wasmsched.framework.snapshot import Snapshot
+    from wasmsched.metrics.metrics import SchedulerMetrics
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
@@ -643,6 +644,11 @@ class Handle(Protocol):
         ...
 
     def profile_name(self) -> str: ...
+
+    def scheduler_metrics(self) -> SchedulerMetrics | None:
+        """Where kube-scheduler's metrics are recorded (preemption attempts and victims, wasm guest
+        calls); None when the scheduler records none."""
+        ...
 
 
 # PluginFactory: (args, handle) -> Plugin. `args` are what the profile's pluginConfig gives the

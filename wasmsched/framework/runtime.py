@@ -6,7 +6,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from time import perf_counter
+from typing import TYPE_CHECKING, Any
 
 from wasmsched.api.types import Pod, pod_key, pod_priority
 from wasmsched.framework import interface as fw
@@ -26,9 +27,22 @@ from wasmsched.framework.interface import (
     PreFilterResult,
 )
 from wasmsched.framework.snapshot import Snapshot
-from wasmsched.framework.status import Code, Status, is_rejected, is_skip, is_success, is_wait, not_success
+from wasmsched.framework.status import (
+    Code,
+    Status,
+    code_of,
+    is_rejected,
+    is_skip,
+    is_success,
+    is_wait,
+    not_success,
+)
 from wasmsched.framework.types import NodeInfo, PodInfo, QueuedPodInfo, get_pod_key
 from wasmsched.framework.waiting_pods import WaitingPodImpl, WaitingPodsMap
+from wasmsched.metrics import names as mn
+
+if TYPE_CHECKING:
+    from wasmsched.metrics.metrics import SchedulerMetrics
 
 log = logging.getLogger("wasmsched.framework")
 
@@ -80,8 +94,10 @@ class Framework:
         pod_nominator: PodNominator,
         clock: Callable[[], float],
         percentage_of_nodes_to_score: int | None = None,
+        metrics: SchedulerMetrics | None = None,
     ) -> None:
         self._profile_name = profile_name
+        self._metrics = metrics
         self._client = client
         self._event_recorder = event_recorder
         self._snapshot = snapshot
@@ -92,6 +108,8 @@ class Framework:
         self.plugins_map: dict[str, fw.Plugin] = {}
         self.score_plugin_weight: dict[str, int] = {}
         self._build(plugins, plugin_args, registry)
+        if metrics is not None:
+            self._time_extension_points(metrics)
 
     # ----- construction -------------------------------------------------------------------------
 
@@ -175,7 +193,35 @@ class Framework:
         ordered = [n for n in enabled_set if n in overrides] + multi + [n for n in enabled_set if n not in overrides]
         return [self.plugins_map[n] for n in ordered]
 
+    def _time_extension_points(self, m: SchedulerMetrics) -> None:
+        """Observes framework_extension_point_duration_seconds around each run_*_plugins method.
+
+        The methods are wrapped on this instance only when metrics are on, so a Framework without
+        metrics runs them exactly as written. Filter is timed by the algorithm around the whole node
+        walk, as kube does in findNodesThatPassFilters.
+        """
+        profile = self._profile_name
+        for method, point, status_of in _TIMED_EXTENSION_POINTS:
+            setattr(self, method, _timed(getattr(self, method), m, point, profile, status_of))
+
+    def _observe_plugin(self, plugin: str, point: str, st: Status | None, start: float) -> None:
+        """plugin_execution_duration_seconds of one plugin call, in a sampled cycle."""
+        if self._metrics is not None:
+            self._metrics.observe_plugin(plugin, point, code_of(st), perf_counter() - start)
+
+    def _observe_plugin_batch(self, plugin: str, point: str, sts: Sequence[Status | None], start: float) -> None:
+        """A batch call over n nodes stands for n per-node calls: one sample per status it returned, of
+        the mean duration per node (observing it n times would cost more than the plugin)."""
+        if self._metrics is None or not sts:
+            return
+        per_node = (perf_counter() - start) / len(sts)
+        for code in {code_of(st) for st in sts}:
+            self._metrics.observe_plugin(plugin, point, code, per_node)
+
     # ----- Handle -------------------------------------------------------------------------------
+
+    def scheduler_metrics(self) -> SchedulerMetrics | None:
+        return self._metrics
 
     def profile_name(self) -> str:
         return self._profile_name
@@ -266,11 +312,15 @@ class Framework:
         plugins_with_nodes: set[str] = set()
         skip: set[str] = set()
         return_status: Status | None = None
+        rec = state.record_plugin_metrics
         for pl in self.points["pre_filter"]:
+            start = perf_counter() if rec else 0.0
             try:
                 r, st = pl.pre_filter(state, pod, nodes)
             except Exception as e:
                 st, r = Status.error(e), None
+            if rec:
+                self._observe_plugin(pl.name, mn.PRE_FILTER, st, start)
             if is_skip(st):
                 skip.add(pl.name)
                 continue
@@ -311,23 +361,31 @@ class Framework:
             if ext is None or pl.name in state.skip_filter_plugins:
                 continue
             fn = ext.add_pod if which == "AddPod" else ext.remove_pod
+            start = perf_counter() if state.record_plugin_metrics else 0.0
             try:
                 st = fn(state, pod_to_schedule, pod_info, node_info)
             except Exception as e:
                 st = Status.error(e)
+            if state.record_plugin_metrics:
+                self._observe_plugin(pl.name, mn.PRE_FILTER_EXTENSION_ADD_POD if which == "AddPod"
+                                     else mn.PRE_FILTER_EXTENSION_REMOVE_POD, st, start)
             if not_success(st):
                 return Status.error(f'running {which} on PreFilter plugin "{pl.name}": {st.message()}', pl.name)
         return None
 
     def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         skip = state.skip_filter_plugins
+        rec = state.record_plugin_metrics
         for pl in self.points["filter"]:
             if pl.name in skip:
                 continue
+            start = perf_counter() if rec else 0.0
             try:
                 st = pl.filter(state, pod, node_info)
             except Exception as e:
                 st = Status.error(e)
+            if rec:
+                self._observe_plugin(pl.name, mn.FILTER, st, start)
             if not_success(st):
                 return self._filter_failure(pl.name, st)
         return None
@@ -345,13 +403,17 @@ class Framework:
         results: list[Status | None] = [None] * len(node_infos)
         alive = list(range(len(node_infos)))
         skip = state.skip_filter_plugins
+        rec = state.record_plugin_metrics
         for pl in self.points["filter"]:
             if pl.name in skip or not alive:
                 continue
+            start = perf_counter() if rec else 0.0
             try:
                 sts = pl.filter_nodes(state, pod, [node_infos[i] for i in alive])
             except Exception as e:
                 sts = [Status.error(e)] * len(alive)
+            if rec:
+                self._observe_plugin_batch(pl.name, mn.FILTER, sts, start)
             still = []
             # One status per node is the plugin's contract, not checked here: strict=True would turn a
             # wrong-length list into an exception that escapes this Error-status boundary.
@@ -403,11 +465,15 @@ class Framework:
         result: PostFilterResult | None = None
         reasons: list[str] = []
         rejector = ""
+        rec = state.record_plugin_metrics
         for pl in self.points["post_filter"]:
+            start = perf_counter() if rec else 0.0
             try:
                 r, st = pl.post_filter(state, pod, m)
             except Exception as e:
                 r, st = None, Status.error(e)
+            if rec:
+                self._observe_plugin(pl.name, mn.POST_FILTER, st, start)
             if is_success(st):
                 return r, st or Status()
             if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
@@ -423,11 +489,15 @@ class Framework:
 
     def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         skip: set[str] = set()
+        rec = state.record_plugin_metrics
         for pl in self.points["pre_score"]:
+            start = perf_counter() if rec else 0.0
             try:
                 st = pl.pre_score(state, pod, nodes)
             except Exception as e:
                 st = Status.error(e)
+            if rec:
+                self._observe_plugin(pl.name, mn.PRE_SCORE, st, start)
             if is_skip(st):
                 skip.add(pl.name)
                 continue
@@ -440,21 +510,28 @@ class Framework:
                           nodes: Sequence[NodeInfo]) -> tuple[list[NodePluginScores], Status | None]:
         plugins = [pl for pl in self.points["score"] if pl.name not in state.skip_score_plugins]
         per_plugin: list[list[int]] = []
+        rec = state.record_plugin_metrics
         for pl in plugins:
+            start = perf_counter() if rec else 0.0
             try:
                 scores, st = pl.score_nodes(state, pod, nodes)
             except Exception as e:
                 scores, st = [], Status.error(e)
+            if rec:
+                self._observe_plugin_batch(pl.name, mn.SCORE, [st] * len(nodes), start)
             if not_success(st):
                 return [], Status.error(f'running Score plugins: plugin "{pl.name}" failed with: {st.message()}')
             ext = pl.score_extensions()
             if ext is not None:
                 # One score per node (the plugin's contract, not checked: see run_filter_plugins_batch).
                 lst = [NodeScore(ni.name, s) for ni, s in zip(nodes, scores, strict=False)]
+                start = perf_counter() if rec else 0.0
                 try:
                     st = ext.normalize_score(state, pod, lst)
                 except Exception as e:
                     st = Status.error(e)
+                if rec:
+                    self._observe_plugin(pl.name, mn.SCORE_EXTENSION_NORMALIZE, st, start)
                 if not_success(st):
                     return [], Status.error(f'running Normalize on Score plugins: plugin "{pl.name}" failed with: '
                                             f"{st.message()}")
@@ -485,13 +562,17 @@ class Framework:
                            node_name: str) -> Status | None:
         """Reserve and PreBind: run in order, stop at the first failure; a rejection keeps its code
         (the pod is unschedulable), anything else becomes an Error naming the plugin."""
+        rec = state.record_plugin_metrics
         for pl in self.points[point]:
             if pl.name in skip:
                 continue
+            start = perf_counter() if rec else 0.0
             try:
                 st = getattr(pl, point)(state, pod, node_name)
             except Exception as e:
                 st = Status.error(e)
+            if rec:
+                self._observe_plugin(pl.name, title, st, start)
             if not_success(st):
                 if is_rejected(st):
                     st.plugin = pl.name
@@ -501,20 +582,28 @@ class Framework:
 
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         # Reverse order, as kube-scheduler, so state is unwound like a stack.
+        rec = state.record_plugin_metrics
         for pl in reversed(self.points["reserve"]):
+            start = perf_counter() if rec else 0.0
             try:
                 pl.unreserve(state, pod, node_name)
             except Exception as e:
                 log.error("plugin %s: Unreserve failed for pod %s: %s", pl.name, pod_key(pod), e)
+            if rec:
+                self._observe_plugin(pl.name, mn.UNRESERVE, None, start)
 
     def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         pending: dict[str, tuple[float, float]] = {}
         now = self.clock()
+        rec = state.record_plugin_metrics
         for pl in self.points["permit"]:
+            start = perf_counter() if rec else 0.0
             try:
                 st, timeout = pl.permit(state, pod, node_name)
             except Exception as e:
                 st, timeout = Status.error(e), 0.0
+            if rec:
+                self._observe_plugin(pl.name, mn.PERMIT, st, start)
             if is_success(st):
                 continue
             if is_rejected(st):
@@ -557,11 +646,15 @@ class Framework:
 
     def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         st: Status | None = Status.skip()
+        rec = state.record_plugin_metrics
         for pl in self.points["bind"]:
+            start = perf_counter() if rec else 0.0
             try:
                 st = pl.bind(state, pod, node_name)
             except Exception as e:
                 st = Status.error(e)
+            if rec:
+                self._observe_plugin(pl.name, mn.BIND, st, start)
             if is_skip(st):
                 continue
             if not_success(st):
@@ -573,11 +666,15 @@ class Framework:
         return st
 
     def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        rec = state.record_plugin_metrics
         for pl in self.points["post_bind"]:
+            start = perf_counter() if rec else 0.0
             try:
                 pl.post_bind(state, pod, node_name)
             except Exception as e:
                 log.error("plugin %s: PostBind failed for pod %s: %s", pl.name, pod_key(pod), e)
+            if rec:
+                self._observe_plugin(pl.name, mn.POST_BIND, None, start)
 
     # ----- cycle observers (the wasm pool pins instances by these) ------------------------------
 
@@ -605,6 +702,47 @@ class Framework:
             fn = getattr(pl, "close", None)
             if fn is not None:
                 fn()
+
+
+def _second(result: Any) -> Status | None:
+    return result[1]  # type: ignore[no-any-return]
+
+
+def _itself(result: Any) -> Status | None:
+    return result  # type: ignore[no-any-return]
+
+
+def _success(result: Any) -> Status | None:
+    return None
+
+
+# (method, extension_point label, the status in the method's result). PostBind and Unreserve report
+# Success, as kube: their plugins cannot fail the pod.
+_TIMED_EXTENSION_POINTS: tuple[tuple[str, str, Callable[[Any], Status | None]], ...] = (
+    ("run_pre_filter_plugins", mn.PRE_FILTER, _second),
+    ("run_post_filter_plugins", mn.POST_FILTER, _second),
+    ("run_pre_score_plugins", mn.PRE_SCORE, _itself),
+    ("run_score_plugins", mn.SCORE, _second),
+    ("run_reserve_plugins_reserve", mn.RESERVE, _itself),
+    ("run_reserve_plugins_unreserve", mn.UNRESERVE, _success),
+    ("run_permit_plugins", mn.PERMIT, _itself),
+    ("run_pre_bind_plugins", mn.PRE_BIND, _itself),
+    ("run_bind_plugins", mn.BIND, _itself),
+    ("run_post_bind_plugins", mn.POST_BIND, _success),
+)
+
+
+def _timed(fn: Callable[..., Any], m: SchedulerMetrics, point: str, profile: str,
+           status_of: Callable[[Any], Status | None]) -> Callable[..., Any]:
+    def run(*args: Any, **kwargs: Any) -> Any:
+        start = perf_counter()
+        result = fn(*args, **kwargs)
+        m.observe_extension_point(point, code_of(status_of(result)), profile, perf_counter() - start)
+        return result
+
+    run.__name__ = fn.__name__
+    run.__doc__ = fn.__doc__
+    return run
 
 
 def _go_list(items: Sequence[str]) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from time import perf_counter
 
 from wasmsched.api.types import Pod
 from wasmsched.framework.cycle_state import CycleState
@@ -15,6 +16,7 @@ from wasmsched.framework.runtime import Framework
 from wasmsched.framework.snapshot import Snapshot
 from wasmsched.framework.status import Code, Status, is_rejected, not_success
 from wasmsched.framework.types import NodeInfo
+from wasmsched.metrics import names as mn
 from wasmsched.scheduler.cache import Cache
 from wasmsched.scheduler.queue import Nominator
 
@@ -133,6 +135,22 @@ class SchedulingAlgorithm:
         ordered = list(nodes[start:]) + list(nodes[:start]) if start else list(nodes)
         if not fwk.has_filter_plugins():
             return ordered[:to_find]
+        m = fwk.scheduler_metrics()
+        if m is None:
+            return self._walk_filters(fwk, state, pod, diagnosis, ordered, to_find)
+        # One Filter sample per walk over the nodes (nominated pods included), as kube records it.
+        began = perf_counter()
+        code = Code.ERROR
+        try:
+            feasible = self._walk_filters(fwk, state, pod, diagnosis, ordered, to_find)
+            code = Code.SUCCESS
+            return feasible
+        finally:
+            m.observe_extension_point(mn.FILTER, code, fwk.profile_name(), perf_counter() - began)
+
+    def _walk_filters(self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis,
+                      ordered: list[NodeInfo], to_find: int) -> list[NodeInfo]:
+        n = len(ordered)
         feasible: list[NodeInfo] = []
         nominator = self.nominator
         pos = 0

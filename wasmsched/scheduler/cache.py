@@ -199,6 +199,10 @@ class Cache:
         with self._lock:
             return len(self._pod_states)
 
+    def assumed_pod_count(self) -> int:
+        with self._lock:
+            return len(self._assumed)
+
     def get_pod(self, pod: Pod) -> Pod | None:
         with self._lock:
             state = self._pod_states.get(get_pod_key(pod))

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from wasmsched.config.types import KubeSchedulerConfiguration, KubeSchedulerProfile
 from wasmsched.framework.interface import EXTENSION_POINTS, ClusterClient, EventRecorder, PluginFactory
 from wasmsched.framework.runtime import PluginRef, ProfilePlugins
 from wasmsched.scheduler.scheduler import ProfileSpec, Scheduler, SchedulerOptions
+
+if TYPE_CHECKING:
+    from wasmsched.metrics.metrics import SchedulerMetrics
 
 
 def profile_spec(profile: KubeSchedulerProfile) -> ProfileSpec:
@@ -36,6 +40,7 @@ def new_scheduler(
     explain: bool = False,
     max_consecutive_errors: int | None = None,
     binding_workers: int = SchedulerOptions.binding_workers,
+    metrics: SchedulerMetrics | None = None,
 ) -> Scheduler:
     opts = SchedulerOptions(
         percentage_of_nodes_to_score=cfg.percentage_of_nodes_to_score,
@@ -46,4 +51,4 @@ def new_scheduler(
         max_consecutive_errors=max_consecutive_errors,
         binding_workers=binding_workers,
     )
-    return Scheduler([profile_spec(p) for p in cfg.profiles], registry, client, recorder, clock, opts)
+    return Scheduler([profile_spec(p) for p in cfg.profiles], registry, client, recorder, clock, opts, metrics)

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wasmsched.api.types import Pod
 from wasmsched.framework.events import (
@@ -23,7 +23,11 @@ from wasmsched.framework.events import (
 from wasmsched.framework.interface import NominatingInfo, NominatingMode
 from wasmsched.framework.status import is_success
 from wasmsched.framework.types import PodInfo, QueuedPodInfo, get_pod_key
+from wasmsched.metrics import names as mn
 from wasmsched.scheduler.events import pod_scheduling_properties_change
+
+if TYPE_CHECKING:
+    from wasmsched.metrics.metrics import SchedulerMetrics
 
 log = logging.getLogger("wasmsched.queue")
 
@@ -182,8 +186,10 @@ class SchedulingQueue:
         pod_max_backoff: float = 10.0,
         queueing_hints: QueueingHintMap | None = None,
         pre_enqueue: Mapping[str, Callable[[Pod], Any]] | None = None,
+        metrics: SchedulerMetrics | None = None,
     ) -> None:
         self._lock = threading.Condition()
+        self._metrics = metrics
         self._clock = clock
         self.pod_initial_backoff = pod_initial_backoff
         self.pod_max_backoff = pod_max_backoff
@@ -218,23 +224,32 @@ class SchedulingQueue:
         return False
 
     def _move_to_active(self, qpi: QueuedPodInfo, event: str) -> bool:
+        """`event` names what moved the pod, as kube's queue_incoming_pods_total{event} does."""
         key = get_pod_key(qpi.pod)
         if not self._run_pre_enqueue(qpi):
             self.unschedulable_pods.pop(key, None)
             self.backoff_q.delete(key)
+            if self._metrics is not None and key not in self.gated_pods:
+                # kube keeps gated pods among the unschedulable ones, and counts them so.
+                self._metrics.pod_incoming(mn.UNSCHEDULABLE_Q, event)
             self.gated_pods[key] = qpi
             return False
         self.gated_pods.pop(key, None)
         self.unschedulable_pods.pop(key, None)
         self.backoff_q.delete(key)
+        if qpi.initial_attempt_timestamp is None:
+            # The start of the pod's scheduling SLI: its first entry into activeQ (gated time excluded).
+            qpi.initial_attempt_timestamp = self._clock()
         self.active_q.push(qpi)
+        if self._metrics is not None:
+            self._metrics.pod_incoming(mn.ACTIVE_Q, event)
         self._lock.notify_all()
         return True
 
     def add(self, pod: Pod) -> None:
         with self._lock:
             qpi = self._new_queued(pod)
-            self._move_to_active(qpi, "PodAdd")
+            self._move_to_active(qpi, mn.EVENT_UNSCHEDULED_POD_ADD)
 
     def update(self, old: Pod, new: Pod) -> None:
         """An unscheduled pod changed (PriorityQueue.Update with queueing hints)."""
@@ -263,10 +278,10 @@ class SchedulingQueue:
                         continue
                     self.unschedulable_pods.pop(key, None)
                     self.gated_pods.pop(key, None)
-                    if self._requeue(qpi, strategy) in ("active", "backoff"):
+                    if self._requeue(qpi, strategy, mn.EVENT_UNSCHEDULED_POD_UPDATE) in ("active", "backoff"):
                         break
                 return
-            self._move_to_active(self._new_queued(new), "UnscheduledPodUpdate")
+            self._move_to_active(self._new_queued(new), mn.EVENT_UNSCHEDULED_POD_UPDATE)
 
     def delete(self, pod: Pod) -> None:
         with self._lock:
@@ -283,7 +298,7 @@ class SchedulingQueue:
                 key = get_pod_key(pod)
                 qpi = self.unschedulable_pods.get(key) or self.backoff_q.get(key)
                 if qpi is not None:
-                    self._move_to_active(qpi, "ForceActivate")
+                    self._move_to_active(qpi, mn.EVENT_FORCE_ACTIVATE)
 
     # ----- popping ----------------------------------------------------------------------------
 
@@ -303,8 +318,6 @@ class SchedulingQueue:
             if qpi is None:
                 return None
             qpi.attempts += 1
-            if qpi.initial_attempt_timestamp is None:
-                qpi.initial_attempt_timestamp = self._clock()
             self.scheduling_cycle += 1
             self._in_flight[get_pod_key(qpi.pod)] = []
             return qpi
@@ -329,7 +342,7 @@ class SchedulingQueue:
             qpi.timestamp = self._clock()
             strategy = self._hint_for_in_flight_pod(qpi)
             self._in_flight.pop(key, None)
-            self._requeue(qpi, strategy)
+            self._requeue(qpi, strategy, mn.EVENT_SCHEDULE_ATTEMPT_FAILURE)
 
     def _hint_for_in_flight_pod(self, qpi: QueuedPodInfo) -> QueueingStrategy:
         rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
@@ -345,16 +358,20 @@ class SchedulingQueue:
                     break
         return best
 
-    def _requeue(self, qpi: QueuedPodInfo, strategy: QueueingStrategy) -> str:
+    def _requeue(self, qpi: QueuedPodInfo, strategy: QueueingStrategy, event: str) -> str:
         key = get_pod_key(qpi.pod)
         if strategy == QueueingStrategy.QUEUE_SKIP:
+            if self._metrics is not None and key not in self.unschedulable_pods:
+                self._metrics.pod_incoming(mn.UNSCHEDULABLE_Q, event)
             self.unschedulable_pods[key] = qpi
             return "unschedulable"
         if strategy == QueueingStrategy.QUEUE_AFTER_BACKOFF and self._is_backing_off(qpi):
             self.unschedulable_pods.pop(key, None)
             self.backoff_q.push(qpi)
+            if self._metrics is not None:
+                self._metrics.pod_incoming(mn.BACKOFF_Q, event)
             return "backoff"
-        if self._move_to_active(qpi, "requeue"):
+        if self._move_to_active(qpi, event):
             return "active"
         return "gated"
 
@@ -406,7 +423,7 @@ class SchedulingQueue:
                 if strategy == QueueingStrategy.QUEUE_SKIP:
                     continue
                 del self.unschedulable_pods[key]
-                self._requeue(qpi, strategy)
+                self._requeue(qpi, strategy, str(event))
                 moved += 1
             for key, qpi in list(self.gated_pods.items()):
                 if pre_check is not None and not pre_check(qpi.pod):
@@ -415,7 +432,7 @@ class SchedulingQueue:
                 if strategy == QueueingStrategy.QUEUE_SKIP:
                     continue
                 del self.gated_pods[key]
-                if self._requeue(qpi, strategy) != "gated":
+                if self._requeue(qpi, strategy, str(event)) != "gated":
                     moved += 1
             for events in self._in_flight.values():
                 events.append((event, old, new))
@@ -452,7 +469,7 @@ class SchedulingQueue:
                 if qpi is None or self._backoff_time(qpi) > now:
                     break
                 self.backoff_q.pop()
-                if self._move_to_active(qpi, "BackoffComplete"):
+                if self._move_to_active(qpi, mn.EVENT_BACKOFF_COMPLETE):
                     moved += 1
             return moved
 
@@ -464,7 +481,7 @@ class SchedulingQueue:
             stale = [q for q in self.unschedulable_pods.values() if now - q.timestamp > max_duration]
             for qpi in stale:
                 del self.unschedulable_pods[get_pod_key(qpi.pod)]
-                self._requeue(qpi, QueueingStrategy.QUEUE_AFTER_BACKOFF)
+                self._requeue(qpi, QueueingStrategy.QUEUE_AFTER_BACKOFF, mn.EVENT_UNSCHEDULABLE_TIMEOUT)
             if stale:
                 for events in self._in_flight.values():
                     events.append((EVENT_UNSCHEDULABLE_TIMEOUT, None, None))

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from time import perf_counter
 from typing import TYPE_CHECKING
 
 from wasmsched.api.types import Pod, pod_key
@@ -27,6 +29,7 @@ from wasmsched.scheduler.queue import SchedulingQueue
 from wasmsched.scheduler.records import PodRecords
 
 if TYPE_CHECKING:
+    from wasmsched.metrics.metrics import SchedulerMetrics
     from wasmsched.scheduler.scheduler import SchedulerOptions
 
 log = logging.getLogger("wasmsched.scheduler")
@@ -48,6 +51,8 @@ class ScheduleOne:
     recorder: EventRecorder
     records: PodRecords
     binding_workers: BindingWorkers
+    metrics: SchedulerMetrics | None
+    clock: Callable[[], float]
 
     def schedule_one(self) -> bool:
         """Pops and schedules one pod; False when the active queue is empty."""
@@ -68,18 +73,23 @@ class ScheduleOne:
             return True
         rec = self.records.of(pod)
         rec.attempts += 1
+        # The attempt's duration is measured on the CPU clock: the simulator's clock does not move while
+        # a pod is scheduled (in `run` both are real time).
+        start = perf_counter()
         state = CycleState()
+        if self.metrics is not None:
+            state.record_plugin_metrics = self.metrics.should_record_plugin_metrics()
         explain = CycleExplain() if self.options.explain else None
         result, assumed_pi, status = self.scheduling_cycle(fwk, state, qpi, explain)
         rec.explain = explain
         if not_success(status) and not is_wait(status):
             fwk.notify_scheduling_cycle_done(pod, False)
-            self.handle_scheduling_failure(fwk, qpi, status, result.nominating_info)
+            self.handle_scheduling_failure(fwk, qpi, status, result.nominating_info, start)
             return True
         fwk.notify_scheduling_cycle_done(assumed_pi.pod, True)
         self.binding_workers.reserve()
         fwk.wait_on_permit(assumed_pi.pod, lambda permit: self.binding_workers.submit(
-            lambda: self.binding_cycle(fwk, state, result, qpi, assumed_pi, permit)))
+            lambda: self.binding_cycle(fwk, state, result, qpi, assumed_pi, permit, start)))
         return True
 
     def _skip_pod_schedule(self, pod: Pod) -> bool:
@@ -155,8 +165,9 @@ class ScheduleOne:
     # ----- binding cycle ----------------------------------------------------------------------
 
     def binding_cycle(self, fwk: Framework, state: CycleState, result: ScheduleResult, qpi: QueuedPodInfo,
-                      assumed_pi: PodInfo, permit: Status | None) -> None:
-        """Runs once Permit allowed (or rejected) the pod: PreBind, Bind, PostBind."""
+                      assumed_pi: PodInfo, permit: Status | None, start: float | None = None) -> None:
+        """Runs once Permit allowed (or rejected) the pod: PreBind, Bind, PostBind. `start` is when the
+        attempt began (perf_counter), for its duration metric."""
         assumed = assumed_pi.pod
         host = result.suggested_host
         try:
@@ -172,13 +183,15 @@ class ScheduleOne:
                 if is_skip(st):
                     st = Status.error(f'no bind plugin bound pod "{pod_key(assumed)}"')
             if not_success(st):
-                self.handle_binding_cycle_error(fwk, state, qpi, assumed, host, st)
+                self.handle_binding_cycle_error(fwk, state, qpi, assumed, host, st, start)
                 return
             self.cache.finish_binding(assumed)
             self.recorder.eventf(assumed, None, "Normal", "Scheduled", "Binding",
                                  f"Successfully assigned {pod_key(assumed)} to {host}")
             log.info('"Successfully bound pod to node" pod="%s" node="%s" evaluatedNodes=%d feasibleNodes=%d',
                      pod_key(assumed), host, result.evaluated_nodes, result.feasible_nodes)
+            if self.metrics is not None:
+                self._observe_bound(fwk, qpi, start)
             fwk.run_post_bind_plugins(state, assumed, host)
             rec = self.records.of(assumed)
             rec.message, rec.reason, rec.last_status = "", "Scheduled", None
@@ -186,30 +199,47 @@ class ScheduleOne:
         finally:
             fwk.notify_binding_cycle_done(assumed)
 
+    def _observe_bound(self, fwk: Framework, qpi: QueuedPodInfo, start: float | None) -> None:
+        """The attempt's metrics and the pod's scheduling SLI, which runs on the scheduler's clock (so a
+        simulation reports the backoff and Permit waits it simulated)."""
+        m = self.metrics
+        assert m is not None
+        if start is not None:
+            m.pod_scheduled(fwk.profile_name(), perf_counter() - start)
+        first = qpi.initial_attempt_timestamp
+        m.pod_bound(qpi.attempts, None if first is None else self.clock() - first)
+
     def handle_binding_cycle_error(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, assumed: Pod,
-                                   host: str, st: Status) -> None:
+                                   host: str, st: Status, start: float | None = None) -> None:
         if not self._unreserve_and_forget(fwk, state, assumed, host):
-            self.handle_scheduling_failure(fwk, qpi, st, CLEAR_NOMINATED_NODE)
+            self.handle_scheduling_failure(fwk, qpi, st, CLEAR_NOMINATED_NODE, start)
             return
         # Forgetting an assumed pod frees resources: like an assigned pod's deletion for the others.
         # A rejected pod must not see that event itself (it would be requeued by its own rejection),
         # so the move happens after the pod is back in the queue, as kube defers it.
         if is_rejected(st):
-            self.handle_scheduling_failure(fwk, qpi, st, CLEAR_NOMINATED_NODE)
+            self.handle_scheduling_failure(fwk, qpi, st, CLEAR_NOMINATED_NODE, start)
             uid = get_pod_key(assumed)
             self.queue.move_all_to_active_or_backoff_queue(
                 EVENT_ASSIGNED_POD_DELETE, assumed, None, lambda p: get_pod_key(p) != uid)
         else:
             self.queue.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, assumed, None)
-            self.handle_scheduling_failure(fwk, qpi, st, CLEAR_NOMINATED_NODE)
+            self.handle_scheduling_failure(fwk, qpi, st, CLEAR_NOMINATED_NODE, start)
 
     # ----- failures ---------------------------------------------------------------------------
 
     def handle_scheduling_failure(self, fwk: Framework, qpi: QueuedPodInfo, status: Status,
-                                  nominating: NominatingInfo | None) -> None:
-        """Records the verdict, requeues the pod (unless gone, bound, or given up on), and reports it."""
+                                  nominating: NominatingInfo | None, start: float | None = None) -> None:
+        """Records the verdict, requeues the pod (unless gone, bound, or given up on), and reports it.
+        `start` is when the attempt began (perf_counter), for its duration metric."""
         pod = qpi.pod
         reason = "Unschedulable" if is_rejected(status) else "SchedulerError"
+        if self.metrics is not None and start is not None:
+            seconds = perf_counter() - start
+            if is_rejected(status):
+                self.metrics.pod_unschedulable(fwk.profile_name(), seconds)
+            else:
+                self.metrics.pod_schedule_error(fwk.profile_name(), seconds)
         err = status.err
         msg = status.message()
         if isinstance(err, FitError):

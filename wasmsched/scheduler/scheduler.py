@@ -9,7 +9,7 @@ import random
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wasmsched.api.types import Pod
 from wasmsched.framework.interface import ClusterClient, EventRecorder
@@ -24,6 +24,9 @@ from wasmsched.scheduler.eventhandlers import EventHandlers
 from wasmsched.scheduler.queue import SchedulingQueue, build_queueing_hint_map
 from wasmsched.scheduler.records import PodRecords
 from wasmsched.scheduler.schedule_one import ScheduleOne
+
+if TYPE_CHECKING:
+    from wasmsched.metrics.metrics import SchedulerMetrics
 
 # The longest the run loop sleeps without looking at the queue: kube-scheduler flushes backoffQ on
 # the same period, which bounds how late a pod whose backoff ended during the sleep is retried.
@@ -65,8 +68,11 @@ class Scheduler(EventHandlers, ScheduleOne):
         recorder: EventRecorder,
         clock: Callable[[], float],
         options: SchedulerOptions | None = None,
+        metrics: SchedulerMetrics | None = None,
     ) -> None:
+        """`metrics`: where the scheduler records kube-scheduler's metrics; None records none."""
         self.options = options or SchedulerOptions()
+        self.metrics = metrics
         self.clock = clock
         self.client = client
         self.recorder = recorder
@@ -89,6 +95,7 @@ class Scheduler(EventHandlers, ScheduleOne):
             pod_initial_backoff=self.options.pod_initial_backoff_seconds,
             pod_max_backoff=self.options.pod_max_backoff_seconds,
             pre_enqueue=pre_enqueue,
+            metrics=metrics,
         )
         for spec in profiles:
             if spec.scheduler_name in self.profiles:
@@ -97,7 +104,7 @@ class Scheduler(EventHandlers, ScheduleOne):
                 spec.scheduler_name, spec.plugins, spec.plugin_args, registry,
                 client=client, event_recorder=recorder, snapshot=lambda: self.snapshot,
                 pod_nominator=self.queue.nominator, clock=clock,
-                percentage_of_nodes_to_score=spec.percentage_of_nodes_to_score,
+                percentage_of_nodes_to_score=spec.percentage_of_nodes_to_score, metrics=metrics,
             )
             self.profiles[spec.scheduler_name] = fwk
             less_fns[spec.scheduler_name] = fwk.queue_sort_less()
@@ -107,6 +114,9 @@ class Scheduler(EventHandlers, ScheduleOne):
         self.algorithm = SchedulingAlgorithm(self.cache, self.snapshot, self.queue.nominator,
                                              random.Random(self.options.seed),
                                              self.options.percentage_of_nodes_to_score)
+        if metrics is not None:
+            metrics.watch_queue(self.queue)
+            metrics.watch_cache(self.cache)
 
     def run(self, stop: threading.Event) -> None:
         """Schedules pods as they come, until `stop` is set or the queue is closed (kube's Run).

@@ -10,7 +10,7 @@ import logging
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wasmsched.api.types import Pod, object_key
 from wasmsched.cluster.memory import (
@@ -28,6 +28,9 @@ from wasmsched.scheduler.eventhandlers import add_all_event_handlers
 from wasmsched.scheduler.factory import new_scheduler
 from wasmsched.scheduler.scheduler import Scheduler
 from wasmsched.util.clock import SimClock
+
+if TYPE_CHECKING:
+    from wasmsched.metrics.metrics import SchedulerMetrics
 
 log = logging.getLogger("wasmsched.simulate")
 
@@ -66,12 +69,13 @@ class SimulationResult:
 
 class Simulation:
     def __init__(self, cfg: KubeSchedulerConfiguration, registry: Mapping[str, PluginFactory], *,
-                 seed: int = 0, explain: bool = False) -> None:
+                 seed: int = 0, explain: bool = False, metrics: SchedulerMetrics | None = None) -> None:
         self.clock = SimClock()
         self.cluster = MemoryCluster()
         self.scheduler = new_scheduler(cfg, registry, self.cluster, self.cluster, self.clock.now,
                                        seed=seed, explain=explain,
-                                       max_consecutive_errors=MAX_CONSECUTIVE_ERRORS, binding_workers=0)
+                                       max_consecutive_errors=MAX_CONSECUTIVE_ERRORS, binding_workers=0,
+                                       metrics=metrics)
         add_all_event_handlers(self.scheduler, self.cluster)
         self._pending: list[str] = []
         self._running: list[str] = []

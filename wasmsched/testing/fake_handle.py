@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wasmsched.api.types import Pod
 from wasmsched.framework.cycle_state import CycleState
@@ -11,6 +11,9 @@ from wasmsched.framework.interface import WaitingPod
 from wasmsched.framework.snapshot import Snapshot, new_snapshot
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import NodeInfo, PodInfo
+
+if TYPE_CHECKING:
+    from wasmsched.metrics.metrics import SchedulerMetrics
 
 
 class RecordingClient:
@@ -65,6 +68,7 @@ class FakeHandle:
         self._client = client or RecordingClient()
         self._events = RecordingEvents()
         self.nominated: dict[str, list[PodInfo]] = {}
+        self.metrics: SchedulerMetrics | None = None
 
     def snapshot_shared_lister(self) -> Snapshot:
         return self._snapshot
@@ -108,3 +112,6 @@ class FakeHandle:
 
     def profile_name(self) -> str:
         return "default-scheduler"
+
+    def scheduler_metrics(self) -> SchedulerMetrics | None:
+        return self.metrics

@@ -11,7 +11,8 @@ import json
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from time import perf_counter
+from typing import TYPE_CHECKING, Any
 
 from wasmsched.api.types import Pod
 from wasmsched.framework import interface as fw
@@ -28,6 +29,9 @@ from wasmsched.wasm.instance import CompiledGuest, GuestInstance
 from wasmsched.wasm.loader import fetch_guest
 from wasmsched.wasm.pool import DISCARDED_TEXT, InstancePool, Pin, PoolError
 from wasmsched.wasm.runtime import Runtime, default_runtime
+
+if TYPE_CHECKING:
+    from wasmsched.metrics.metrics import SchedulerMetrics
 
 log = logging.getLogger("wasmsched.wasm")
 
@@ -62,19 +66,32 @@ class _Failed(Exception):
 class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
     """Base of every composed wasm plugin class; see `plugin_class`."""
 
-    def __init__(self, name: str, compiled: CompiledGuest, pool: InstancePool) -> None:
+    def __init__(self, name: str, compiled: CompiledGuest, pool: InstancePool,
+                 metrics: SchedulerMetrics | None = None) -> None:
         self.name = name
         self.compiled = compiled
         self.pool = pool
         self.exports = compiled.exports
         self.args: WasmPluginArgs = compiled.args
+        self._metrics = metrics
+        if metrics is not None:
+            metrics.watch_wasm_pool(name, pool)
 
     # ----- calling ------------------------------------------------------------------------------
 
     def _invoke(self, inst: GuestInstance, ctx: CallContext) -> Any:
+        m = self._metrics
         try:
-            return inst.call(ctx)
+            if m is None or not m.should_sample_guest_call():
+                return inst.call(ctx)
+            start = perf_counter()
+            try:
+                return inst.call(ctx)
+            finally:
+                m.observe_guest_call(self.name, ctx.export, perf_counter() - start)
         except GuestCallError as e:
+            if m is not None:
+                m.guest_call_failed(self.name)
             if e.discard:
                 self.pool.discard(inst)
             log.error('"Guest call failed" plugin="%s" export="%s" instance=%d err=%s', self.name, ctx.export,
@@ -359,7 +376,8 @@ def new_wasm_plugin(name: str, raw_args: Mapping[str, Any] | None, handle: Handl
     pool = InstancePool(lambda: GuestInstance(compiled), args.max_instances, args.timeout,
                         hand_off_to_binding=any(e in exports for e in abi.BINDING_EXPORTS))
     pool.prime()
-    plugin = plugin_class(frozenset(exports))(name, compiled, pool)
+    metrics = handle.scheduler_metrics() if handle is not None else None
+    plugin = plugin_class(frozenset(exports))(name, compiled, pool, metrics)
     log.info('"Loaded wasm plugin" plugin="%s" url="%s" exports="%s"', name, args.guest_url,
              ",".join(e for e in abi.EXPORTS if e in exports))
     return plugin

@@ -74,6 +74,9 @@ class Executor:
         kube evicts in parallel and cancels the rest on the first error; one at a time, stopping
         at the first error, is one of the outcomes that allows.
         """
+        m = self._handle.scheduler_metrics()
+        if m is not None:
+            m.preemption_victims.observe(len(c.victims.pods))
         for victim in c.victims.pods:
             if victim.metadata.HasField("deletionTimestamp"):
                 # Graceful deletion has already started; another API call is unnecessary.

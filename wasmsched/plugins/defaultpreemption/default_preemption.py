@@ -101,7 +101,12 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
                     filtered_node_status_map: NodeToStatus) -> tuple[PostFilterResult | None, Status | None]:
         # kube disables this path for pods of a PodGroup when the alpha workload-aware preemption
         # or topology-aware workload scheduling features are on; they are off by default.
-        result, status = self.evaluator.preempt(state, pod, filtered_node_status_map)
+        try:
+            result, status = self.evaluator.preempt(state, pod, filtered_node_status_map)
+        finally:
+            m = self._handle.scheduler_metrics()
+            if m is not None:
+                m.preemption_attempts.inc()
         msg = status.message() if status is not None else ""
         if msg:
             assert status is not None
