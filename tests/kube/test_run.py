@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import signal
+import ssl
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -358,4 +362,65 @@ def test_watch_cut_and_410_gone_lose_nothing(admin: KubeApi, namespace: str, nod
     log = proc.log()
     assert "Watch expired; relisting" in log, log[-3000:]
     assert "Traceback" not in log
+    assert proc.alive()
+
+
+def https_get(url: str, cafile: Path, token: str | None = None) -> tuple[int, str]:
+    ctx = ssl.create_default_context(cafile=str(cafile))
+    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
+    try:
+        with urllib.request.urlopen(req, context=ctx, timeout=10) as resp:
+            return resp.status, resp.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def sample(text: str, name: str, **labels: str) -> float | None:
+    """The value of one sample of the Prometheus text exposition (labels in any order)."""
+    for line in text.splitlines():
+        if not line.startswith(name + "{") and not line.startswith(name + " "):
+            continue
+        head, _, value = line.rpartition(" ")
+        got = dict(re.findall(r'(\w+)="([^"]*)"', head))
+        if head.split("{")[0] == name and all(got.get(k) == v for k, v in labels.items()):
+            return float(value)
+    return None
+
+
+def test_metrics_and_health_on_the_secure_port(admin: KubeApi, namespace: str, nodes: Nodes, run_scheduler: Any,
+                                              tmp_path: Path, dev_cluster: Any) -> None:
+    sched = unique("sched")
+    nodes.add(unique("n"), cpu="2")
+    port = free_port()
+    certs = tmp_path / "certs"
+    proc = run_scheduler(scheduler_config(tmp_path / "cfg.yaml", sched), "--secure-port", str(port),
+                         "--cert-dir", str(certs))
+    for i in range(3):
+        create_pod(admin, namespace, pod_json(f"ok{i}", sched, cpu="100m"))
+    create_pod(admin, namespace, pod_json("too-big", sched, cpu="16"))
+    wait_bound(admin, namespace, 3)
+    base = f"https://127.0.0.1:{port}"
+    cafile = wait_for("the serving certificate", lambda: next(iter(certs.glob("*.crt")), None))
+    for path in ("/healthz", "/livez", "/readyz"):
+        assert https_get(base + path, cafile) == (200, "ok"), path  # no token needed
+    status, body = https_get(base + "/metrics", cafile)
+    assert status == 401, body
+    status, body = https_get(base + "/metrics", cafile, dev_cluster.restricted_token)
+    assert (status == 403 and 'cannot get path \\"/metrics\\"' in body) or 'cannot get path "/metrics"' in body, body
+
+    def scraped() -> str | None:
+        st, text = https_get(base + "/metrics", cafile, dev_cluster.admin_token)
+        assert st == 200, text
+        failed = sample(text, "scheduler_schedule_attempts_total", profile=sched, result="unschedulable")
+        return text if failed and failed >= 1 else None
+
+    text = wait_for("the unschedulable attempt in /metrics", scraped)
+    assert sample(text, "scheduler_schedule_attempts_total", profile=sched, result="scheduled") == 3
+    assert sample(text, "scheduler_pending_pods", queue="unschedulable") == 1
+    assert sample(text, "scheduler_pending_pods", queue="active") == 0
+    assert sample(text, "scheduler_scheduling_attempt_duration_seconds_count", profile=sched,
+                  result="scheduled") == 3
+    assert sample(text, "scheduler_framework_extension_point_duration_seconds_count", profile=sched,
+                  extension_point="Filter", status="Success") is not None
+    assert sample(text, "scheduler_pod_scheduling_sli_duration_seconds_count", attempts="1") == 3
     assert proc.alive()

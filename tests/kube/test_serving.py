@@ -129,12 +129,16 @@ def test_invalid_token_is_401_and_no_token_is_anonymous(server: SecureServer) ->
 
 
 def test_no_token_is_401_when_anonymous_is_disabled(dev_cluster: DevCluster, tmp_path: Path) -> None:
+    """What `wasmsched run` serves: /metrics refuses a request without a token; probes (no token) still
+    get the health paths."""
     with dev_cluster.api_client() as api:
         srv = SecureServer("127.0.0.1", 0, api_client=api, anonymous=False)
         srv.start()
         try:
             assert _get(srv, "/metrics").status == 401
-            assert _get(srv, "/healthz").status == 401
+            assert _get(srv, "/healthz/ping").status == 401  # not an always-allowed path
+            for path in ("/healthz", "/livez", "/readyz"):
+                assert _get(srv, path).status == 200
         finally:
             srv.shutdown()
 

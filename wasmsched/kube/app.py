@@ -29,6 +29,7 @@ from wasmsched.framework.interface import PluginFactory
 from wasmsched.kube.api import KubeApi
 from wasmsched.kube.cluster import EventBroadcaster, KubeCluster
 from wasmsched.kube.informer import InformerFactory
+from wasmsched.metrics.metrics import SchedulerMetrics
 from wasmsched.scheduler.eventhandlers import add_all_event_handlers
 from wasmsched.scheduler.factory import new_scheduler
 from wasmsched.scheduler.scheduler import Scheduler
@@ -65,15 +66,17 @@ class SchedulerApp:
         self.events = EventBroadcaster(api)
         profiles = frozenset(p.scheduler_name for p in cfg.profiles)
         self.cluster = KubeCluster(api, self.informers, self.events, profiles)
+        self.metrics = SchedulerMetrics()
         self.scheduler = scheduler_factory(cfg, registry, self.cluster, self.cluster, time.monotonic,
-                                           seed=int.from_bytes(os.urandom(4), "big"), **scheduler_kwargs)
+                                           seed=int.from_bytes(os.urandom(4), "big"), metrics=self.metrics,
+                                           **scheduler_kwargs)
         add_all_event_handlers(self.scheduler, self.informers)
         for kind in LISTER_KINDS:
             from wasmsched.kube.resources import RESOURCES
 
             if RESOURCES[kind].available():
                 self.informers.informer(kind)
-        self.metrics_registry: Any = None  # the Prometheus registry /metrics serves, once metrics exist
+        self.metrics_registry = self.metrics.registry  # what /metrics serves
         self.lost_lease = False
         self.stop = threading.Event()  # the whole process is shutting down
         self.leading = threading.Event()  # the scheduling loop may run

@@ -143,6 +143,9 @@ class _Handler(BaseHTTPRequestHandler):
         raw_path, _, raw_query = self.path.partition("?")
         path = unquote(raw_path)
         query = parse_qs(raw_query, keep_blank_values=True)
+        if not self.headers.get("Authorization") and secure.authorizer.path_always_allowed(path):
+            # Probes carry no token: the health paths answer them even when anonymous requests are refused.
+            return self._route(path, query)
         try:
             user = secure.authenticator.authenticate(self.headers.get("Authorization"))
         except InvalidTokenError:
