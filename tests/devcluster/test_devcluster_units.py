@@ -129,7 +129,7 @@ def test_extra_apiserver_args_come_last(tmp_path: Path) -> None:
     argv = components.kube_apiserver_argv(Path("/b/kube-apiserver"), pki, tmp_path / "t", tmp_path, _ports(),
                                           ["--watch-cache=false"])
     assert argv[-1] == "--watch-cache=false"
-    assert "--disable-admission-plugins=ServiceAccount" in argv
+    assert "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition" in argv
     assert any(a.startswith("--authorization-mode=") and "RBAC" in a for a in argv)
 
 

@@ -36,6 +36,15 @@ PARSE_LEVEL = {
     "duplicate-json-key": "a duplicate key is a strict-decoding error of the text; its object has one value",
 }
 
+# Where the loader deliberately differs; the test pins the difference (so either side changing shows).
+KNOWN_DEVIATIONS = {
+    # kube-apiserver parses quantities of any length (inf.Dec) and accepts a 5001-digit cpu request (it
+    # even serializes 10^5000 back as "100": DecimalSI has no suffix for such exponents). wasmsched refuses
+    # numerals above 4096 digits (wasmsched/api/quantity.py _MAX_MATERIALISED_DIGITS): Python cannot make
+    # an int of them and no scheduler comparison needs them.
+    "bad-input-huge-quantity": "server accepts, loader refuses: numerals above 4096 digits",
+}
+
 # Manifests both accept: the other half of "rejects exactly when".
 NULL_CPU_NODE = NODE.replace("cpu: '1'", "cpu: null")
 VALID: dict[str, tuple[str, str]] = {
@@ -147,7 +156,11 @@ def test_server_rejects_exactly_what_the_loader_rejects(
     assert status < 500, (status, body)
     message = body.get("message") if isinstance(body, dict) else body
     server = None if status in (200, 201) else f"HTTP {status}: {message}"
-    assert (server is None) == (loader is None), f"server: {server or 'accepted'}\nloader: {loader or 'accepted'}"
+    outcome = f"server: {server or 'accepted'}\nloader: {loader or 'accepted'}"
+    if case in KNOWN_DEVIATIONS:
+        assert server is None and loader is not None, outcome
+        return
+    assert (server is None) == (loader is None), outcome
 
 
 def test_every_case_is_sent_or_excluded_with_a_reason() -> None:
