@@ -10,6 +10,7 @@ import json
 import re
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +19,7 @@ from kubernetes import client
 
 from tests.api.test_api_validation import invalid_manifests
 from tests.e2e.test_bad_input import MANIFESTS, NODE, pod
-from wasmsched.api.manifest import ManifestError, load_text
+from wasmsched.api.manifest import ManifestError, load_paths, load_text, manifest_files
 from wasmsched.devcluster import DevCluster
 from wasmsched.devcluster.rest import request_json
 
@@ -167,3 +168,41 @@ def test_every_case_is_sent_or_excluded_with_a_reason() -> None:
     assert set(MANIFESTS) == {k.removeprefix("bad-input-") for k in CASES if k.startswith("bad-input-")} | set(
         PARSE_LEVEL)
     assert all(PARSE_LEVEL.values())
+
+
+ROOT = Path(__file__).resolve().parents[2]
+GOOD_DIRS = sorted([ROOT / "examples" / "clusters" / d.name for d in (ROOT / "examples" / "clusters").iterdir()
+                    if d.is_dir()] + [d for d in (ROOT / "tests" / "e2e" / "scenarios").iterdir() if d.is_dir()])
+
+
+@pytest.mark.parametrize("directory", GOOD_DIRS, ids=lambda d: d.name)
+def test_every_object_the_loader_accepts_the_server_accepts(
+        dev_cluster: DevCluster, dry_run_namespace: str, resources: dict[tuple[str, str], tuple[str, bool]],
+        directory: Path) -> None:
+    # A scenario's manifests are its cluster.yaml (its scheduler.yaml is the --config); an example cluster is
+    # its whole directory.
+    paths = [directory / "cluster.yaml"] if (directory / "cluster.yaml").exists() else [directory]
+    load_paths(paths)  # the loader accepts them all
+    docs = [d for f in manifest_files(paths) for d in yaml.safe_load_all(f.read_text()) if d]
+    refused = []
+    created: list[str] = []
+    with dev_cluster.api_client() as api:
+        scheduling = client.SchedulingV1Api(api)
+        try:
+            # Priority admission resolves a pod's priorityClassName against stored classes: a dry run of
+            # the class is not enough, so the directory's classes are stored for the duration.
+            for d in docs:
+                if d["kind"] == "PriorityClass":
+                    status, body = request_json(api, "POST", "/apis/scheduling.k8s.io/v1/priorityclasses", body=d)
+                    assert status == 201, (status, body)
+                    created.append(d["metadata"]["name"])
+            for d in docs:
+                if d["kind"] == "PriorityClass":
+                    continue  # stored above: the server accepted it
+                status, body = _server_dry_run(api, resources, dry_run_namespace, d)
+                if status not in (200, 201):
+                    refused.append(f"{d['kind']} {d['metadata'].get('name')}: HTTP {status}: {body.get('message')}")
+        finally:
+            for name in created:
+                scheduling.delete_priority_class(name)
+    assert refused == []

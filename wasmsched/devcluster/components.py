@@ -44,7 +44,8 @@ def etcd_argv(binary: Path, data_dir: Path, ports: Ports) -> list[str]:
 
 def kube_apiserver_argv(binary: Path, pki: Pki, token_file: Path, cert_dir: Path, ports: Ports,
                         extra_args: Sequence[str] = ()) -> list[str]:
-    """RBAC on; the admission plugins that need a controller manager off; service-account signing so the TokenRequest API works. `extra_args` come last and so win over these."""
+    """RBAC on; the admission plugins that need a controller manager off; service-account signing, so the
+    TokenRequest API works. `extra_args` come last and so win over these."""
     return [str(binary),
             f"--etcd-servers=http://127.0.0.1:{ports.etcd_client}",
             "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", f"--secure-port={ports.apiserver}",
