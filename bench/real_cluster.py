@@ -9,7 +9,8 @@ its own schedulerName, so each sees only its own pods; the pods of a finished ru
 next. Prints a table and writes JSON.
 
     make kube kube-scheduler examples/nodenumber/nodenumber.wasm
-    .venv/bin/python bench/real_cluster.py [--nodes 500] [--pods 1000] [--rounds 1] [--out bench/results/real_cluster.json]
+    .venv/bin/python bench/real_cluster.py [--nodes 500] [--pods 1000] [--rounds 1] \
+        [--out bench/results/real_cluster.json]
 """
 
 from __future__ import annotations
@@ -147,7 +148,8 @@ def main() -> int:
                      str(kube_scheduler_config(tmp / f"{s}.yaml", s, cluster.kubeconfig)),
                      "--secure-port", "0", "--v", "1"]),
                     ("wasmsched", lambda s: [*py, "--config", str(config(tmp / f"{s}.yaml", s, None))]),
-                    ("wasmsched + NodeNumber wasm", lambda s: [*py, "--config", str(config(tmp / f"{s}.yaml", s, wasm))]),
+                    ("wasmsched + NodeNumber wasm",
+                     lambda s: [*py, "--config", str(config(tmp / f"{s}.yaml", s, wasm))]),
                 ]
                 for i, (label, argv) in enumerate(runs):
                     sched = f"s{r}x{i}"

@@ -8,6 +8,7 @@ import os
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -129,7 +130,7 @@ def test_extra_apiserver_args_come_last(tmp_path: Path) -> None:
     argv = components.kube_apiserver_argv(Path("/b/kube-apiserver"), pki, tmp_path / "t", tmp_path, _ports(),
                                           ["--watch-cache=false"])
     assert argv[-1] == "--watch-cache=false"
-    assert "--disable-admission-plugins=ServiceAccount" in argv
+    assert "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition" in argv
     assert any(a.startswith("--authorization-mode=") and "RBAC" in a for a in argv)
 
 
@@ -173,3 +174,16 @@ def test_stop_kills_a_process_that_ignores_sigterm(tmp_path: Path) -> None:
         pass
     assert processes.stop(pid, sys.executable, grace=0.5)
     assert not processes.running(pid)
+
+
+def test_die_with_parent_stops_the_process_when_its_starter_dies(tmp_path: Path) -> None:
+    # A starter process starts a sleeper and dies without cleaning up (as pytest-timeout's os._exit).
+    code = ("import os, sys; from pathlib import Path; from wasmsched.devcluster import processes; "
+            "pid = processes.start([sys.executable, '-c', 'import time; time.sleep(600)'], "
+            f"Path({str(tmp_path / 's.log')!r}), die_with_parent=True); print(pid, flush=True); os._exit(1)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    sleeper = int(out.stdout)
+    deadline = time.monotonic() + 30
+    while processes.running(sleeper, sys.executable) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not processes.running(sleeper, sys.executable)

@@ -24,7 +24,9 @@ def kube_binaries() -> Binaries:
 
 @pytest.fixture(scope="session")
 def dev_cluster(kube_binaries: Binaries, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevCluster]:
-    cluster = DevCluster.up(tmp_path_factory.mktemp("dev-cluster"))  # stops what it started if it fails
+    # Stops what it started if it fails; die_with_parent: a run killed by pytest-timeout (os._exit) leaves
+    # no processes behind.
+    cluster = DevCluster.up(tmp_path_factory.mktemp("dev-cluster"), die_with_parent=True)
     try:
         yield cluster
     finally:

@@ -71,7 +71,9 @@ def test_admin_creates_a_kwok_node_that_becomes_ready_and_holds_a_lease(dev_clus
         assert "taints" not in node["spec"]
         with dev_cluster.api_client() as api:
             lease = wait_for("the node's Lease", lambda: _lease(api, name + "0"))
-            assert lease["spec"]["holderIdentity"] == name + "0"
+            # KWOK renews it (as its own holder identity), as a kubelet renews its node's Lease.
+            assert lease["spec"]["leaseDurationSeconds"] == 40
+            assert lease["spec"]["renewTime"]
             unmanaged = client.CoreV1Api(api).read_node(name + "unmanaged-0")
             assert not node_ready(unmanaged)
     finally:
@@ -201,3 +203,19 @@ def test_cli_up_with_nodes_then_down_stops_everything(kube_binaries: Binaries, t
     assert not d.exists()
     again = _cli("down", "--dir", str(d))
     assert again.returncode == 0 and "nothing to do" in again.stdout
+
+
+def test_delete_namespace_removes_it_and_its_objects_without_a_controller_manager(dev_cluster: DevCluster,
+                                                                                  kwok_node: str) -> None:
+    name = f"purge-{os.getpid()}"
+    dev_cluster.create_namespace(name)
+    with dev_cluster.api_client() as api:
+        core = client.CoreV1Api(api)
+        core.create_namespaced_pod(name, _pod("bound", kwok_node))
+        core.create_namespaced_config_map(name, client.V1ConfigMap(metadata=client.V1ObjectMeta(name="c")))
+        dev_cluster.delete_namespace(name)
+        with pytest.raises(ApiException) as e:
+            core.read_namespace(name)
+        assert e.value.status == 404
+        assert core.list_pod_for_all_namespaces(field_selector=f"metadata.namespace={name}").items == []
+        assert core.list_config_map_for_all_namespaces(field_selector=f"metadata.namespace={name}").items == []

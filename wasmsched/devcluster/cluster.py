@@ -101,9 +101,10 @@ def _log_tail(path: str) -> str:
 class DevCluster:
     """A running dev cluster. `DevCluster.up(dir)` starts one; `DevCluster.load(dir)` attaches to one."""
 
-    def __init__(self, directory: Path, state: State) -> None:
+    def __init__(self, directory: Path, state: State, die_with_parent: bool = False) -> None:
         self.directory = directory
         self._state = state
+        self._die_with_parent = die_with_parent
         # Seconds from starting kube-apiserver to its /readyz answering ok (the last start).
         self.apiserver_ready_seconds: float | None = None
 
@@ -144,10 +145,11 @@ class DevCluster:
     # --- lifecycle --------------------------------------------------------------------------------
     @classmethod
     def up(cls, directory: Path | str = DEFAULT_DIR, nodes: int = 0, apiserver_args: Sequence[str] = (),
-           timeout: float = READY_TIMEOUT_SECONDS) -> DevCluster:
+           timeout: float = READY_TIMEOUT_SECONDS, die_with_parent: bool = False) -> DevCluster:
         """Starts etcd, kube-apiserver and KWOK in the background, waits for each, creates `nodes` KWOK nodes.
         On failure, whatever was started is stopped (the logs stay in DIR/logs) and DevClusterError says why.
-        Raises BinariesMissingError before touching DIR when a binary is missing."""
+        Raises BinariesMissingError before touching DIR when a binary is missing. With die_with_parent (tests),
+        the processes get SIGTERM when the calling thread dies, even if it never calls down()."""
         bins = find_binaries()
         directory = Path(directory).absolute()
         state_file = directory / STATE_FILE
@@ -167,7 +169,7 @@ class DevCluster:
                       etcd_endpoint=f"http://127.0.0.1:{ports.etcd_client}",
                       kwok_endpoint=f"http://127.0.0.1:{ports.kwok}",
                       admin_token=tokens.admin, restricted_token=tokens.restricted)
-        cluster = cls(directory, state)
+        cluster = cls(directory, state, die_with_parent)
         try:
             cluster._start(ETCD, components.etcd_argv(bins.etcd, directory / "etcd", ports))
             cluster._wait(ETCD, lambda: etcd.healthy(state.etcd_endpoint), timeout)
@@ -258,7 +260,7 @@ class DevCluster:
     # --- internals --------------------------------------------------------------------------------
     def _start(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> None:
         log_path = self.log_dir / f"{name}.log"
-        pid = processes.start(argv, log_path, env)
+        pid = processes.start(argv, log_path, env, die_with_parent=self._die_with_parent)
         self._state.processes[name] = ProcessState(pid=pid, argv=argv, log=str(log_path))
         _write_state(self.directory / STATE_FILE, self._state)
         log.info('"Started" component="%s" pid=%d log="%s"', name, pid, log_path)

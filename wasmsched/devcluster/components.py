@@ -44,8 +44,8 @@ def etcd_argv(binary: Path, data_dir: Path, ports: Ports) -> list[str]:
 
 def kube_apiserver_argv(binary: Path, pki: Pki, token_file: Path, cert_dir: Path, ports: Ports,
                         extra_args: Sequence[str] = ()) -> list[str]:
-    """RBAC on; no ServiceAccount admission (no controller manager makes the default ServiceAccounts);
-    service-account signing so the TokenRequest API works. `extra_args` come last and so win over these."""
+    """RBAC on; the admission plugins that need a controller manager off; service-account signing, so the
+    TokenRequest API works. `extra_args` come last and so win over these."""
     return [str(binary),
             f"--etcd-servers=http://127.0.0.1:{ports.etcd_client}",
             "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", f"--secure-port={ports.apiserver}",
@@ -59,6 +59,9 @@ def kube_apiserver_argv(binary: Path, pki: Pki, token_file: Path, cert_dir: Path
             f"--cert-dir={cert_dir}",
             f"--token-auth-file={token_file}",
             "--authorization-mode=Node,RBAC",
+            # ServiceAccount: no controller manager makes the default accounts it requires. TaintNodesByCondition
+            # taints every new Node not-ready, and only the node lifecycle controller (controller manager)
+            # would lift it once KWOK reports Ready: pods would never land.
             "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
             f"--service-account-issuer={SERVICE_ACCOUNT_ISSUER}",
             f"--service-account-key-file={pki.sa_public_key}",
@@ -68,7 +71,6 @@ def kube_apiserver_argv(binary: Path, pki: Pki, token_file: Path, cert_dir: Path
             # cluster has one client that matters); profiling handlers are not needed.
             "--enable-priority-and-fairness=false",
             "--profiling=false",
-            "--endpoint-reconciler-type=none",
             *extra_args]
 
 

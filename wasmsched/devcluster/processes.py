@@ -4,10 +4,12 @@ output to a log file, stopped later by PID — only if the PID still runs the bi
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -25,13 +27,26 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start(argv: Sequence[str], log_path: Path, env: Mapping[str, str] | None = None) -> int:
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    # Runs in the child between fork and exec: the kernel sends SIGTERM when the thread that started it
+    # dies, however it dies (a test run killed by its timeout leaves no control plane behind).
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
+
+
+def start(argv: Sequence[str], log_path: Path, env: Mapping[str, str] | None = None,
+          die_with_parent: bool = False) -> int:
     """Starts argv in a new session (no controlling terminal, its own process group), stdout and stderr
-    appended to log_path; returns the PID."""
+    appended to log_path; returns the PID. It outlives this process unless die_with_parent (Linux only)."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
+    preexec = _die_with_parent if die_with_parent and sys.platform == "linux" else None
     with open(log_path, "ab") as log:
         proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True, close_fds=True,
+                                start_new_session=True, close_fds=True, preexec_fn=preexec,  # noqa: PLW1509
                                 env=dict(env) if env is not None else None)
     return proc.pid
 
