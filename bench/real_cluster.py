@@ -159,13 +159,13 @@ def main() -> int:
                     print(json.dumps(row), file=sys.stderr)
         finally:
             cluster.down()
-    base = {r["round"]: r["pods_per_second"] for r in rows if r["scheduler"].startswith("kube-scheduler")}
+    base = {row["round"]: row["pods_per_second"] for row in rows if row["scheduler"].startswith("kube-scheduler")}
     print(f"{'scheduler':<30} {'round':>5} {'pods':>6} {'bound':>6} {'seconds':>8} {'pods/s':>8} {'vs kube':>8}")
-    for r in rows:
-        ratio = r["pods_per_second"] / base[r["round"]] if base.get(r["round"]) else float("nan")
-        r["ratio_to_kube_scheduler"] = round(ratio, 2)
-        print(f"{r['scheduler']:<30} {r['round']:>5} {r['pods']:>6} {r['bound']:>6} {r['seconds']:>8.2f} "
-              f"{r['pods_per_second']:>8.1f} {ratio:>7.2f}x")
+    for row in rows:
+        ratio = row["pods_per_second"] / base[row["round"]] if base.get(row["round"]) else float("nan")
+        row["ratio_to_kube_scheduler"] = round(ratio, 2)
+        print(f"{row['scheduler']:<30} {row['round']:>5} {row['pods']:>6} {row['bound']:>6} {row['seconds']:>8.2f} "
+              f"{row['pods_per_second']:>8.1f} {ratio:>7.2f}x")
     out = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
            "nodes": args.nodes, "pods": args.pods, "results": rows}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
