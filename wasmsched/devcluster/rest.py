@@ -9,15 +9,13 @@ from typing import Any
 
 from kubernetes import client
 
+from wasmsched.kube.rest import raw_request
+
 
 def request_json(api: client.ApiClient, method: str, path: str, body: Any = None,
                  query: Mapping[str, str] | None = None) -> tuple[int, Any]:
     """(HTTP status, decoded JSON body or None); never raises for an HTTP error status."""
-    serialized = api.param_serialize(
-        method, path, query_params=list(query.items()) if query else None,
-        header_params={"Accept": "application/json", "Content-Type": "application/json"},
-        body=body, auth_settings=["BearerToken"])
-    resp = api.call_api(*serialized)
+    resp = raw_request(api, method, path, query=query, body=body)
     data = resp.read()
     try:
         return resp.status, json.loads(data) if data else None

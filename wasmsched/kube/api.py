@@ -19,7 +19,6 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any, TypeVar
-from urllib.parse import urlencode
 
 import urllib3
 from google.protobuf.message import Message
@@ -30,6 +29,7 @@ from kubernetes.config.config_exception import ConfigException
 from wasmsched.kube import codec
 from wasmsched.kube.codec import WatchEvent
 from wasmsched.kube.resources import Resource
+from wasmsched.kube.rest import TRANSPORT_ERRORS, raw_request
 
 log = logging.getLogger("wasmsched.kube")
 
@@ -185,25 +185,11 @@ class KubeApi:
     def _open(self, method: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,
               content_type: str = codec.JSON, accept: str = codec.JSON,
               timeout: Any = REQUEST_TIMEOUT) -> Any:
-        headers = {"Accept": accept, "User-Agent": user_agent()}
-        if body is not None:
-            headers["Content-Type"] = content_type
-        q = [(k, v) for k, v in (query or {}).items() if v is not None and v != ""]
-        m, url, hdrs, b, post = self.api_client.param_serialize(
-            method, path, query_params=q, header_params=headers, body=body, auth_settings=["BearerToken"])
-        if q:
-            # param_serialize leaves booleans as True/False; the API wants true/false.
-            url = url.split("?", 1)[0] + "?" + urlencode(
-                [(k, str(v).lower() if isinstance(v, bool) else v) for k, v in q])
         try:
-            return self.api_client.call_api(m, url, header_params=hdrs, body=b, post_params=post,
-                                            _request_timeout=timeout)
-        except (urllib3.exceptions.HTTPError, OSError) as e:
+            return raw_request(self.api_client, method, path, query=query, body=body, accept=accept,
+                               content_type=content_type, timeout=timeout)
+        except TRANSPORT_ERRORS as e:
             raise TransportError(f"{method} {self.host}{path}: {e}") from e
-        except kclient.ApiException as e:
-            if e.status == 0:
-                raise TransportError(f"{method} {self.host}{path}: {e.reason}") from e
-            raise
 
     def request(self, method: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,
                 content_type: str = codec.JSON, accept: str = codec.JSON) -> tuple[bytes, str | None]:

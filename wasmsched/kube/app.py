@@ -63,7 +63,9 @@ class SchedulerApp:
         self.cfg = cfg
         self.api = api
         self.informers = InformerFactory(api)
-        self.events = EventBroadcaster(api)
+        # Events get their own client, with its own rate limit, as kube-scheduler's event client does:
+        # a burst of events never delays a binding.
+        self.events = EventBroadcaster(KubeApi(api.configuration, api.connection))
         profiles = frozenset(p.scheduler_name for p in cfg.profiles)
         self.cluster = KubeCluster(api, self.informers, self.events, profiles)
         self.metrics = SchedulerMetrics()
@@ -135,6 +137,7 @@ class SchedulerApp:
         self.scheduler.close()
         self.informers.stop()
         self.events.stop()
+        self.events.api.close()
 
 
 def install_signal_handlers(stop: threading.Event) -> None:
