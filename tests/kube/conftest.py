@@ -5,11 +5,14 @@ namespace per test. Missing binaries fail the tests, telling to run `make kube`:
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from tests.go_guests import ROOT, builds_go, run_ok
 from wasmsched.devcluster import BinariesMissingError, DevCluster
 from wasmsched.devcluster.binaries import Binaries, find_binaries
+from wasmsched.devcluster.rest import request_json
 
 from .helpers import namespace_name
 
@@ -43,3 +46,29 @@ def namespace(dev_cluster: DevCluster, request: pytest.FixtureRequest) -> Iterat
     finally:
         dev_cluster.delete_namespace(name)
 
+
+
+@pytest.fixture(scope="session")
+def api_resources(dev_cluster: DevCluster) -> dict[tuple[str, str], tuple[str, bool]]:
+    """(apiVersion, kind) -> (collection path with a `{ns}` slot for "namespaces/NS/", namespaced), from
+    the server's discovery documents."""
+    out: dict[tuple[str, str], tuple[str, bool]] = {}
+    with dev_cluster.api_client() as api:
+        status, groups = request_json(api, "GET", "/apis")
+        assert status == 200, groups
+        for gv in ["v1"] + [v["groupVersion"] for g in groups["groups"] for v in g["versions"]]:
+            base = "/api/v1" if gv == "v1" else f"/apis/{gv}"
+            status, doc = request_json(api, "GET", base)
+            if status == 200:
+                for r in doc["resources"]:
+                    if "/" not in r["name"]:
+                        out[(gv, r["kind"])] = (f"{base}/{{ns}}{r['name']}", r["namespaced"])
+    return out
+
+
+@pytest.fixture(scope="session")
+@builds_go
+def nodenumber_wasm() -> Path:
+    """The NodeNumber example guest, built by make (cached)."""
+    run_ok(["make", "-s", "examples/nodenumber/nodenumber.wasm"], ROOT)
+    return ROOT / "examples/nodenumber/nodenumber.wasm"

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.go_guests import ROOT, builds_go, run_ok
 from wasmsched.config.load import load_config
 from wasmsched.devcluster import DevCluster
 from wasmsched.devcluster.kubeconfig import write_kubeconfig
@@ -139,26 +138,9 @@ def test_grants_follow_bindings_to_roles() -> None:
 
 # ---- against the API server ----------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def collections(dev_cluster: DevCluster) -> dict[tuple[str, str], tuple[str, bool]]:
-    """(apiVersion, kind) -> (collection path with {ns}, namespaced), from discovery."""
-    out: dict[tuple[str, str], tuple[str, bool]] = {}
-    with dev_cluster.api_client() as api:
-        status, groups = request_json(api, "GET", "/apis")
-        assert status == 200, groups
-        for gv in ["v1"] + [v["groupVersion"] for g in groups["groups"] for v in g["versions"]]:
-            base = "/api/v1" if gv == "v1" else f"/apis/{gv}"
-            status, doc = request_json(api, "GET", base)
-            if status == 200:
-                for r in doc["resources"]:
-                    if "/" not in r["name"]:
-                        out[(gv, r["kind"])] = (f"{base}/{{ns}}{r['name']}", r["namespaced"])
-    return out
-
-
-def _create(api: Any, collections: dict[tuple[str, str], tuple[str, bool]], obj: dict[str, Any],
+def _create(api: Any, api_resources: dict[tuple[str, str], tuple[str, bool]], obj: dict[str, Any],
             dry_run: bool) -> tuple[int, Any]:
-    path, namespaced = collections[(obj["apiVersion"], obj["kind"])]
+    path, namespaced = api_resources[(obj["apiVersion"], obj["kind"])]
     prefix = f"namespaces/{obj['metadata']['namespace']}/" if namespaced else ""
     return request_json(api, "POST", path.format(ns=prefix), body=obj, query={"dryRun": "All"} if dry_run else None)
 
@@ -167,11 +149,11 @@ def _create(api: Any, collections: dict[tuple[str, str], tuple[str, bool]], obj:
                                                             for p in sorted(DEPLOY.glob("*.yaml"))]
                                    for i in range(len(d))])
 def test_every_object_passes_a_server_side_dry_run(
-        dev_cluster: DevCluster, collections: dict[tuple[str, str], tuple[str, bool]], where: str) -> None:
+        dev_cluster: DevCluster, api_resources: dict[tuple[str, str], tuple[str, bool]], where: str) -> None:
     name, index = where.split("#")
     obj = documents(name)[int(index)]
     with dev_cluster.api_client() as api:
-        status, body = _create(api, collections, obj, dry_run=True)
+        status, body = _create(api, api_resources, obj, dry_run=True)
     assert status == 201, f"{where} ({obj['kind']} {obj['metadata']['name']}): HTTP {status}: {body}"
 
 
@@ -202,16 +184,16 @@ def test_rbac_grants_every_request_wasmsched_makes(dev_cluster: DevCluster, conf
 
 
 @pytest.fixture
-def applied_rbac(dev_cluster: DevCluster, collections: dict[tuple[str, str], tuple[str, bool]]) -> Iterator[None]:
+def applied_rbac(dev_cluster: DevCluster, api_resources: dict[tuple[str, str], tuple[str, bool]]) -> Iterator[None]:
     """deploy/rbac.yaml created for real (the server's own authorizer then answers), deleted afterwards."""
     objs = documents("rbac.yaml")
     created: list[str] = []
     with dev_cluster.api_client() as api:
         try:
             for obj in objs:
-                status, body = _create(api, collections, obj, dry_run=False)
+                status, body = _create(api, api_resources, obj, dry_run=False)
                 assert status == 201, (obj["kind"], obj["metadata"]["name"], status, body)
-                path, namespaced = collections[(obj["apiVersion"], obj["kind"])]
+                path, namespaced = api_resources[(obj["apiVersion"], obj["kind"])]
                 prefix = f"namespaces/{obj['metadata']['namespace']}/" if namespaced else ""
                 created.append(f"{path.format(ns=prefix)}/{obj['metadata']['name']}")
             yield
@@ -238,13 +220,6 @@ def test_server_authorizes_every_request_for_the_service_account(
             if not body["status"].get("allowed"):
                 denied.append(str(a))
     assert denied == []
-
-
-@pytest.fixture(scope="module")
-@builds_go
-def nodenumber_wasm() -> Path:
-    run_ok(["make", "-s", "examples/nodenumber/nodenumber.wasm"], ROOT)
-    return ROOT / "examples/nodenumber/nodenumber.wasm"
 
 
 def test_wasmsched_runs_with_the_service_accounts_own_token(

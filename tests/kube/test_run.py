@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.go_guests import ROOT, builds_go, run_ok
+from tests.go_guests import ROOT
 from wasmsched.devcluster.kubeconfig import write_kubeconfig
 from wasmsched.devcluster.processes import free_port
 from wasmsched.kube.api import ApiError, KubeApi
@@ -195,13 +195,6 @@ def test_preemption_against_the_api_server(admin: KubeApi, namespace: str, nodes
     finally:
         for name in (low, high):
             admin.request("DELETE", f"/apis/scheduling.k8s.io/v1/priorityclasses/{name}")
-
-
-@pytest.fixture(scope="session")
-@builds_go
-def nodenumber_wasm() -> Path:
-    run_ok(["make", "-s", "examples/nodenumber/nodenumber.wasm"], ROOT)
-    return ROOT / "examples/nodenumber/nodenumber.wasm"
 
 
 def test_nodenumber_plugin_places_pods_as_simulate_does_on_a_snapshot(

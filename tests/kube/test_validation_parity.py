@@ -94,25 +94,6 @@ def _to_object(name: str, text: str) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def resources(dev_cluster: DevCluster) -> dict[tuple[str, str], tuple[str, bool]]:
-    """(apiVersion, kind) -> (collection path under /api or /apis, namespaced), from discovery."""
-    out: dict[tuple[str, str], tuple[str, bool]] = {}
-    with dev_cluster.api_client() as api:
-        status, groups = request_json(api, "GET", "/apis")
-        assert status == 200, groups
-        versions = ["v1"] + [v["groupVersion"] for g in groups["groups"] for v in g["versions"]]
-        for gv in versions:
-            base = "/api/v1" if gv == "v1" else f"/apis/{gv}"
-            status, doc = request_json(api, "GET", base)
-            if status != 200:
-                continue
-            for r in doc["resources"]:
-                if "/" not in r["name"]:
-                    out[(gv, r["kind"])] = (f"{base}/{{ns}}{r['name']}", r["namespaced"])
-    return out
-
-
-@pytest.fixture(scope="module")
 def dry_run_namespace(dev_cluster: DevCluster) -> Iterator[str]:
     """One namespace for every case: a dry run stores nothing."""
     name = namespace_name("validation-parity")
@@ -124,9 +105,9 @@ def dry_run_namespace(dev_cluster: DevCluster) -> Iterator[str]:
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 
 
-def _server_dry_run(api: client.ApiClient, resources: dict[tuple[str, str], tuple[str, bool]], namespace: str,
+def _server_dry_run(api: client.ApiClient, api_resources: dict[tuple[str, str], tuple[str, bool]], namespace: str,
                     obj: dict[str, Any]) -> tuple[int, Any]:
-    path, namespaced = resources[(obj["apiVersion"], obj["kind"])]
+    path, namespaced = api_resources[(obj["apiVersion"], obj["kind"])]
     prefix = ""
     if namespaced:
         meta = obj.setdefault("metadata", {}) or {}
@@ -152,12 +133,12 @@ def _loader_error(name: str, text: str) -> str | None:
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_server_rejects_exactly_what_the_loader_rejects(
-        dev_cluster: DevCluster, dry_run_namespace: str, resources: dict[tuple[str, str], tuple[str, bool]],
+        dev_cluster: DevCluster, dry_run_namespace: str, api_resources: dict[tuple[str, str], tuple[str, bool]],
         case: str) -> None:
     name, text = CASES[case]
     loader = _loader_error(name, text)
     with dev_cluster.api_client() as api:
-        status, body = _server_dry_run(api, resources, dry_run_namespace, _to_object(name, text))
+        status, body = _server_dry_run(api, api_resources, dry_run_namespace, _to_object(name, text))
     assert status < 500, (status, body)
     message = body.get("message") if isinstance(body, dict) else body
     server = None if status in (200, 201) else f"HTTP {status}: {message}"
@@ -181,7 +162,7 @@ GOOD_DIRS = sorted([ROOT / "examples" / "clusters" / d.name for d in (ROOT / "ex
 
 @pytest.mark.parametrize("directory", GOOD_DIRS, ids=lambda d: d.name)
 def test_every_object_the_loader_accepts_the_server_accepts(
-        dev_cluster: DevCluster, dry_run_namespace: str, resources: dict[tuple[str, str], tuple[str, bool]],
+        dev_cluster: DevCluster, dry_run_namespace: str, api_resources: dict[tuple[str, str], tuple[str, bool]],
         directory: Path) -> None:
     # A scenario's manifests are its cluster.yaml (its scheduler.yaml is the --config); an example cluster is
     # its whole directory.
@@ -203,7 +184,7 @@ def test_every_object_the_loader_accepts_the_server_accepts(
             for d in docs:
                 if d["kind"] == "PriorityClass":
                     continue  # stored above: the server accepted it
-                status, body = _server_dry_run(api, resources, dry_run_namespace, d)
+                status, body = _server_dry_run(api, api_resources, dry_run_namespace, d)
                 if status not in (200, 201):
                     refused.append(f"{d['kind']} {d['metadata'].get('name')}: HTTP {status}: {body.get('message')}")
         finally:
