@@ -25,6 +25,7 @@ from wasmsched.api.types import Pod, object_key, type_meta
 from wasmsched.kube.api import ApiError, KubeApi, TransportError
 from wasmsched.kube.informer import InformerFactory
 from wasmsched.kube.resources import RESOURCES
+from wasmsched.util.klog import quote
 
 log = logging.getLogger("wasmsched.kube")
 
@@ -191,8 +192,8 @@ class EventBroadcaster:
             self.written += 1
             self._series[key] = _Series(ev["metadata"]["name"], ns, 1, now, now)
         except (ApiError, TransportError) as e:
-            log.error('"Server rejected event (will not retry!)" reason="%s" object="%s/%s" err="%s"',
-                      ev["reason"], ns, ev["regarding"].get("name"), e)
+            log.error('"Server rejected event (will not retry!)" reason="%s" object="%s/%s" err=%s',
+                      ev["reason"], ns, ev["regarding"].get("name"), quote(e))
         self._expire(now)
 
     def _expire(self, now: float) -> None:
@@ -211,7 +212,7 @@ class EventBroadcaster:
                 self.api.request_json("PATCH", f"/apis/events.k8s.io/v1/namespaces/{s.namespace}/events/{s.name}",
                                       body=patch, content_type=MERGE_PATCH)
             except (ApiError, TransportError) as e:
-                log.warning('"Could not update event series" event="%s/%s" err="%s"', s.namespace, s.name, e)
+                log.warning('"Could not update event series" event="%s/%s" err=%s', s.namespace, s.name, quote(e))
 
 
 class KubeCluster:

@@ -21,6 +21,7 @@ from wasmsched.api.types import object_key
 from wasmsched.kube.api import ApiError, KubeApi, TransportError
 from wasmsched.kube.codec import CodecError
 from wasmsched.kube.resources import RESOURCES, Resource
+from wasmsched.util.klog import quote
 
 log = logging.getLogger("wasmsched.kube")
 
@@ -147,25 +148,24 @@ class Informer:
                 backoff = INITIAL_BACKOFF
             except ApiError as e:
                 if e.status == 410:
-                    log.info('"Watch expired; relisting" kind="%s" resourceVersion="%s" err="%s"',
-                             self.kind, self.last_resource_version, e.message)
+                    log.info('"Watch expired; relisting" kind="%s" resourceVersion="%s" err=%s',
+                             self.kind, self.last_resource_version, quote(e.message))
                     self.relists_after_gone += 1
                     need_list = True
                     continue
-                log.error('"Failed to watch" kind="%s" err="%s" retryIn="%.1fs"', self.kind,
-                          str(e).replace('"', '\\"'), backoff)
+                log.error('"Failed to watch" kind="%s" err=%s retryIn="%.1fs"', self.kind, quote(e), backoff)
                 backoff = self._sleep(backoff)
             except (TransportError, CodecError, OSError) as e:
                 if stop.is_set():
                     break
-                log.warning('"Failed to list or watch; retrying" kind="%s" server="%s" err="%s" retryIn="%.1fs"',
-                            self.kind, self.api.host, _short(e), backoff)
+                log.warning('"Failed to list or watch; retrying" kind="%s" server="%s" err=%s retryIn="%.1fs"',
+                            self.kind, self.api.host, quote(_short(e)), backoff)
                 backoff = self._sleep(backoff)
             except Exception as e:  # noqa: BLE001 - urllib3's reader raises ProtocolError and others mid-stream
                 if stop.is_set():
                     break
-                log.warning('"Watch connection broke; retrying" kind="%s" err="%s: %s" retryIn="%.1fs"',
-                            self.kind, type(e).__name__, _short(e), backoff)
+                log.warning('"Watch connection broke; retrying" kind="%s" err=%s retryIn="%.1fs"',
+                            self.kind, quote(f"{type(e).__name__}: {_short(e)}"), backoff)
                 backoff = self._sleep(backoff)
 
     def stop_watch(self) -> None:

@@ -9,7 +9,6 @@ written, so two candidates never both believe their write won (optimistic concur
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 import socket
@@ -27,6 +26,7 @@ from wasmsched.api.wellknown import format_go_duration, format_rfc3339, parse_go
 from wasmsched.config.decode import Reader, raise_if_errors, type_error
 from wasmsched.config.errors import FieldError, child, invalid, required
 from wasmsched.kube.rest import API_ERRORS, TRANSPORT_ERRORS, error_message, request_json, status_of
+from wasmsched.util.klog import quote
 
 log = logging.getLogger(__name__)
 
@@ -355,11 +355,11 @@ class LeaderElector:
                     log.info('"lease lock not found" lock="%s"', self.lock.describe())
                 else:
                     log.error('"error retrieving resource lock" lock="%s" err=%s', self.lock.describe(),
-                              _q(error_message(e)))  # fmt: skip
+                              quote(error_message(e)))  # fmt: skip
                 return False
             except TRANSPORT_ERRORS as e:
                 log.error('"error retrieving resource lock" lock="%s" err=%s', self.lock.describe(),
-                          _q(error_message(e)))  # fmt: skip
+                          quote(error_message(e)))  # fmt: skip
                 return False
             # client-go only looks at its own observation; the holder just read is checked too, so a
             # candidate that took over an expired lease is never cleared by the old leader
@@ -376,10 +376,10 @@ class LeaderElector:
                 if status_of(e) == 409 and time.monotonic() < deadline:
                     log.debug('"Conflict when releasing lease, retrying" lock="%s"', self.lock.describe())
                     continue
-                log.error('"Failed to release lease" lock="%s" err=%s', self.lock.describe(), _q(error_message(e)))
+                log.error('"Failed to release lease" lock="%s" err=%s', self.lock.describe(), quote(error_message(e)))
                 return False
             except TRANSPORT_ERRORS as e:
-                log.error('"Failed to release lease" lock="%s" err=%s', self.lock.describe(), _q(error_message(e)))
+                log.error('"Failed to release lease" lock="%s" err=%s', self.lock.describe(), quote(error_message(e)))
                 return False
             self._set_observed(record)
             log.info('"Released lease" lock="%s"', self.lock.describe())
@@ -403,23 +403,23 @@ class LeaderElector:
                 return True
             except API_ERRORS as e:
                 log.debug('"Failed to update lease optimistically, falling back to slow path" lock="%s" err=%s',
-                          desc, _q(error_message(e)))  # fmt: skip
+                          desc, quote(error_message(e)))  # fmt: skip
 
         try:
             old = self.lock.get()
         except ApiException as e:
             if status_of(e) != 404:
-                log.error('"Error retrieving lease lock" lock="%s" err=%s', desc, _q(error_message(e)))
+                log.error('"Error retrieving lease lock" lock="%s" err=%s', desc, quote(error_message(e)))
                 return False
             try:
                 self.lock.create(record)
             except API_ERRORS as ce:
-                log.error('"Error initially creating lease lock" lock="%s" err=%s', desc, _q(error_message(ce)))
+                log.error('"Error initially creating lease lock" lock="%s" err=%s', desc, quote(error_message(ce)))
                 return False
             self._set_observed(record)
             return True
         except TRANSPORT_ERRORS as e:
-            log.error('"Error retrieving lease lock" lock="%s" err=%s', desc, _q(error_message(e)))
+            log.error('"Error retrieving lease lock" lock="%s" err=%s', desc, quote(error_message(e)))
             return False
 
         # the expiry clock restarts whenever the record changes: it is measured on this process's
@@ -438,7 +438,7 @@ class LeaderElector:
         try:
             self.lock.update(record)
         except API_ERRORS as e:
-            log.error('"Failed to update lease" lock="%s" err=%s', desc, _q(error_message(e)))
+            log.error('"Failed to update lease" lock="%s" err=%s', desc, quote(error_message(e)))
             return False
         self._set_observed(record)
         return True
@@ -463,9 +463,6 @@ def _check_timing(c: LeaderElectionConfig) -> None:
     if c.retry_period <= 0:
         raise ValueError("retryPeriod must be greater than zero")
 
-
-def _q(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
 
 
 __all__ = [

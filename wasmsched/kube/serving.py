@@ -38,6 +38,7 @@ from wasmsched.kube.delegatedauth import (
 )
 from wasmsched.kube.healthz import HEALTH_ENDPOINTS, HealthCheck, HealthResponse, root_health, single_health, with_ping
 from wasmsched.kube.servingcert import ServingCertOptions, server_ssl_context
+from wasmsched.util.klog import quote
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +152,7 @@ class _Handler(BaseHTTPRequestHandler):
         except InvalidTokenError:
             user = None
         except ReviewError as e:
-            log.error('"Unable to authenticate the request" err=%s', json.dumps(str(e)))
+            log.error('"Unable to authenticate the request" err=%s', quote(e))
             return self._internal_error(e)
         if user is None:
             return self._send(401, "application/json", _status_body(401, "Unauthorized", "Unauthorized"))
@@ -160,7 +161,7 @@ class _Handler(BaseHTTPRequestHandler):
             decision = secure.authorizer.authorize(user, verb, path)
         except ReviewError as e:
             log.error('"Unable to authorize the request" user="%s" verb="%s" path="%s" err=%s', user.name, verb, path,
-                      json.dumps(str(e)))  # fmt: skip
+                      quote(e))  # fmt: skip
             return self._internal_error(e)
         if not decision.allowed:
             return self._forbidden(user, verb, path, decision.reason)

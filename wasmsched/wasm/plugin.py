@@ -7,7 +7,6 @@ pod's instance (wasm/pool.py) even when the guest has no `prefilter`.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -21,6 +20,7 @@ from wasmsched.framework.events import ClusterEventWithHint
 from wasmsched.framework.interface import Handle, NodeScore, NodeToStatus, PreFilterResult
 from wasmsched.framework.status import Code, Status, not_success
 from wasmsched.framework.types import NodeInfo, PodInfo, get_pod_key
+from wasmsched.util.klog import quote
 from wasmsched.wasm import abi, encoding
 from wasmsched.wasm.args import WasmPluginArgs, decode_args, is_wasm_args
 from wasmsched.wasm.errors import GuestCallError
@@ -95,7 +95,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
             if e.discard:
                 self.pool.discard(inst)
             log.error('"Guest call failed" plugin="%s" export="%s" instance=%d err=%s', self.name, ctx.export,
-                      inst.id, _quote(e.text))
+                      inst.id, quote(e.text))
             raise _Failed(Status.error(e.text)) from None
 
     def _call(self, pod: Pod, pin: Pin, ctx: CallContext) -> Any:
@@ -127,7 +127,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
             with self.pool.borrowed() as inst:
                 self._invoke(inst, ctx)
         except (_Failed, PoolError) as e:
-            log.error('"failed enqueue" plugin="%s" err=%s', self.name, _quote(str(e)))
+            log.error('"failed enqueue" plugin="%s" err=%s', self.name, quote(str(e)))
             return encoding.default_events()
         return encoding.decode_cluster_events(ctx.cluster_events, self.name, self.compiled.host.warned_gvks)
 
@@ -304,7 +304,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
                     return
                 self._invoke(inst, ctx)
         except (_Failed, PoolError) as e:
-            log.error('"failed %s" plugin="%s" pod="%s" err=%s', export, self.name, get_pod_key(pod), _quote(str(e)))
+            log.error('"failed %s" plugin="%s" pod="%s" err=%s', export, self.name, get_pod_key(pod), quote(str(e)))
 
     # ----- cycle observers (framework/runtime.py) -----------------------------------------------
 
@@ -325,9 +325,6 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
     def counters(self) -> dict[str, int]:
         return self.pool.counters()
 
-
-def _quote(s: str) -> str:
-    return json.dumps(s, ensure_ascii=False)
 
 
 # ----- class composition and the factory ---------------------------------------------------------
