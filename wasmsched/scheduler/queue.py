@@ -8,6 +8,7 @@ import heapq
 import itertools
 import logging
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
@@ -201,8 +202,13 @@ class SchedulingQueue:
         self._pre_enqueue = pre_enqueue if pre_enqueue is not None else {}
         self.nominator = Nominator()
         self.scheduling_cycle = 0
-        # Events received while a pod is in flight (popped, not yet done): checked when it fails.
-        self._in_flight: dict[str, list[tuple[ClusterEvent, Any, Any]]] = {}
+        # Events received while pods are in flight (popped, not yet done), checked when one fails. As kube's
+        # inFlightEvents: one log shared by all in-flight pods, each remembering where its attempt began
+        # (so recording an event costs the same however many pods are in flight), trimmed behind the oldest;
+        # plus, per pod, the updates of that pod itself.
+        self._in_flight: dict[str, tuple[int, list[tuple[ClusterEvent, Any, Any]]]] = {}
+        self._in_flight_events: deque[tuple[ClusterEvent, Any, Any]] = deque()
+        self._in_flight_base = 0  # the sequence number of _in_flight_events[0]
         self._closed = False
 
     # ----- adding pods ------------------------------------------------------------------------
@@ -258,7 +264,7 @@ class SchedulingQueue:
             events = pod_scheduling_properties_change(new, old)
             if key in self._in_flight:
                 # Being scheduled: the update is replayed against the pod if its attempt fails.
-                self._in_flight[key].extend((ev, old, new) for ev in events)
+                self._in_flight[key][1].extend((ev, old, new) for ev in events)
                 return
             for store in (self.active_q, self.backoff_q):
                 qpi = store.get(key)
@@ -319,12 +325,37 @@ class SchedulingQueue:
                 return None
             qpi.attempts += 1
             self.scheduling_cycle += 1
-            self._in_flight[get_pod_key(qpi.pod)] = []
+            self._in_flight[get_pod_key(qpi.pod)] = (self._in_flight_base + len(self._in_flight_events), [])
             return qpi
 
     def done(self, pod: Pod) -> None:
         with self._lock:
-            self._in_flight.pop(get_pod_key(pod), None)
+            self._end_in_flight(get_pod_key(pod))
+
+    def _record_in_flight(self, event: ClusterEvent, old: Any, new: Any) -> None:
+        if self._in_flight:
+            self._in_flight_events.append((event, old, new))
+
+    def _in_flight_events_of(self, key: str) -> list[tuple[ClusterEvent, Any, Any]]:
+        entry = self._in_flight.get(key)
+        if entry is None:
+            return []
+        start, own = entry
+        shared = list(itertools.islice(self._in_flight_events, start - self._in_flight_base, None))
+        return shared + own
+
+    def _end_in_flight(self, key: str) -> None:
+        if self._in_flight.pop(key, None) is None:
+            return
+        if not self._in_flight:
+            self._in_flight_base += len(self._in_flight_events)
+            self._in_flight_events.clear()
+            return
+        # Pods are popped in sequence: the first in the dict began the oldest attempt still running.
+        oldest = next(iter(self._in_flight.values()))[0]
+        while self._in_flight_base < oldest:
+            self._in_flight_events.popleft()
+            self._in_flight_base += 1
 
     def close(self) -> None:
         with self._lock:
@@ -337,11 +368,11 @@ class SchedulingQueue:
         with self._lock:
             key = get_pod_key(qpi.pod)
             if self.active_q.get(key) or self.backoff_q.get(key) or key in self.unschedulable_pods:
-                self._in_flight.pop(key, None)
+                self._end_in_flight(key)
                 return
             qpi.timestamp = self._clock()
             strategy = self._hint_for_in_flight_pod(qpi)
-            self._in_flight.pop(key, None)
+            self._end_in_flight(key)
             self._requeue(qpi, strategy, mn.EVENT_SCHEDULE_ATTEMPT_FAILURE)
 
     def _hint_for_in_flight_pod(self, qpi: QueuedPodInfo) -> QueueingStrategy:
@@ -350,7 +381,7 @@ class SchedulingQueue:
             # Failed for an error, not rejected: retry after backoff.
             return QueueingStrategy.QUEUE_AFTER_BACKOFF
         best = QueueingStrategy.QUEUE_SKIP
-        for event, old, new in self._in_flight.get(get_pod_key(qpi.pod), []):
+        for event, old, new in self._in_flight_events_of(get_pod_key(qpi.pod)):
             s = self._is_pod_worth_requeuing(qpi, event, old, new)
             if s > best:
                 best = s
@@ -434,8 +465,7 @@ class SchedulingQueue:
                 del self.gated_pods[key]
                 if self._requeue(qpi, strategy, str(event)) != "gated":
                     moved += 1
-            for events in self._in_flight.values():
-                events.append((event, old, new))
+            self._record_in_flight(event, old, new)
             return moved
 
     # ----- time -------------------------------------------------------------------------------
@@ -483,8 +513,7 @@ class SchedulingQueue:
                 del self.unschedulable_pods[get_pod_key(qpi.pod)]
                 self._requeue(qpi, QueueingStrategy.QUEUE_AFTER_BACKOFF, mn.EVENT_UNSCHEDULABLE_TIMEOUT)
             if stale:
-                for events in self._in_flight.values():
-                    events.append((EVENT_UNSCHEDULABLE_TIMEOUT, None, None))
+                self._record_in_flight(EVENT_UNSCHEDULABLE_TIMEOUT, None, None)
             return len(stale)
 
     def next_backoff_expiry(self) -> float | None:
