@@ -417,3 +417,23 @@ def test_metrics_and_health_on_the_secure_port(admin: KubeApi, namespace: str, n
                   extension_point="Filter", status="Success") is not None
     assert sample(text, "scheduler_pod_scheduling_sli_duration_seconds_count", attempts="1") == 3
     assert proc.alive()
+
+
+def test_a_process_that_loses_its_lease_exits_1(
+        admin: KubeApi, namespace: str, nodes: Nodes, run_scheduler: Any, tmp_path: Path) -> None:
+    sched, lease_name = unique("sched"), unique("lease")
+    nodes.add(unique("n"))
+    proc = run_scheduler(scheduler_config(tmp_path / "cfg.yaml", sched, lease=lease_name))  # 4s/3s/500ms
+    wait_for("the lease acquired", lambda: "successfully acquired lease" in proc.log().lower() or None)
+    create_pod(admin, namespace, pod_json("before", sched))
+    wait_bound(admin, namespace, 1)
+    # Someone else takes the lease (as a partitioned leader would find it on reconnecting).
+    current = lease(admin, lease_name)
+    assert current is not None
+    current["spec"].update(holderIdentity="intruder", leaseDurationSeconds=3600)
+    admin.request_json("PUT", f"/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/{lease_name}",
+                       body=current)
+    code = wait_for("the process to exit", proc.proc.poll, timeout=30)
+    assert code == 1, proc.log()
+    assert "Leaderelection lost" in proc.log()
+    assert "Traceback" not in proc.log()
