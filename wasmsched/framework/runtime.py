@@ -413,7 +413,7 @@ class Framework:
                 sts = [Status.error(e)] * len(alive)
             elapsed = perf_counter() - start if rec else 0.0
             still = []
-            rejected: set[Code] = set()
+            rejected: set[Code] = set() if rec else _NO_CODES
             # One status per node is the plugin's contract, not checked here: strict=True would turn a
             # wrong-length list into an exception that escapes this Error-status boundary.
             for i, st in zip(alive, sts, strict=False):
@@ -707,6 +707,8 @@ class Framework:
             if fn is not None:
                 fn()
 
+
+_NO_CODES: set[Code] = set()  # never added to: a batch's rejection codes when the cycle is not sampled
 
 # Where each timed method's result holds its status.
 _RESULT, _SECOND, _ALWAYS_SUCCESS = 0, 1, 2
