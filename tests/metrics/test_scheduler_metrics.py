@@ -199,3 +199,19 @@ def test_metrics_do_not_change_the_placements() -> None:
         return {p.name: p.node for p in result.pods}
 
     assert placements(SchedulerMetrics(plugin_metrics_sample_percent=50)) == placements(False)
+
+
+def test_without_metrics_the_framework_runs_its_methods_unwrapped() -> None:
+    # Metrics off must cost nothing: no timing wrapper is installed, and prometheus_client is not needed.
+    from wasmsched.metrics.metrics import SchedulerMetrics
+
+    off = Simulation(config(), in_tree_registry())
+    on = Simulation(config(), in_tree_registry(), metrics=SchedulerMetrics())
+    try:
+        fwk_off, fwk_on = off.scheduler.profiles[PROFILE], on.scheduler.profiles[PROFILE]
+        assert fwk_off.scheduler_metrics() is None
+        assert not {n for n in vars(fwk_off) if n.startswith("run_")}
+        assert {"run_pre_filter_plugins", "run_score_plugins", "run_bind_plugins"} <= set(vars(fwk_on))
+    finally:
+        off.scheduler.close()
+        on.scheduler.close()

@@ -201,22 +201,21 @@ class Framework:
         walk, as kube does in findNodesThatPassFilters.
         """
         profile = self._profile_name
-        for method, point, status_of in _TIMED_EXTENSION_POINTS:
-            setattr(self, method, _timed(getattr(self, method), m, point, profile, status_of))
+        for method, point, where in _TIMED_EXTENSION_POINTS:
+            setattr(self, method, _timed(getattr(self, method), m, point, profile, where))
 
     def _observe_plugin(self, plugin: str, point: str, st: Status | None, start: float) -> None:
         """plugin_execution_duration_seconds of one plugin call, in a sampled cycle."""
         if self._metrics is not None:
             self._metrics.observe_plugin(plugin, point, code_of(st), perf_counter() - start)
 
-    def _observe_plugin_batch(self, plugin: str, point: str, sts: Sequence[Status | None], start: float) -> None:
-        """A batch call over n nodes stands for n per-node calls: one sample per status it returned, of
-        the mean duration per node (observing it n times would cost more than the plugin)."""
-        if self._metrics is None or not sts:
+    def _observe_plugin_batch(self, plugin: str, point: str, codes: set[Code], seconds: float, nodes: int) -> None:
+        """A batch call over n nodes stands for n per-node calls: one sample per status code it returned,
+        of the mean duration per node (observing it n times would cost more than the plugin)."""
+        if self._metrics is None or not nodes:
             return
-        per_node = (perf_counter() - start) / len(sts)
-        for code in {code_of(st) for st in sts}:
-            self._metrics.observe_plugin(plugin, point, code, per_node)
+        for code in codes:
+            self._metrics.observe_plugin(plugin, point, code, seconds / nodes)
 
     # ----- Handle -------------------------------------------------------------------------------
 
@@ -412,16 +411,21 @@ class Framework:
                 sts = pl.filter_nodes(state, pod, [node_infos[i] for i in alive])
             except Exception as e:
                 sts = [Status.error(e)] * len(alive)
-            if rec:
-                self._observe_plugin_batch(pl.name, mn.FILTER, sts, start)
+            elapsed = perf_counter() - start if rec else 0.0
             still = []
+            rejected: set[Code] = set() if rec else _NO_CODES
             # One status per node is the plugin's contract, not checked here: strict=True would turn a
             # wrong-length list into an exception that escapes this Error-status boundary.
             for i, st in zip(alive, sts, strict=False):
                 if not_success(st):
+                    if rec:
+                        rejected.add(st.code)
                     results[i] = self._filter_failure(pl.name, st)
                 else:
                     still.append(i)
+            if rec:
+                codes = rejected | {Code.SUCCESS} if still else rejected
+                self._observe_plugin_batch(pl.name, mn.FILTER, codes, elapsed, len(alive))
             alive = still
         return results
 
@@ -518,7 +522,7 @@ class Framework:
             except Exception as e:
                 scores, st = [], Status.error(e)
             if rec:
-                self._observe_plugin_batch(pl.name, mn.SCORE, [st] * len(nodes), start)
+                self._observe_plugin_batch(pl.name, mn.SCORE, {code_of(st)}, perf_counter() - start, len(nodes))
             if not_success(st):
                 return [], Status.error(f'running Score plugins: plugin "{pl.name}" failed with: {st.message()}')
             ext = pl.score_extensions()
@@ -704,40 +708,42 @@ class Framework:
                 fn()
 
 
-def _second(result: Any) -> Status | None:
-    return result[1]  # type: ignore[no-any-return]
+_NO_CODES: set[Code] = set()  # never added to: a batch's rejection codes when the cycle is not sampled
 
+# Where each timed method's result holds its status.
+_RESULT, _SECOND, _ALWAYS_SUCCESS = 0, 1, 2
 
-def _itself(result: Any) -> Status | None:
-    return result  # type: ignore[no-any-return]
-
-
-def _success(result: Any) -> Status | None:
-    return None
-
-
-# (method, extension_point label, the status in the method's result). PostBind and Unreserve report
-# Success, as kube: their plugins cannot fail the pod.
-_TIMED_EXTENSION_POINTS: tuple[tuple[str, str, Callable[[Any], Status | None]], ...] = (
-    ("run_pre_filter_plugins", mn.PRE_FILTER, _second),
-    ("run_post_filter_plugins", mn.POST_FILTER, _second),
-    ("run_pre_score_plugins", mn.PRE_SCORE, _itself),
-    ("run_score_plugins", mn.SCORE, _second),
-    ("run_reserve_plugins_reserve", mn.RESERVE, _itself),
-    ("run_reserve_plugins_unreserve", mn.UNRESERVE, _success),
-    ("run_permit_plugins", mn.PERMIT, _itself),
-    ("run_pre_bind_plugins", mn.PRE_BIND, _itself),
-    ("run_bind_plugins", mn.BIND, _itself),
-    ("run_post_bind_plugins", mn.POST_BIND, _success),
+# (method, extension_point label, where its status is). PostBind and Unreserve report Success, as kube:
+# their plugins cannot fail the pod.
+_TIMED_EXTENSION_POINTS: tuple[tuple[str, str, int], ...] = (
+    ("run_pre_filter_plugins", mn.PRE_FILTER, _SECOND),
+    ("run_post_filter_plugins", mn.POST_FILTER, _SECOND),
+    ("run_pre_score_plugins", mn.PRE_SCORE, _RESULT),
+    ("run_score_plugins", mn.SCORE, _SECOND),
+    ("run_reserve_plugins_reserve", mn.RESERVE, _RESULT),
+    ("run_reserve_plugins_unreserve", mn.UNRESERVE, _ALWAYS_SUCCESS),
+    ("run_permit_plugins", mn.PERMIT, _RESULT),
+    ("run_pre_bind_plugins", mn.PRE_BIND, _RESULT),
+    ("run_bind_plugins", mn.BIND, _RESULT),
+    ("run_post_bind_plugins", mn.POST_BIND, _ALWAYS_SUCCESS),
 )
 
 
-def _timed(fn: Callable[..., Any], m: SchedulerMetrics, point: str, profile: str,
-           status_of: Callable[[Any], Status | None]) -> Callable[..., Any]:
+def _timed(fn: Callable[..., Any], m: SchedulerMetrics, point: str, profile: str, where: int) -> Callable[..., Any]:
+    # Each extension point runs once or twice per pod: the wrapper keeps its histogram children by code,
+    # so an observation costs a dict lookup besides prometheus_client's own work.
+    children: dict[Code, Any] = {}
+
     def run(*args: Any, **kwargs: Any) -> Any:
         start = perf_counter()
         result = fn(*args, **kwargs)
-        m.observe_extension_point(point, code_of(status_of(result)), profile, perf_counter() - start)
+        elapsed = perf_counter() - start
+        st = result if where == _RESULT else result[1] if where == _SECOND else None
+        code = Code.SUCCESS if st is None else st.code
+        child = children.get(code)
+        if child is None:
+            child = children[code] = m.extension_point_histogram(point, code, profile)
+        child.observe(elapsed)
         return result
 
     run.__name__ = fn.__name__

@@ -199,9 +199,13 @@ class SchedulerMetrics:
     def observe_extension_point(self, point: str, code: Code, profile: str, seconds: float) -> None:
         self._extension_point(point, code, profile).observe(seconds)
 
+    def extension_point_histogram(self, point: str, code: Code, profile: str) -> Any:
+        """The framework_extension_point_duration_seconds child, for a caller that keeps it."""
+        return self._extension_point(point, code, profile)
+
     def should_record_plugin_metrics(self) -> bool:
         """Whether this scheduling cycle observes plugin durations (rand.Intn(100) < percent, as kube)."""
-        return self._rng.randrange(100) < self.plugin_metrics_sample_percent
+        return self._rng.random() * 100 < self.plugin_metrics_sample_percent
 
     def observe_plugin(self, plugin: str, point: str, code: Code, seconds: float) -> None:
         self._plugin(plugin, point, code).observe(seconds)

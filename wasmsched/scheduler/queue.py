@@ -447,6 +447,7 @@ class SchedulingQueue:
                                             pre_check: Callable[[Pod], bool] | None = None) -> int:
         with self._lock:
             moved = 0
+            label = str(event) if self._metrics is not None else ""  # queue_incoming_pods_total{event}
             for key, qpi in list(self.unschedulable_pods.items()):
                 if pre_check is not None and not pre_check(qpi.pod):
                     continue
@@ -454,7 +455,7 @@ class SchedulingQueue:
                 if strategy == QueueingStrategy.QUEUE_SKIP:
                     continue
                 del self.unschedulable_pods[key]
-                self._requeue(qpi, strategy, str(event))
+                self._requeue(qpi, strategy, label)
                 moved += 1
             for key, qpi in list(self.gated_pods.items()):
                 if pre_check is not None and not pre_check(qpi.pod):
@@ -463,7 +464,7 @@ class SchedulingQueue:
                 if strategy == QueueingStrategy.QUEUE_SKIP:
                     continue
                 del self.gated_pods[key]
-                if self._requeue(qpi, strategy, str(event)) != "gated":
+                if self._requeue(qpi, strategy, label) != "gated":
                     moved += 1
             self._record_in_flight(event, old, new)
             return moved

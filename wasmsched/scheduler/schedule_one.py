@@ -75,7 +75,7 @@ class ScheduleOne:
         rec.attempts += 1
         # The attempt's duration is measured on the CPU clock: the simulator's clock does not move while
         # a pod is scheduled (in `run` both are real time).
-        start = perf_counter()
+        start = perf_counter() if self.metrics is not None else None
         state = CycleState()
         if self.metrics is not None:
             state.record_plugin_metrics = self.metrics.should_record_plugin_metrics()
