@@ -437,3 +437,29 @@ def test_a_process_that_loses_its_lease_exits_1(
     assert code == 1, proc.log()
     assert "Leaderelection lost" in proc.log()
     assert "Traceback" not in proc.log()
+
+
+def test_isomorphic_events_become_one_event_with_a_series(admin: KubeApi, namespace: str, dev_cluster: Any) -> None:
+    from wasmsched.api.types import Pod
+    from wasmsched.kube.cluster import EventBroadcaster
+
+    pod = Pod()
+    pod.metadata.name, pod.metadata.namespace, pod.metadata.uid = "p", namespace, "u-1"
+    b = EventBroadcaster(kube_api(dev_cluster.kubeconfig))
+    b.start()
+    for _ in range(3):
+        b.eventf(pod, None, "Warning", "FailedScheduling", "Scheduling", "0/1 nodes are available", "sched")
+    b.eventf(pod, None, "Warning", "FailedScheduling", "Scheduling", "another message", "sched")
+
+    def two() -> list[dict[str, Any]] | None:
+        evs = events(admin, namespace)
+        series = [e for e in evs if e["note"] == "0/1 nodes are available"]
+        return evs if len(evs) == 2 and series and (series[0].get("series") or {}).get("count") == 2 else None
+
+    wait_for("one event per note, the repeated one with a series", two)
+    b.stop()  # the last count is written at shutdown
+    evs = events(admin, namespace)
+    repeated = next(e for e in evs if e["note"] == "0/1 nodes are available")
+    assert repeated["series"]["count"] == 3
+    assert repeated["reportingController"] == "sched" and repeated["reportingInstance"].startswith("sched-")
+    b.api.close()

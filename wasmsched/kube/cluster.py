@@ -39,6 +39,8 @@ RETRY_STEPS = 4
 RETRY_INITIAL = 0.01
 # client-go's events broadcaster: isomorphic events within this window become one Event's series.
 EVENT_SERIES_WINDOW = 6 * 60.0
+# A series' count reaches the API server when it starts (the second occurrence) and then on this period.
+EVENT_SERIES_REFRESH = 30 * 60.0
 # ... and the buffer of events waiting to be written (beyond it, events are dropped with a log line).
 EVENT_QUEUE_SIZE = 1000
 DEFAULT_CONTROLLER = "default-scheduler"
@@ -109,10 +111,12 @@ class EventBroadcaster:
 
     As client-go's events broadcaster: an event isomorphic to one written in the last 6 minutes (same
     regarding, related, reason, action, type, note and reporter) is not written again; it becomes the
-    first one's `series`, whose count is patched when the series is refreshed.
+    first one's `series`: patched at once when the series starts (count 2), then every 30 minutes and
+    at shutdown.
     """
 
-    def __init__(self, api: KubeApi, instance: str | None = None, refresh_seconds: float = 30.0) -> None:
+    def __init__(self, api: KubeApi, instance: str | None = None,
+                 refresh_seconds: float = EVENT_SERIES_REFRESH) -> None:
         self.api = api
         self.host = instance or socket.gethostname()
         self.refresh_seconds = refresh_seconds
@@ -185,6 +189,8 @@ class EventBroadcaster:
             s.count += 1
             s.last = now
             s.dirty = True
+            if s.count == 2:
+                self._patch_series(s)
             return
         ns = ev["metadata"]["namespace"]
         try:
@@ -204,15 +210,17 @@ class EventBroadcaster:
 
     def _refresh(self) -> None:
         for s in list(self._series.values()):
-            if not s.dirty:
-                continue
-            s.dirty = False
-            patch = {"series": {"count": s.count, "lastObservedTime": now_rfc3339(micro=True)}}
-            try:
-                self.api.request_json("PATCH", f"/apis/events.k8s.io/v1/namespaces/{s.namespace}/events/{s.name}",
-                                      body=patch, content_type=MERGE_PATCH)
-            except (ApiError, TransportError) as e:
-                log.warning('"Could not update event series" event="%s/%s" err=%s', s.namespace, s.name, quote(e))
+            if s.dirty:
+                self._patch_series(s)
+
+    def _patch_series(self, s: _Series) -> None:
+        s.dirty = False
+        patch = {"series": {"count": s.count, "lastObservedTime": now_rfc3339(micro=True)}}
+        try:
+            self.api.request_json("PATCH", f"/apis/events.k8s.io/v1/namespaces/{s.namespace}/events/{s.name}",
+                                  body=patch, content_type=MERGE_PATCH)
+        except (ApiError, TransportError) as e:
+            log.warning('"Could not update event series" event="%s/%s" err=%s', s.namespace, s.name, quote(e))
 
 
 class KubeCluster:
