@@ -31,6 +31,12 @@ ENDED_WITHIN = 20.0
 NODE = NodeInfo(make_node("n1").obj())
 
 
+def _default_sigint() -> None:
+    """In the child: SIGINT's default action, even when the suite runs with SIGINT ignored (a background
+    job of a non-interactive shell does, and exec keeps an ignored signal ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_simulate(tmp_path: Path, guest: str, **args: str) -> tuple[subprocess.Popen[str], queue.Queue[str]]:
     """`wasmsched simulate` with the guest as a wasm plugin, in a child process; returns it once the
     guest has logged "looping" (it is then inside the endless part), with its stderr lines so far."""
@@ -49,7 +55,8 @@ def start_simulate(tmp_path: Path, guest: str, **args: str) -> tuple[subprocess.
     proc = subprocess.Popen([sys.executable, "-m", "wasmsched.cli.main", "simulate", "--config",
                              str(tmp_path / "scheduler.yaml"), str(tmp_path / "cluster.yaml")],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "WASMSCHED_CACHE_DIR": str(tmp_path / "cache")})
+                            env={**os.environ, "WASMSCHED_CACHE_DIR": str(tmp_path / "cache")},
+                            preexec_fn=_default_sigint)  # noqa: PLW1509 - only resets a signal disposition
     lines: queue.Queue[str] = queue.Queue()
     assert proc.stderr is not None
     threading.Thread(target=lambda: [lines.put(line) for line in proc.stderr], daemon=True).start()  # type: ignore[union-attr,func-returns-value]
