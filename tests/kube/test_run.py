@@ -463,3 +463,32 @@ def test_isomorphic_events_become_one_event_with_a_series(admin: KubeApi, namesp
     assert repeated["series"]["count"] == 3
     assert repeated["reportingController"] == "sched" and repeated["reportingInstance"].startswith("sched-")
     b.api.close()
+
+
+def test_writes_to_a_pod_that_went_away_raise_lookup_errors(admin: KubeApi, namespace: str, nodes: Nodes,
+                                                             dev_cluster: Any) -> None:
+    """A 404 (pod deleted) or a failed UID precondition (pod recreated under the same name) is a pod that
+    went away: PodGoneError, a LookupError, which the failure handler and the preemption executor treat
+    as "gone", not as an error to retry."""
+    from wasmsched.api.types import Pod
+    from wasmsched.kube.cluster import EventBroadcaster, KubeCluster, PodGoneError
+    from wasmsched.kube.informer import InformerFactory
+
+    node = nodes.add(unique("n"))
+    created = create_pod(admin, namespace, pod_json("p", "nobody"))
+    stale = Pod()
+    stale.metadata.name, stale.metadata.namespace, stale.metadata.uid = "p", namespace, "not-" + created[
+        "metadata"]["uid"]
+    cluster = KubeCluster(admin, InformerFactory(admin), EventBroadcaster(admin))
+    with pytest.raises(PodGoneError):
+        cluster.delete_pod(stale, "PreemptionByScheduler")  # UID precondition: the pod is another one now
+    assert get_pod(admin, namespace, "p") is not None
+    with pytest.raises(PodGoneError):
+        cluster.bind(stale, node)  # the binding names another UID: refused, nothing bound
+    assert not get_pod(admin, namespace, "p")["spec"].get("nodeName")  # type: ignore[index]
+    admin.request("DELETE", f"/api/v1/namespaces/{namespace}/pods/p", body={"gracePeriodSeconds": 0})
+    wait_for("the pod gone", lambda: get_pod(admin, namespace, "p") is None or None)
+    for write in (lambda: cluster.bind(stale, node), lambda: cluster.set_nominated_node_name(stale, node),
+                  lambda: cluster.set_pod_condition(stale, "PodScheduled", "False", "Unschedulable", "x")):
+        with pytest.raises(PodGoneError):
+            write()

@@ -55,11 +55,16 @@ def now_rfc3339(micro: bool = False) -> str:
     return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ") if micro else t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def is_gone(e: ApiError) -> bool:
+    """The pod is not there (404), or is another pod now: its UID differs from the precondition (409)."""
+    return e.status == 404 or (e.status == 409 and "precondition" in e.message.lower())
+
+
 def _retriable(e: Exception) -> bool:
     """RetriableWithConflict: conflicts, server-side timeouts and throttling, and lost connections."""
     if isinstance(e, TransportError):
         return True
-    return isinstance(e, ApiError) and e.status in (409, 429, 500, 503, 504)
+    return isinstance(e, ApiError) and e.status in (409, 429, 500, 503, 504) and not is_gone(e)
 
 
 def retry_on_conflict(fn: Callable[[], T], rng: random.Random | None = None) -> T:
@@ -261,7 +266,7 @@ class KubeCluster:
         try:
             self.api.request("POST", POD.path(meta.namespace, meta.name, "binding"), body=binding)
         except ApiError as e:
-            if e.status == 404:
+            if is_gone(e):
                 raise _gone(e, f"binding pod {meta.namespace}/{meta.name}") from e
             raise
 
@@ -272,7 +277,7 @@ class KubeCluster:
         try:
             self.api.request("DELETE", POD.path(meta.namespace, meta.name), body=body)
         except ApiError as e:
-            if e.status == 404 or (e.status == 409 and "Precondition failed" in e.message):
+            if is_gone(e):
                 raise _gone(e, f"deleting pod {meta.namespace}/{meta.name}") from e
             raise
 
@@ -289,7 +294,7 @@ class KubeCluster:
         try:
             retry_on_conflict(do)
         except ApiError as e:
-            if e.status == 404:
+            if is_gone(e):
                 raise _gone(e, f"patching pod {meta.namespace}/{meta.name} status") from e
             raise
 
