@@ -32,7 +32,7 @@ wasmsched/api/gen/.stamp-checked: $(STAMP) tools/gen_protos.py FORCE
 FORCE:
 
 # kube-apiserver, kubectl, etcd and KWOK of the pinned releases, built from the Go module proxy into a cache
-# outside the tree (~/.cache/wasmsched/kube, or $WASMSCHED_KUBE_CACHE), shared by clones; ~17 min the first time.
+# outside the tree (~/.cache/wasmsched/kube, or $WASMSCHED_KUBE_CACHE), shared by clones; 7-15 min on 2 cores the first time (mostly kube-apiserver).
 kube:
 	GO=$(GO) tools/kube/build.sh kube-apiserver etcd kwok kubectl
 
