@@ -3,8 +3,11 @@ TestSchedulerScheduleOne, TestSchedulerBinding, permit waits; scheduler never lo
 
 from __future__ import annotations
 
+import logging
 import random
 from typing import Any
+
+import pytest
 
 from wasmsched.api.types import Pod
 from wasmsched.cluster.memory import KIND_NODE, KIND_POD, MemoryCluster
@@ -468,5 +471,26 @@ def test_scheduler_never_loses_a_pod() -> None:
         for p in pods:
             if fits[p] and p not in waiting:
                 assert p in bound, p
+    finally:
+        env.close()
+
+
+def test_a_failed_status_write_is_logged_and_the_pod_stays_queued(caplog: pytest.LogCaptureFixture) -> None:
+    """As kube's updatePod errors: the API server refusing the PodScheduled patch (the pod went away, the
+    server is unreachable) must not take the scheduler down; the pod is requeued all the same."""
+    env = Env({"filter": [("F", FakeFilter(set()))]}, ["node1"])
+
+    def refuse(*_args: Any) -> None:
+        raise LookupError('pods "p" not found')
+
+    env.cluster.set_pod_condition = refuse  # type: ignore[method-assign,assignment]
+    try:
+        env.add_pod("p")
+        with caplog.at_level(logging.ERROR, logger="wasmsched.scheduler"):
+            env.run()
+        assert env.where("p") == "unschedulable"
+        assert env.events("FailedScheduling") == ["0/1 nodes are available: 1 fake reason."]
+        assert any('"Error updating pod"' in r.getMessage() and 'pods \\"p\\" not found' in r.getMessage()
+                   for r in caplog.records)
     finally:
         env.close()

@@ -27,6 +27,7 @@ from wasmsched.scheduler.binding_workers import BindingWorkers
 from wasmsched.scheduler.cache import Cache
 from wasmsched.scheduler.queue import SchedulingQueue
 from wasmsched.scheduler.records import PodRecords
+from wasmsched.util.klog import quote
 
 if TYPE_CHECKING:
     from wasmsched.metrics.metrics import SchedulerMetrics
@@ -280,10 +281,15 @@ class ScheduleOne:
         if current is None:
             return
         self.recorder.eventf(pod, None, "Warning", "FailedScheduling", "Scheduling", truncate_message(msg))
-        self.client.set_pod_condition(pod, "PodScheduled", "False", reason, msg)
-        if (nominating is not None and nominating.mode == NominatingMode.OVERRIDE
-                and current.status.nominatedNodeName != nominating.nominated_node_name):
-            self.client.set_nominated_node_name(pod, nominating.nominated_node_name)
+        # kube's updatePod: a failed write (the pod went away meanwhile, the server is unreachable) is
+        # logged; the pod is already back in the queue, and the next attempt writes its status again.
+        try:
+            self.client.set_pod_condition(pod, "PodScheduled", "False", reason, msg)
+            if (nominating is not None and nominating.mode == NominatingMode.OVERRIDE
+                    and current.status.nominatedNodeName != nominating.nominated_node_name):
+                self.client.set_nominated_node_name(pod, nominating.nominated_node_name)
+        except Exception as e:
+            log.error('"Error updating pod" err=%s pod="%s"', quote(e), pod_key(pod))
 
 
 def _single_node_fit(pod: Pod, host: str, st: Status) -> Status:
