@@ -55,3 +55,25 @@ def test_a_failing_handler_does_not_stop_the_others() -> None:
     inf.add_handler(Handler(lambda o: seen.append(o.metadata.name), None, None))
     inf._apply("ADDED", node("a", "1"))
     assert seen == ["a"]
+
+
+def test_namespace_index_follows_watch_events_and_relists() -> None:
+    from wasmsched.api.types import Service
+
+    def svc(ns: str, name: str, rv: str) -> Service:
+        o = Service()
+        o.metadata.namespace, o.metadata.name, o.metadata.resourceVersion = ns, name, rv
+        return o
+
+    inf = Informer(None, RESOURCES["Service"])  # type: ignore[arg-type]
+    inf._replace([svc("a", "s1", "1"), svc("a", "s2", "1"), svc("b", "s1", "1")])
+    assert sorted(o.metadata.name for o in inf.list_namespace("a")) == ["s1", "s2"]
+    inf._apply("ADDED", svc("c", "s3", "2"))
+    inf._apply("DELETED", svc("a", "s1", "3"))
+    inf._apply("MODIFIED", svc("b", "s1", "4"))
+    assert [o.metadata.name for o in inf.list_namespace("a")] == ["s2"]
+    assert [o.metadata.resourceVersion for o in inf.list_namespace("b")] == ["4"]
+    assert [o.metadata.name for o in inf.list_namespace("c")] == ["s3"]
+    inf._replace([svc("b", "s1", "5")])
+    assert inf.list_namespace("a") == [] and inf.list_namespace("c") == []
+    assert [o.metadata.resourceVersion for o in inf.list_namespace("b")] == ["5"]

@@ -83,3 +83,26 @@ def test_in_cluster_configuration_reaches_the_server(dev_cluster: Any, tmp_path:
         assert rv and "kube-system" in {n.metadata.name for n in namespaces}
     finally:
         api.close()
+
+
+@pytest.mark.parametrize(("make", "expected"), [
+    (lambda tmp: ["--kubeconfig", str(tmp / "missing"), str(tmp / "out")],
+     'error: kubeconfig "{tmp}/missing": no such file'),
+    (lambda tmp: ["--master", "https://127.0.0.1:1", str(tmp / "file")],
+     "error: snapshot DIR {tmp}/file: not a directory"),
+])
+def test_snapshot_bad_input_exits_2_naming_it(tmp_path: Path, make: Any, expected: str) -> None:
+    (tmp_path / "file").write_text("x")
+    out = subprocess.run([sys.executable, "-m", "wasmsched", "snapshot", *make(tmp_path)], check=False,
+                         capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.strip() == expected.format(tmp=tmp_path)
+    assert not (tmp_path / "out").exists()
+
+
+def test_snapshot_of_an_unreachable_server_exits_1_naming_it(tmp_path: Path) -> None:
+    out = subprocess.run([sys.executable, "-m", "wasmsched", "snapshot", "--master", "https://127.0.0.1:1",
+                          str(tmp_path / "out")], check=False, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 1, out.stderr
+    assert out.stderr.startswith("error: https://127.0.0.1:1: GET https://127.0.0.1:1/api/v1/namespaces"), out.stderr
+    assert "Traceback" not in out.stderr

@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
 from google.protobuf.message import Message
 
-from wasmsched.api.convert import ConversionError, dict_to_message
+from wasmsched.api.convert import ConversionError, dict_to_message, message_to_dict
 from wasmsched.api.decoding import (
     MAX_MANIFEST_BYTES,
     DecodeError,
@@ -34,7 +35,7 @@ from wasmsched.api.decoding import (
     yaml_documents,
 )
 from wasmsched.api.defaulting import DEFAULTERS
-from wasmsched.api.types import KIND_TYPES, NAMESPACED_KINDS
+from wasmsched.api.types import KIND_TYPES, NAMESPACED_KINDS, object_key
 from wasmsched.api.validation.objects import validate_object
 from wasmsched.api.validation.scheduling import global_default_conflict
 
@@ -302,3 +303,19 @@ def load_paths(paths: Iterable[str | Path]) -> LoadedObjects:
             raise ManifestError(str(e)) from None
         _load_text(text, str(f), ctx, result)
     return result
+
+
+def write_manifests(path: Path, objects: Iterable[Message]) -> int:
+    """Writes objects as one multi-document YAML file that load_paths reads back, byte for byte the same
+    for the same objects: sorted by namespace/name, keys sorted, without the server's managedFields (as
+    `kubectl get -o yaml` prints them). Returns how many were written."""
+    docs = []
+    for msg in sorted(objects, key=object_key):
+        doc = message_to_dict(msg)
+        meta = doc.get("metadata")
+        if isinstance(meta, dict):
+            meta.pop("managedFields", None)
+        docs.append(doc)
+    with open(path, "w") as f:
+        yaml.safe_dump_all(docs, f, sort_keys=True)
+    return len(docs)

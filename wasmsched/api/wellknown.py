@@ -58,6 +58,12 @@ def format_rfc3339(seconds: int, nanos: int = 0, micro: bool = False) -> str:
     return base + "Z"
 
 
+def now_rfc3339(micro: bool = False) -> str:
+    """The current time as metav1.Time (seconds) or metav1.MicroTime (micro=True) serializes it."""
+    ns = time.time_ns()
+    return format_rfc3339(ns // 1_000_000_000, ns % 1_000_000_000, micro=micro)
+
+
 def parse_go_duration(text: str) -> int:
     """Parse a Go duration string ("1h2m3.5s", "-90s", "0") into nanoseconds, like time.ParseDuration."""
     err = ValueError(f'time: invalid duration "{text}"')

@@ -14,8 +14,8 @@ from wasmsched.config import ConfigError, load_config
 from wasmsched.config.types import KubeSchedulerConfiguration
 from wasmsched.framework.runtime import FrameworkError
 from wasmsched.kube.api import ClientConfigError, ClientConnection, KubeApi, load_configuration
-from wasmsched.kube.app import SchedulerApp, identity, install_signal_handlers
-from wasmsched.kube.leaderelection import HEALTH_CHECK_NAME, LeaderElectionConfig, LeaderElector
+from wasmsched.kube.app import SchedulerApp, install_signal_handlers
+from wasmsched.kube.leaderelection import HEALTH_CHECK_NAME, LeaderElectionConfig, LeaderElector, new_identity
 from wasmsched.kube.serving import SecureServer
 from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.wasm.plugin import register_wasm_plugins
@@ -160,7 +160,7 @@ def _elector(app: SchedulerApp, le: LeaderElectionConfig) -> LeaderElector:
             app.stop_scheduling()
             app.stop.set()
 
-    return LeaderElector(app.api.api_client, le, identity(), started, lambda: None)
+    return LeaderElector(app.api.api_client, le, new_identity(), started, lambda: None)
 
 
 def _serve(app: SchedulerApp, elector: LeaderElector | None) -> int:

@@ -12,8 +12,7 @@ from typing import Any, TextIO
 
 import yaml
 
-from wasmsched.api.convert import message_to_dict
-from wasmsched.api.manifest import ManifestError, load_paths
+from wasmsched.api.manifest import ManifestError, load_paths, write_manifests
 from wasmsched.api.types import object_key
 from wasmsched.cli.table import format_table, one_line
 from wasmsched.cluster.generate import GenerateSpecError, generate, parse_spec
@@ -157,19 +156,19 @@ def _conflict_message(e: ConflictError, sim: Simulation, sources: dict[int, str]
             f"(first defined in {sources.get(id(first), '--generate')})")
 
 
-def check_out_dir(out_dir: Path) -> None:
+def check_out_dir(out_dir: Path, flag: str = "--out") -> None:
     """--out must be a directory that can be written or created: found out before the run, not after
     the results are printed. Nothing is created yet, so bad input leaves no trace."""
     existing = out_dir
     while not existing.exists():
         if existing.is_symlink():
-            raise BadInput(f"--out {out_dir}: {existing} is a dangling symbolic link")
+            raise BadInput(f"{flag} {out_dir}: {existing} is a dangling symbolic link")
         existing = existing.parent
     if not existing.is_dir():
         what = "not a directory" if existing == out_dir else f"{existing} is not a directory"
-        raise BadInput(f"--out {out_dir}: {what}")
+        raise BadInput(f"{flag} {out_dir}: {what}")
     if not os.access(existing, os.W_OK | os.X_OK):
-        raise BadInput(f"--out {out_dir}: permission denied: cannot write in {existing}")
+        raise BadInput(f"{flag} {out_dir}: permission denied: cannot write in {existing}")
 
 
 def check_metrics_file(path: Path) -> None:
@@ -239,9 +238,6 @@ def write_cluster_state(result: SimulationResult, out_dir: Path) -> None:
     files = {"Namespace": "namespaces.yaml", "PriorityClass": "priorityclasses.yaml", "Node": "nodes.yaml",
              "PodDisruptionBudget": "poddisruptionbudgets.yaml", "Pod": "pods.yaml"}
     for kind, fname in files.items():
-        objs = sorted(result.cluster.list(kind), key=object_key)
-        if not objs:
-            continue
-        docs = [message_to_dict(o) for o in objs]
-        with open(out_dir / fname, "w") as f:
-            yaml.safe_dump_all(docs, f, sort_keys=True)
+        objs = result.cluster.list(kind)
+        if objs:
+            write_manifests(out_dir / fname, objs)

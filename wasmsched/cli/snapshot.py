@@ -8,10 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from wasmsched.api.convert import message_to_dict
-from wasmsched.api.types import object_key
+from wasmsched.api.manifest import write_manifests
 from wasmsched.cli.simulate import BadInput, check_out_dir
 from wasmsched.kube.api import (
     ApiError,
@@ -41,14 +38,6 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def clean(doc: dict[str, Any]) -> dict[str, Any]:
-    """Drops what only the server's bookkeeping needs (managedFields), as `kubectl get -o yaml` does."""
-    meta = doc.get("metadata")
-    if isinstance(meta, dict):
-        meta.pop("managedFields", None)
-    return doc
-
-
 def snapshot(api: KubeApi, out_dir: Path) -> dict[str, int]:
     """Writes DIR/<kind plural>.yaml for each kind with objects; returns the count per kind."""
     counts: dict[str, int] = {}
@@ -59,22 +48,20 @@ def snapshot(api: KubeApi, out_dir: Path) -> dict[str, int]:
             continue
         # Finished pods hold no resources and the scheduler's informer leaves them out too.
         items, _ = api.list(res, field_selector=POD_FIELD_SELECTOR if kind == "Pod" else "")
-        lists[kind] = sorted(items, key=object_key)
+        lists[kind] = items
     out_dir.mkdir(parents=True, exist_ok=True)
     for kind, items in lists.items():
         path = out_dir / f"{RESOURCES[kind].plural}.yaml"
         if not items:
             path.unlink(missing_ok=True)
             continue
-        with open(path, "w") as f:
-            yaml.safe_dump_all([clean(message_to_dict(o)) for o in items], f, sort_keys=True)
-        counts[kind] = len(items)
+        counts[kind] = write_manifests(path, items)
     return counts
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        check_out_dir(Path(args.dir))
+        check_out_dir(Path(args.dir), "snapshot DIR")
         api = KubeApi(load_configuration(args.kubeconfig, args.master), ClientConnection())
     except (ClientConfigError, BadInput) as e:
         print(f"error: {e}", file=sys.stderr)

@@ -15,12 +15,9 @@ from __future__ import annotations
 import logging
 import os
 import signal
-import socket
 import threading
 import time
-import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
@@ -29,6 +26,7 @@ from wasmsched.framework.interface import PluginFactory
 from wasmsched.kube.api import KubeApi
 from wasmsched.kube.cluster import EventBroadcaster, KubeCluster
 from wasmsched.kube.informer import InformerFactory
+from wasmsched.kube.resources import RESOURCES
 from wasmsched.metrics.metrics import SchedulerMetrics
 from wasmsched.scheduler.eventhandlers import add_all_event_handlers
 from wasmsched.scheduler.factory import new_scheduler
@@ -42,19 +40,6 @@ SHUTDOWN_GRACE_SECONDS = 10.0
 # parity) besides the ones the event handlers watch.
 LISTER_KINDS = ("Namespace", "PodDisruptionBudget", "PriorityClass", "Service", "ReplicationController",
                 "ReplicaSet", "StatefulSet")
-
-
-def identity() -> str:
-    """kube-scheduler's lease holder identity: hostname and a unique suffix."""
-    return f"{socket.gethostname()}_{uuid.uuid4()}"
-
-
-@dataclass
-class Hooks:
-    """Optional parts, plugged in by the CLI: metrics, serving and leader election."""
-
-    # Called with the app once the scheduler exists (e.g. to attach metrics); returns a stop function.
-    on_start: list[Callable[[SchedulerApp], Callable[[], None] | None]] = field(default_factory=list)
 
 
 class SchedulerApp:
@@ -74,8 +59,6 @@ class SchedulerApp:
                                            **scheduler_kwargs)
         add_all_event_handlers(self.scheduler, self.informers)
         for kind in LISTER_KINDS:
-            from wasmsched.kube.resources import RESOURCES
-
             if RESOURCES[kind].available():
                 self.informers.informer(kind)
         self.metrics_registry = self.metrics.registry  # what /metrics serves

@@ -16,12 +16,12 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from google.protobuf.message import Message
 
-from wasmsched.api.types import Pod, object_key, type_meta
+from wasmsched.api.types import Pod, type_meta
+from wasmsched.api.wellknown import now_rfc3339
 from wasmsched.kube.api import ApiError, KubeApi, TransportError
 from wasmsched.kube.informer import InformerFactory
 from wasmsched.kube.resources import RESOURCES
@@ -48,11 +48,6 @@ DEFAULT_CONTROLLER = "default-scheduler"
 
 class PodGoneError(LookupError):
     """The pod (or node) the write was for no longer exists (404), or is another object now (UID)."""
-
-
-def now_rfc3339(micro: bool = False) -> str:
-    t = datetime.now(UTC)
-    return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ") if micro else t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def is_gone(e: ApiError) -> bool:
@@ -253,7 +248,7 @@ class KubeCluster:
     def list_in_namespace(self, kind: str, namespace: str) -> list[Any]:
         if kind not in RESOURCES or not RESOURCES[kind].available():
             return []
-        return [o for o in self.informers.informer(kind).list() if o.metadata.namespace == namespace]
+        return self.informers.informer(kind).list_namespace(namespace)
 
     # ----- writes ----------------------------------------------------------------------------
 
@@ -332,4 +327,4 @@ class KubeCluster:
         return next(iter(sorted(self.profiles))) if len(self.profiles) == 1 else DEFAULT_CONTROLLER
 
 
-__all__ = ["EventBroadcaster", "KubeCluster", "PodGoneError", "object_key", "retry_on_conflict"]
+__all__ = ["EventBroadcaster", "KubeCluster", "PodGoneError", "is_gone", "retry_on_conflict"]

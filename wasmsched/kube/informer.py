@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from wasmsched.api.decoding import shorten
 from wasmsched.api.types import object_key
 from wasmsched.kube.api import ApiError, KubeApi, TransportError
 from wasmsched.kube.codec import CodecError
@@ -49,6 +50,8 @@ class Informer:
         self.field_selector = field_selector
         self.handlers: builtins.list[Handler] = []
         self._store: dict[str, Any] = {}
+        # client-go's namespace index: listers of namespaced kinds read one namespace at a time.
+        self._by_namespace: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
         self._synced = threading.Event()
         self._rng = rng or random.Random()
@@ -82,6 +85,10 @@ class Informer:
         with self._lock:
             return list(self._store.values())
 
+    def list_namespace(self, namespace: str) -> builtins.list[Any]:
+        with self._lock:
+            return list(self._by_namespace.get(namespace, {}).values())
+
     def has_synced(self) -> bool:
         return self._synced.is_set()
 
@@ -102,12 +109,19 @@ class Informer:
 
     def _apply(self, etype: str, obj: Any) -> None:
         key = object_key(obj)
+        ns = obj.metadata.namespace
         with self._lock:
             old = self._store.get(key)
             if etype == "DELETED":
                 self._store.pop(key, None)
+                in_ns = self._by_namespace.get(ns)
+                if in_ns is not None:
+                    in_ns.pop(key, None)
+                    if not in_ns:
+                        del self._by_namespace[ns]
             else:
                 self._store[key] = obj
+                self._by_namespace.setdefault(ns, {})[key] = obj
         if etype == "DELETED":
             # The event carries the object's final state, which is what handlers get (client-go).
             self._deliver("on_delete", obj)
@@ -119,9 +133,13 @@ class Informer:
     def _replace(self, items: builtins.list[Any]) -> None:
         """A (re)list: the store becomes `items`; what changed is delivered (client-go's Replace)."""
         fresh = {object_key(o): o for o in items}
+        by_namespace: dict[str, dict[str, Any]] = {}
+        for key, o in fresh.items():
+            by_namespace.setdefault(o.metadata.namespace, {})[key] = o
         with self._lock:
             old_store = self._store
             self._store = fresh
+            self._by_namespace = by_namespace
         for key, old in old_store.items():
             if key not in fresh:
                 self._deliver("on_delete", old)
@@ -159,13 +177,13 @@ class Informer:
                 if stop.is_set():
                     break
                 log.warning('"Failed to list or watch; retrying" kind="%s" server="%s" err=%s retryIn="%.1fs"',
-                            self.kind, self.api.host, quote(_short(e)), backoff)
+                            self.kind, self.api.host, quote(shorten(str(e), 300)), backoff)
                 backoff = self._sleep(backoff)
             except Exception as e:  # noqa: BLE001 - urllib3's reader raises ProtocolError and others mid-stream
                 if stop.is_set():
                     break
                 log.warning('"Watch connection broke; retrying" kind="%s" err=%s retryIn="%.1fs"',
-                            self.kind, quote(f"{type(e).__name__}: {_short(e)}"), backoff)
+                            self.kind, quote(shorten(f"{type(e).__name__}: {e}", 300)), backoff)
                 backoff = self._sleep(backoff)
 
     def stop_watch(self) -> None:
@@ -214,11 +232,6 @@ class Informer:
                     continue
                 self._apply(ev.type, ev.object)
                 self.last_resource_version = ev.resource_version or self.last_resource_version
-
-
-def _short(e: BaseException, limit: int = 300) -> str:
-    text = str(e).replace("\n", " ")
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 class InformerFactory:

@@ -22,7 +22,7 @@ from typing import Any
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
-from wasmsched.api.wellknown import format_go_duration, format_rfc3339, parse_go_duration
+from wasmsched.api.wellknown import format_go_duration, now_rfc3339, parse_go_duration
 from wasmsched.config.decode import Reader, raise_if_errors, type_error
 from wasmsched.config.errors import FieldError, child, invalid, required
 from wasmsched.kube.rest import API_ERRORS, TRANSPORT_ERRORS, error_message, request_json, status_of
@@ -129,8 +129,7 @@ def new_identity() -> str:
 
 def now_micro_time() -> str:
     """The current time as metav1.MicroTime serializes it (RFC 3339, microseconds, UTC)."""
-    ns = time.time_ns()
-    return format_rfc3339(ns // _NANOS, ns % _NANOS, micro=True)
+    return now_rfc3339(micro=True)
 
 
 @dataclass(frozen=True)
