@@ -105,14 +105,14 @@ class BoundWatcher:
 
 
 def run_one(cluster: DevCluster, api: KubeApi, label: str, argv: list[str], scheduler: str, pods: int,
-            tmp: Path) -> dict[str, Any]:
+            tmp: Path, cwd: Path = ROOT) -> dict[str, Any]:
     ns = f"bench-{scheduler}"
     api.request_json("POST", "/api/v1/namespaces", body={"apiVersion": "v1", "kind": "Namespace",
                                                            "metadata": {"name": ns}})
     watcher = BoundWatcher(api, ns, pods)
     log_path = tmp / f"{scheduler}.log"
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=log, cwd=ROOT)
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=log, cwd=cwd)
         try:
             time.sleep(3.0)  # start-up (imports, informer sync) is not what is measured
             start = time.perf_counter()
@@ -144,6 +144,8 @@ def main() -> int:
     ap.add_argument("--nodes", type=int, default=500)
     ap.add_argument("--pods", type=int, default=1000)
     ap.add_argument("--rounds", type=int, default=1, help="each scheduler this many times, interleaved")
+    ap.add_argument("--baseline-repo", metavar="DIR", default="",
+                    help="also run `wasmsched run` from this checkout (with its generated modules): a before/after")
     ap.add_argument("--qps", type=int, default=0,
                     help="the schedulers' clientConnection qps (burst twice that); default: kube's 50/100")
     ap.add_argument("--out", default=str(ROOT / "bench/results/real_cluster.json"))
@@ -167,29 +169,35 @@ def main() -> int:
             py = [sys.executable, "-m", "wasmsched", "run", "--kubeconfig", str(cluster.kubeconfig),
                   "--secure-port", "0"]
             for r in range(args.rounds):
-                runs = [
+                runs: list[tuple[str, Any, Path]] = [
                     ("kube-scheduler v1.37.2", lambda s: [str(kube_scheduler), "--config",
                      str(kube_scheduler_config(tmp / f"{s}.yaml", s, cluster.kubeconfig, args.qps)),
-                     "--secure-port", "0", "--v", "1"]),
-                    ("wasmsched", lambda s: [*py, "--config", str(config(tmp / f"{s}.yaml", s, None, args.qps))]),
-                    ("wasmsched + NodeNumber wasm",
-                     lambda s: [*py, "--config", str(config(tmp / f"{s}.yaml", s, wasm, args.qps))]),
+                     "--secure-port", "0", "--v", "1"], ROOT),
+                    ("wasmsched", lambda s: [*py, "--config", str(config(tmp / f"{s}.yaml", s, None, args.qps))],
+                     ROOT),
                 ]
-                for i, (label, argv) in enumerate(runs):
+                if args.baseline_repo:
+                    # `python -m wasmsched` run from that checkout imports its own package first.
+                    runs.append((f"wasmsched baseline ({Path(args.baseline_repo).name})",
+                                 lambda s: [*py, "--config", str(config(tmp / f"{s}.yaml", s, None, args.qps))],
+                                 Path(args.baseline_repo).resolve()))
+                runs.append(("wasmsched + NodeNumber wasm",
+                             lambda s: [*py, "--config", str(config(tmp / f"{s}.yaml", s, wasm, args.qps))], ROOT))
+                for i, (label, argv, cwd) in enumerate(runs):
                     sched = f"s{r}x{i}"
-                    row = run_one(cluster, api, label, argv(sched), sched, args.pods, tmp)
+                    row = run_one(cluster, api, label, argv(sched), sched, args.pods, tmp, cwd)
                     row["round"] = r
                     rows.append(row)
                     print(json.dumps(row), file=sys.stderr)
         finally:
             cluster.down()
     base = {row["round"]: row["pods_per_second"] for row in rows if row["scheduler"].startswith("kube-scheduler")}
-    print(f"{'scheduler':<30} {'round':>5} {'pods':>6} {'bound':>6} {'create s':>8} {'seconds':>8} {'pods/s':>8} "
+    print(f"{'scheduler':<34} {'round':>5} {'pods':>6} {'bound':>6} {'create s':>8} {'seconds':>8} {'pods/s':>8} "
           f"{'vs kube':>8} {'binds/s':>8}")
     for row in rows:
         ratio = row["pods_per_second"] / base[row["round"]] if base.get(row["round"]) else float("nan")
         row["ratio_to_kube_scheduler"] = round(ratio, 2)
-        print(f"{row['scheduler']:<30} {row['round']:>5} {row['pods']:>6} {row['bound']:>6} "
+        print(f"{row['scheduler']:<34} {row['round']:>5} {row['pods']:>6} {row['bound']:>6} "
               f"{row['create_seconds']:>8.2f} {row['seconds']:>8.2f} {row['pods_per_second']:>8.1f} {ratio:>7.2f}x "
               f"{row['bind_pods_per_second']:>8.1f}")
     out = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count()},

@@ -10,27 +10,21 @@ import sys
 
 from wasmsched.cli import cache, devcluster, run, simulate, snapshot
 from wasmsched.cli.logs import setup_logging
-
-
-def _version(dist: str) -> str:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
+from wasmsched.util.version import dist_version
 
 
 def version_text() -> str:
     """`wasmsched <version> (wasmtime <version>, kubernetes <version>)`, from the installed packages'
     metadata; kubernetes is the version whose API protos are built in (tools/gen_protos.py writes its
     k8s.io/api module version, v0.X.Y for Kubernetes v1.X.Y, next to them), left out if unknown."""
-    extra = [f"wasmtime {_version('wasmtime')}"]
+    extra = [f"wasmtime {dist_version('wasmtime')}"]
     try:
         api = (importlib.resources.files("wasmsched.api.gen") / "VERSION").read_text().strip()
     except (OSError, ModuleNotFoundError):
         api = ""
     if api.startswith("v0."):
         extra.append(f"kubernetes v1.{api.removeprefix('v0.')}")
-    return f"wasmsched {_version('wasmsched')} ({', '.join(extra)})"
+    return f"wasmsched {dist_version('wasmsched')} ({', '.join(extra)})"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -143,7 +143,7 @@ def _secure_server(args: argparse.Namespace, app: SchedulerApp, elector: LeaderE
     if elector is not None:
         health[HEALTH_CHECK_NAME] = elector.check
     ready = {**health, "sched-handler-sync": app.caches_synced}
-    return SecureServer(args.bind_address, args.secure_port, app.api.api_client, app.metrics_registry,
+    return SecureServer(args.bind_address, args.secure_port, app.api.api_client, app.metrics.registry,
                         {"healthz": health, "livez": health, "readyz": ready},
                         cert_file=args.tls_cert_file or None, key_file=args.tls_private_key_file or None,
                         cert_dir=args.cert_dir or None, anonymous=False)

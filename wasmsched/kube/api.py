@@ -8,7 +8,6 @@ its reply-model quirks (37.0.2 fails to deserialize pods/binding's Status reply)
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import logging
 import os
@@ -30,6 +29,7 @@ from wasmsched.kube import codec
 from wasmsched.kube.codec import WatchEvent
 from wasmsched.kube.resources import Resource
 from wasmsched.kube.rest import TRANSPORT_ERRORS, raw_request
+from wasmsched.util.version import dist_version
 
 log = logging.getLogger("wasmsched.kube")
 
@@ -88,11 +88,7 @@ class ClientConnection:
 
 
 def user_agent() -> str:
-    try:
-        version = importlib.metadata.version("wasmsched")
-    except importlib.metadata.PackageNotFoundError:
-        version = "0.0.0"
-    return f"wasmsched/v{version} ({platform.system().lower()}/{platform.machine()}) scheduler"
+    return f"wasmsched/v{dist_version('wasmsched')} ({platform.system().lower()}/{platform.machine()}) scheduler"
 
 
 def load_configuration(kubeconfig: str = "", master: str = "") -> kclient.Configuration:
@@ -242,7 +238,7 @@ class KubeApi:
             lst = codec.decode(data, ctype, resource.list_class)
             items.extend(lst.items)  # type: ignore[attr-defined]
             rv = lst.metadata.resourceVersion  # type: ignore[attr-defined]
-            cont = lst.metadata.__getattribute__("continue")  # type: ignore[attr-defined]
+            cont = getattr(lst.metadata, "continue")  # type: ignore[attr-defined]
             if not cont:
                 return items, rv
 

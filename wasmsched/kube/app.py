@@ -17,9 +17,8 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from types import FrameType
-from typing import Any
 
 from wasmsched.config.types import KubeSchedulerConfiguration
 from wasmsched.framework.interface import PluginFactory
@@ -30,7 +29,6 @@ from wasmsched.kube.resources import RESOURCES
 from wasmsched.metrics.metrics import SchedulerMetrics
 from wasmsched.scheduler.eventhandlers import add_all_event_handlers
 from wasmsched.scheduler.factory import new_scheduler
-from wasmsched.scheduler.scheduler import Scheduler
 
 log = logging.getLogger("wasmsched.run")
 
@@ -43,8 +41,7 @@ LISTER_KINDS = ("Namespace", "PodDisruptionBudget", "PriorityClass", "Service", 
 
 
 class SchedulerApp:
-    def __init__(self, cfg: KubeSchedulerConfiguration, registry: Mapping[str, PluginFactory], api: KubeApi,
-                 *, scheduler_factory: Callable[..., Scheduler] = new_scheduler, **scheduler_kwargs: Any) -> None:
+    def __init__(self, cfg: KubeSchedulerConfiguration, registry: Mapping[str, PluginFactory], api: KubeApi) -> None:
         self.cfg = cfg
         self.api = api
         self.informers = InformerFactory(api)
@@ -54,17 +51,14 @@ class SchedulerApp:
         profiles = frozenset(p.scheduler_name for p in cfg.profiles)
         self.cluster = KubeCluster(api, self.informers, self.events, profiles)
         self.metrics = SchedulerMetrics()
-        self.scheduler = scheduler_factory(cfg, registry, self.cluster, self.cluster, time.monotonic,
-                                           seed=int.from_bytes(os.urandom(4), "big"), metrics=self.metrics,
-                                           **scheduler_kwargs)
+        self.scheduler = new_scheduler(cfg, registry, self.cluster, self.cluster, time.monotonic,
+                                       seed=int.from_bytes(os.urandom(4), "big"), metrics=self.metrics)
         add_all_event_handlers(self.scheduler, self.informers)
         for kind in LISTER_KINDS:
             if RESOURCES[kind].available():
                 self.informers.informer(kind)
-        self.metrics_registry = self.metrics.registry  # what /metrics serves
         self.lost_lease = False
         self.stop = threading.Event()  # the whole process is shutting down
-        self.leading = threading.Event()  # the scheduling loop may run
         self._loop_thread: threading.Thread | None = None
         self._loop_stop = threading.Event()
 
@@ -89,7 +83,6 @@ class SchedulerApp:
         """The scheduling loop, on its own thread (OnStartedLeading)."""
         if self._loop_thread is not None:
             return
-        self.leading.set()
         self._loop_thread = threading.Thread(target=self._loop, name="schedule-one", daemon=True)
         self._loop_thread.start()
 
@@ -102,7 +95,6 @@ class SchedulerApp:
 
     def stop_scheduling(self) -> None:
         """No pod is popped after this returns (the cycle in progress finishes first)."""
-        self.leading.clear()
         self._loop_stop.set()
         self.scheduler.queue.close()
         if self._loop_thread is not None:
