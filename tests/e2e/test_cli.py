@@ -33,7 +33,7 @@ def test_explain_filter_and_scores(capsys: pytest.CaptureFixture[str]) -> None:
     incoming = pods["incoming"]
     assert incoming["node"] == "empty"
     assert incoming["filter"] == {
-        "tainted": {"plugin": "TaintToleration", "code": "UnschedulableAndUnresolvable", "reason": UNTOLERATED},
+        "tainted": {"plugin": "TaintToleration", "code": "UnschedulableAndUnresolvable", "reasons": [UNTOLERATED]},
         "empty": "ok",
         "half-full": "ok",
     }
@@ -55,9 +55,9 @@ def test_explain_filter_and_scores(capsys: pytest.CaptureFixture[str]) -> None:
     too_big = pods["too-big"]
     assert too_big["phase"] == "Unschedulable"
     insufficient = {"plugin": "NodeResourcesFit", "code": "UnschedulableAndUnresolvable",
-                    "reason": "Insufficient cpu"}
+                    "reasons": ["Insufficient cpu"]}
     assert too_big["filter"] == {
-        "tainted": {"plugin": "TaintToleration", "code": "UnschedulableAndUnresolvable", "reason": UNTOLERATED},
+        "tainted": {"plugin": "TaintToleration", "code": "UnschedulableAndUnresolvable", "reasons": [UNTOLERATED]},
         "empty": insufficient,
         "half-full": insufficient,
     }

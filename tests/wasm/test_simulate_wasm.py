@@ -27,7 +27,7 @@ from wasmsched.wasm.runtime import Runtime
 
 from .harness import LAST_DIGIT_WAT, compile_wat
 
-NODE_NAME_ENDS_IN_0 = {"plugin": "lastdigit", "code": "Unschedulable", "reason": "node name ends in 0"}
+NODE_NAME_ENDS_IN_0 = {"plugin": "lastdigit", "code": "Unschedulable", "reasons": ["node name ends in 0"]}
 CAPACITY = {"cpu": "4", "memory": "8Gi", "pods": "110"}
 
 

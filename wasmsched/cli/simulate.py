@@ -14,6 +14,7 @@ import yaml
 
 from wasmsched.api.manifest import ManifestError, load_paths, write_manifests
 from wasmsched.api.types import object_key
+from wasmsched.cli.explain import explain_document
 from wasmsched.cli.table import format_table, one_line
 from wasmsched.cluster.generate import GenerateSpecError, generate, parse_spec
 from wasmsched.cluster.memory import AdmissionError, ConflictError
@@ -190,7 +191,7 @@ def result_document(result: SimulationResult, explain: bool) -> dict[str, Any]:
             "message": p.message, "nominatedNode": p.nominated_node, "attempts": p.attempts,
         }
         if explain:
-            d.update(_explain(p.explain))
+            d.update(explain_document(p.explain))
         pods.append(d)
     # Binding cycles record their events from other threads, so the global order varies from run to
     # run. Grouping by pod (in report order) keeps each pod's events in the order they happened and
@@ -203,21 +204,6 @@ def result_document(result: SimulationResult, explain: bool) -> dict[str, Any]:
     summary["seconds"] = round(result.seconds, 3)
     summary.update(result.extra_summary)
     return {"pods": pods, "events": events, "summary": summary}
-
-
-def _explain(ex: Any) -> dict[str, Any]:
-    if ex is None:
-        return {"filter": {}, "scores": {}}
-    filt: dict[str, Any] = {}
-    for node, st in ex.filter.items():
-        filt[node] = "ok" if st is None else {"plugin": st.plugin, "code": str(st.code),
-                                              "reason": st.message()}
-    scores: dict[str, Any] = {}
-    for nps in ex.scores:
-        entry = {ps.name: ps.score for ps in nps.scores}
-        entry["total"] = nps.total_score
-        scores[nps.name] = entry
-    return {"filter": filt, "scores": scores}
 
 
 def _report(result: SimulationResult, output: str, explain: bool, out: TextIO) -> None:

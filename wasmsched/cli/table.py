@@ -72,12 +72,12 @@ def explain_lines(pod: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _reason_lines(rejected: Mapping[str, Mapping[str, str]]) -> list[str]:
+def _reason_lines(rejected: Mapping[str, Mapping[str, Any]]) -> list[str]:
     if not rejected:
         return []
     groups: dict[tuple[str, str], list[str]] = {}
     for node, st in rejected.items():
-        groups.setdefault((st.get("plugin", ""), one_line(st.get("reason", ""))), []).append(node)
+        groups.setdefault((st.get("plugin", ""), one_line(", ".join(st.get("reasons", ())))), []).append(node)
     ordered = sorted(groups.items(), key=lambda g: (-len(g[1]), g[0]))
     count_w = max(len(str(len(nodes))) for _, nodes in ordered)
     plugin_w = max(len(plugin) for (plugin, _), _ in ordered)

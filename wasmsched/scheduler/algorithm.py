@@ -35,17 +35,30 @@ class ScheduleResult:
 
 @dataclass
 class CycleExplain:
-    """What --explain reports for the last attempt of a pod."""
+    """What --explain reports for one attempt of a pod: the PreFilter outcome, a Filter verdict per
+    node (None: passed) and the weighted scores of the feasible nodes when they were scored."""
 
     filter: dict[str, Status | None] = field(default_factory=dict)
     scores: list[NodePluginScores] = field(default_factory=list)
+    pre_filter: Status | None = None
+    # PreFilterResult's node names; None: all nodes.
+    pre_filter_nodes: set[str] | None = None
+    # The pod's nominated node passed and was taken without looking at the others.
+    nominated_fast_path: bool = False
+
+    def best(self) -> list[str]:
+        """The feasible nodes with the highest total score (one feasible node is not scored: it is the best)."""
+        if not self.scores:
+            return sorted(n for n, st in self.filter.items() if st is None)
+        top = max(s.total_score for s in self.scores)
+        return sorted(s.name for s in self.scores if s.total_score == top)
 
 
 class SchedulingAlgorithm:
     """SchedulePod for every profile of one scheduler: it owns the rotating start index and the
     tie-breaking random source, and reads nodes from the snapshot it refreshes from the cache."""
 
-    def __init__(self, cache: Cache, snapshot: Snapshot, nominator: Nominator, rng: random.Random,
+    def __init__(self, cache: Cache, snapshot: Snapshot, nominator: Nominator, rng: random.Random | None,
                  percentage_of_nodes_to_score: int | None) -> None:
         self.cache = cache
         self.snapshot = snapshot
@@ -71,12 +84,9 @@ class SchedulingAlgorithm:
         self.cache.update_snapshot(snap)
         if snap.num_nodes() == 0:
             raise NoNodesAvailable(ERR_NO_NODES_AVAILABLE)
-        feasible, diagnosis = self.find_nodes_that_fit_pod(fwk, state, pod)
+        feasible, diagnosis = self.find_nodes_that_fit_pod(fwk, state, pod, explain)
         if explain is not None:
-            for name, st in diagnosis.node_to_status.items():
-                explain.filter[name] = st
-            for ni in feasible:
-                explain.filter[ni.name] = None
+            self._explain_filter(explain, diagnosis, feasible)
         if not feasible:
             raise FitError(pod, snap.num_nodes(), diagnosis)
         evaluated = len(feasible) + diagnosis.node_to_status.len()
@@ -87,12 +97,26 @@ class SchedulingAlgorithm:
             explain.scores = scores
         return ScheduleResult(self.select_host(scores), evaluated, len(feasible))
 
-    def find_nodes_that_fit_pod(self, fwk: Framework, state: CycleState,
-                                pod: Pod) -> tuple[list[NodeInfo], Diagnosis]:
+    def _explain_filter(self, explain: CycleExplain, diagnosis: Diagnosis, feasible: list[NodeInfo]) -> None:
+        """Every node's verdict, in snapshot order. Nodes PreFilter ruled out get the status kube's
+        Diagnosis gives absent nodes; the nominated-node fast path evaluated only its node."""
+        passed = {ni.name for ni in feasible}
+        if explain.nominated_fast_path:
+            explain.filter = dict.fromkeys(passed)
+            return
+        for ni in self.snapshot.list():
+            explain.filter[ni.name] = None if ni.name in passed else diagnosis.node_to_status.get(ni.name)
+
+    def find_nodes_that_fit_pod(self, fwk: Framework, state: CycleState, pod: Pod,
+                                explain: CycleExplain | None = None) -> tuple[list[NodeInfo], Diagnosis]:
         diagnosis = Diagnosis()
         all_nodes = self.snapshot.list()
         pre_res, st, plugins = fwk.run_pre_filter_plugins(state, pod, all_nodes)
         diagnosis.unschedulable_plugins = set(plugins)
+        if explain is not None:
+            explain.pre_filter = st
+            explain.pre_filter_nodes = None if pre_res is None or pre_res.all_nodes() \
+                else set(pre_res.node_names or ())
         if not_success(st):
             if not is_rejected(st):
                 raise SchedulingError(st.message())
@@ -103,6 +127,8 @@ class SchedulingAlgorithm:
         if pod.status.nominatedNodeName:
             feasible = self._evaluate_nominated_node(fwk, state, pod, diagnosis)
             if feasible:
+                if explain is not None:
+                    explain.nominated_fast_path = True
                 return feasible, diagnosis
         nodes: Sequence[NodeInfo] = all_nodes
         if pre_res is not None and not pre_res.all_nodes():
@@ -194,10 +220,14 @@ class SchedulingAlgorithm:
 
     def select_host(self, scores: list[NodePluginScores]) -> str:
         """The best total score; ties broken uniformly at random among the best (as kube's
-        reservoir sampling, with one draw)."""
+        reservoir sampling, with one draw), or without a random source by the lowest node name."""
         best = max(s.total_score for s in scores)
         ties = [s for s in scores if s.total_score == best]
-        return ties[0].name if len(ties) == 1 else self.rng.choice(ties).name
+        if len(ties) == 1:
+            return ties[0].name
+        if self.rng is None:
+            return min(t.name for t in ties)
+        return self.rng.choice(ties).name
 
 
 class SchedulingError(RuntimeError):

@@ -41,6 +41,7 @@ def new_scheduler(
     max_consecutive_errors: int | None = None,
     binding_workers: int = SchedulerOptions.binding_workers,
     metrics: SchedulerMetrics | None = None,
+    lowest_name_tie_break: bool = False,
 ) -> Scheduler:
     opts = SchedulerOptions(
         percentage_of_nodes_to_score=cfg.percentage_of_nodes_to_score,
@@ -50,5 +51,6 @@ def new_scheduler(
         explain=explain,
         max_consecutive_errors=max_consecutive_errors,
         binding_workers=binding_workers,
+        lowest_name_tie_break=lowest_name_tie_break,
     )
     return Scheduler([profile_spec(p) for p in cfg.profiles], registry, client, recorder, clock, opts, metrics)

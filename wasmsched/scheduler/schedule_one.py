@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("wasmsched.scheduler")
 
+AttemptObserver = Callable[[Pod, str, CycleExplain | None, ScheduleResult, Status | None], None]
 CLEAR_NOMINATED_NODE = NominatingInfo("", NominatingMode.OVERRIDE)
 # Event notes are capped by the API; kube truncates the FailedScheduling message the same way.
 NOTE_LENGTH_LIMIT = 1024
@@ -54,6 +55,9 @@ class ScheduleOne:
     binding_workers: BindingWorkers
     metrics: SchedulerMetrics | None
     clock: Callable[[], float]
+    # Called after each scheduling cycle (differential tests, tools): the pod, its profile, the
+    # --explain data (None without explain), the result and the cycle's status (None: assumed).
+    attempt_observer: AttemptObserver | None = None
 
     def schedule_one(self) -> bool:
         """Pops and schedules one pod; False when the active queue is empty."""
@@ -83,6 +87,8 @@ class ScheduleOne:
         explain = CycleExplain() if self.options.explain else None
         result, assumed_pi, status = self.scheduling_cycle(fwk, state, qpi, explain)
         rec.explain = explain
+        if self.attempt_observer is not None:
+            self.attempt_observer(pod, fwk.profile_name(), explain, result, status)
         if not_success(status) and not is_wait(status):
             fwk.notify_scheduling_cycle_done(pod, False)
             self.handle_scheduling_failure(fwk, qpi, status, result.nominating_info, start)

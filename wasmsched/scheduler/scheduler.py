@@ -55,6 +55,9 @@ class SchedulerOptions:
     # kube-scheduler retries a pod that hit an internal error forever. A simulation must end, so it
     # gives up after this many consecutive errors and reports the pod (None: retry forever).
     max_consecutive_errors: int | None = None
+    # Equally-best nodes: the lowest name instead of a random one. It is one of the choices kube's random
+    # tie-break makes, so a run can be compared with kube-scheduler's decision by decision.
+    lowest_name_tie_break: bool = False
 
 
 class Scheduler(EventHandlers, ScheduleOne):
@@ -112,7 +115,8 @@ class Scheduler(EventHandlers, ScheduleOne):
             hints[spec.scheduler_name] = build_queueing_hint_map(fwk.events_to_register())
         self.queue.queueing_hints = hints
         self.algorithm = SchedulingAlgorithm(self.cache, self.snapshot, self.queue.nominator,
-                                             random.Random(self.options.seed),
+                                             None if self.options.lowest_name_tie_break
+                                             else random.Random(self.options.seed),
                                              self.options.percentage_of_nodes_to_score)
         if metrics is not None:
             metrics.watch_queue(self.queue)

@@ -1,0 +1,86 @@
+"""Field-by-field comparison of wasmsched's and kube-scheduler's result documents for one case.
+
+Both sides break score ties by the lowest node name, so a run stays in step. Preemption is the one
+place kube chooses at random among equally good nodes (pickOneNodeForPreemption); when the two sides
+nominate different nodes that kube rates equal, the runs legitimately part ways there and later
+attempts are not compared.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+ATTEMPT_FIELDS = ("profile", "preFilter", "filter", "scores", "best", "node", "code", "message")
+RUN_FIELDS = ("nominatedNode", "victims")
+
+
+@dataclass
+class Comparison:
+    differences: list[str] = field(default_factory=list)
+    attempts_compared: int = 0
+    # Set when the runs parted ways legitimately (equally good preemption nodes): why, at which attempt.
+    diverged: str = ""
+
+    @property
+    def equal(self) -> bool:
+        return not self.differences
+
+
+def _show(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
+def _compare_value(where: str, ours: Any, kube: Any, out: list[str]) -> None:
+    if ours == kube:
+        return
+    if isinstance(ours, Mapping) and isinstance(kube, Mapping):
+        for key in sorted(set(ours) | set(kube)):
+            if key not in ours:
+                out.append(f"{where}[{key}]: wasmsched has none, kube {_show(kube[key])}")
+            elif key not in kube:
+                out.append(f"{where}[{key}]: wasmsched {_show(ours[key])}, kube has none")
+            else:
+                _compare_value(f"{where}[{key}]", ours[key], kube[key], out)
+        return
+    out.append(f"{where}: wasmsched {_show(ours)}, kube {_show(kube)}")
+
+
+def compare(ours: Mapping[str, Any], kube: Mapping[str, Any]) -> Comparison:
+    result = Comparison()
+    if "error" in kube or "error" in ours:
+        if kube.get("error") is None or ours.get("error") is None:
+            result.differences.append(
+                f"error: wasmsched {_show(ours.get('error'))}, kube {_show(kube.get('error'))}")
+        return result
+    run = ours.get("mode") == "run"
+    ours_attempts: list[Any] = list(ours.get("attempts", []))
+    kube_attempts: list[Any] = list(kube.get("attempts", []))
+    diffs = result.differences
+    for i, (a, k) in enumerate(zip(ours_attempts, kube_attempts, strict=False)):
+        where = f"attempt {i + 1} ({k.get('pod')})"
+        if a.get("pod") != k.get("pod"):
+            diffs.append(f"attempt {i + 1}: wasmsched tried {a.get('pod')}, kube tried {k.get('pod')}")
+            return result
+        result.attempts_compared += 1
+        for f in ATTEMPT_FIELDS:
+            _compare_value(f"{where} {f}", a.get(f), k.get(f), diffs)
+        if not run:
+            continue
+        ours_nominated, kube_nominated = a.get("nominatedNode"), k.get("nominatedNode")
+        if ours_nominated != kube_nominated and ours_nominated in (k.get("preemptionCandidates") or ()):
+            result.diverged = (f"{where}: preemption nominated {ours_nominated} (wasmsched) and {kube_nominated} "
+                               f"(kube), equally good for kube: {k.get('preemptionCandidates')}")
+            return result
+        for f in RUN_FIELDS:
+            _compare_value(f"{where} {f}", a.get(f), k.get(f), diffs)
+        if diffs:
+            return result
+    if len(ours_attempts) != len(kube_attempts):
+        diffs.append(f"attempts: wasmsched made {len(ours_attempts)}, kube {len(kube_attempts)}")
+        return result
+    if run:
+        _compare_value("final", ours.get("final"), kube.get("final"), diffs)
+    return result

@@ -1,0 +1,115 @@
+"""`make fuzz-kube SEEDS=N`: random cases (generate.py) on wasmsched and on kube-scheduler 1.37.2
+(kube-oracle), compared in both modes. Differences are printed (shrunk) and written to --out; the exit
+status is 1 when any was found.
+
+    python -m wasmsched.testing.differential.fuzz --seeds 0:20000 --jobs 2 --out .cache/fuzz-kube
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from wasmsched.testing.differential.generate import generate_case
+
+from wasmsched.testing.differential.check import check
+from wasmsched.testing.differential.local import MODES
+from wasmsched.testing.differential.oracle import Oracle, oracle_binary
+
+
+@dataclass
+class SeedResult:
+    seed: int
+    reports: list[str]
+    diverged: int = 0
+
+
+def parse_seeds(spec: str) -> range:
+    """`N` (seeds 0..N-1) or `A:B` (A..B-1)."""
+    lo, sep, hi = spec.partition(":")
+    try:
+        return range(int(lo), int(hi)) if sep else range(int(lo))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--seeds: expected N or A:B, got {spec!r}") from None
+
+
+@dataclass
+class _Worker:
+    """A worker process's own oracle (one `kube-oracle serve` per process)."""
+
+    oracle: Oracle | None = None
+    modes: tuple[str, ...] = MODES
+
+
+_worker = _Worker()
+
+
+def _init(binary: str, modes: tuple[str, ...]) -> None:
+    _worker.oracle = Oracle(Path(binary))
+    _worker.modes = modes
+
+
+def _run_seed(seed: int) -> SeedResult:
+    assert _worker.oracle is not None
+    case = generate_case(seed)
+    reports = []
+    for mode in _worker.modes:
+        r = check(_worker.oracle, seed, case.objects, case.config, mode)
+        if r is not None:
+            reports.append(r)
+    return SeedResult(seed, reports)
+
+
+def run(seeds: range, jobs: int, modes: tuple[str, ...], binary: Path) -> Iterator[SeedResult]:
+    if jobs <= 1:
+        _init(str(binary), modes)
+        yield from map(_run_seed, seeds)
+        return
+    with multiprocessing.get_context("fork").Pool(jobs, _init, (str(binary), modes)) as pool:
+        yield from pool.imap(_run_seed, seeds, chunksize=8)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="fuzz-kube", description=__doc__.split("\n\n")[0] if __doc__ else None)
+    p.add_argument("--seeds", type=parse_seeds, default=parse_seeds("1000"), help="N or A:B (default 1000)")
+    p.add_argument("--jobs", type=int, default=2, help="worker processes, one kube-oracle each (default 2)")
+    p.add_argument("--modes", default=",".join(MODES), help="cycle,run (default both)")
+    p.add_argument("--out", type=Path, help="directory for one report file per differing seed")
+    p.add_argument("--max-failures", type=int, default=20, help="stop after this many differing seeds")
+    args = p.parse_args(argv)
+    modes = tuple(m for m in args.modes.split(",") if m)
+    for m in modes:
+        if m not in MODES:
+            p.error(f"--modes: {m!r}: expected a subset of {','.join(MODES)}")
+    binary = oracle_binary()
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    done = failed = 0
+    for res in run(args.seeds, args.jobs, modes, binary):
+        done += 1
+        if res.reports:
+            failed += 1
+            text = "\n\n".join(res.reports)
+            print(text, flush=True)
+            if args.out:
+                (args.out / f"seed-{res.seed}.txt").write_text(text + "\n")
+            if failed >= args.max_failures:
+                print(f"fuzz-kube: stopping after {failed} differing seeds", file=sys.stderr)
+                break
+        if done % 500 == 0:
+            print(f"fuzz-kube: {done} seeds, {failed} differing, {time.monotonic() - start:.0f} s",
+                  file=sys.stderr, flush=True)
+    seconds = time.monotonic() - start
+    print(f"fuzz-kube: {done} seeds ({args.seeds.start}..{args.seeds.start + done - 1}), modes {','.join(modes)}: "
+          f"{failed} with differences, in {seconds:.0f} s ({done / max(seconds, 1e-9):.1f} seeds/s)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
