@@ -93,7 +93,7 @@ def _plugin_config(ctx: Ctx, disabled: set[str]) -> list[dict[str, Any]]:
         ("NodeResourcesFit", 0.45, _fit_args),
         ("NodeResourcesBalancedAllocation", 0.2, _balanced_args),
         ("NodeAffinity", 0.15, _node_affinity_args),
-        ("PodTopologySpread", 0.2, _spread_args),
+        ("PodTopologySpread", 0.25, _spread_args),
         ("InterPodAffinity", 0.2, _interpod_args),
         ("DefaultPreemption", 0.2, _preemption_args),
     )
@@ -133,7 +133,7 @@ def _fit_args(ctx: Ctx) -> dict[str, Any]:
             "shape": [{"utilization": x, "score": rng.randint(0, 10)} for x in xs]
         }
     args: dict[str, Any] = {"scoringStrategy": strategy}
-    if ctx.chance(0.15):
+    if ctx.chance(0.2):
         ctx.tag("config.fit.ignored")
         if ctx.chance(0.5):
             args["ignoredResources"] = [GPU]
@@ -171,7 +171,7 @@ def _node_affinity_args(ctx: Ctx) -> dict[str, Any]:
 
 def _spread_args(ctx: Ctx) -> dict[str, Any]:
     rng = ctx.rng
-    if ctx.chance(0.25):
+    if ctx.chance(0.35):
         ctx.tag("config.spread.system")
         return {"defaultingType": "System"}
     ctx.tag("config.spread.list")

@@ -111,6 +111,7 @@ class Knobs:
     scheduling_gates: float = 0.08
     nominated_node: float = 0.1
     priority_class_name: float = 0.6
+    stored_priority: float = 0.25  # spec.priority and preemptionPolicy given, as admission stores them
     quantity_variants: float = 0.3  # "0.5" for 500m, "1024Mi" for 1Gi, bytes for Mi
 
 
@@ -147,6 +148,7 @@ FEATURES: frozenset[str] = frozenset(
         "interpod.zone", "interpod.hostname", "interpod.match_expressions",
         # priorities and disruption budgets
         "priority_class", "priority_class.global_default", "priority_class.never", "priority_class_name",
+        "priority.stored",
         "pdb", "pdb.allowed_zero", "pdb.allowed_positive", "pdb.min_available", "pdb.max_unavailable",
         "pdb.percent", "preemption_scenario",
         # queueing
@@ -196,6 +198,8 @@ class Ctx:
     namespaces: list[str] = field(default_factory=lambda: ["default"])
     namespace_labels: dict[str, dict[str, str]] = field(default_factory=dict)
     priority_classes: dict[str, int] = field(default_factory=dict)
+    preemption_policies: dict[str, str] = field(default_factory=dict)
+    global_default: str | None = None
     nodes: list[NodeFacts] = field(default_factory=list)
     workloads: list[Workload] = field(default_factory=list)
     second_profile: bool = False

@@ -148,6 +148,9 @@ def _priority_classes(ctx: Ctx, scenario: bool) -> list[dict[str, Any]]:
             pc["globalDefault"] = True
         elif ctx.chance(0.2):
             pc["globalDefault"] = False
+        if name == default:
+            ctx.global_default = name
+        ctx.preemption_policies[name] = "Never" if name == never else "PreemptLowerPriority"
         if name == never:
             ctx.tag("priority_class.never")
             pc["preemptionPolicy"] = "Never"

@@ -72,6 +72,8 @@ def make_pod(ctx: Ctx, shape: PodShape) -> dict[str, Any]:
     if shape.priority_class is not None:
         ctx.tag("priority_class_name")
         spec["priorityClassName"] = shape.priority_class
+    if ctx.chance(k.stored_priority):
+        _stored_priority(ctx, spec)
     if ctx.chance(k.tolerations):
         spec["tolerations"] = _tolerations(ctx)
     if pending and ctx.chance(k.node_selector):
@@ -101,12 +103,27 @@ def make_pod(ctx: Ctx, shape: PodShape) -> dict[str, Any]:
     return pod
 
 
+def _stored_priority(ctx: Ctx, spec: dict[str, Any]) -> None:
+    """What the Priority admission plugin stores: the class (or the global default) with its value and
+    preemption policy; priority 0 and PreemptLowerPriority without either."""
+    ctx.tag("priority.stored")
+    name = spec.get("priorityClassName") or ctx.global_default
+    if name:
+        spec["priorityClassName"] = name
+        spec["priority"] = ctx.priority_classes[name]
+        spec["preemptionPolicy"] = ctx.preemption_policies[name]
+    else:
+        spec["priority"] = 0
+        spec["preemptionPolicy"] = "PreemptLowerPriority"
+
+
 def _queueing(ctx: Ctx, spec: dict[str, Any], shape: PodShape) -> None:
     k = ctx.knobs
     if ctx.chance(k.scheduling_gates):
         ctx.tag("scheduling_gates")
         spec["schedulingGates"] = [{"name": "example.com/gate"}]
-    if ctx.nodes and ctx.chance(k.nominated_node):
+    elif ctx.nodes and ctx.chance(k.nominated_node):
+        # only a pod that went through a scheduling cycle (so not a gated one) can have been nominated
         ctx.tag("nominated_node")
         shape.status["nominatedNodeName"] = ctx.rng.choice(ctx.nodes).name
     r = ctx.rng.random()
