@@ -18,6 +18,7 @@ from typing import Any
 
 from google.protobuf.message import Message
 
+from wasmsched.api.podstrategy import prepare_pod_for_create
 from wasmsched.api.types import Pod, PriorityClass, object_key
 from wasmsched.api.validation.scheduling import SYSTEM_PRIORITY_CLASS_DESCRIPTIONS, SYSTEM_PRIORITY_CLASSES
 from wasmsched.cluster.disruption import with_status
@@ -157,6 +158,7 @@ class MemoryCluster:
     # ----- admission --------------------------------------------------------------------------
 
     def _admit_pod(self, pod: Pod) -> None:
+        prepare_pod_for_create(pod)
         if not pod.spec.schedulerName:
             pod.spec.schedulerName = "default-scheduler"
         for c in list(pod.spec.initContainers) + list(pod.spec.containers):

@@ -15,9 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from wasmsched.testing.differential.generate import generate_case
-
 from wasmsched.testing.differential.check import check
+from wasmsched.testing.differential.generate import generate_case
 from wasmsched.testing.differential.local import MODES
 from wasmsched.testing.differential.oracle import Oracle, oracle_binary
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from wasmsched.api.manifest import load_text
 from wasmsched.api.types import Pod, object_key
@@ -81,7 +81,7 @@ class LocalCase:
         self.start = self.clock.now()
         self.pending: list[str] = []
         try:
-            self._create(loaded.of_kind, loaded.of_kind("Pod"))
+            self._create(loaded.of_kind, cast(list[Pod], loaded.of_kind("Pod")))
         except (AdmissionError, ConflictError) as e:
             self.scheduler.close()
             raise CaseError(str(e)) from e
@@ -118,9 +118,9 @@ class LocalCase:
         s = self.scheduler
         out = []
         for key in self.pending:
-            pod = self.cluster.get(KIND_POD, key)
-            fwk = s.profiles.get(pod.spec.schedulerName)
-            if fwk is None or pod.spec.schedulingGates:
+            pod: Pod | None = self.cluster.get(KIND_POD, key)
+            fwk = s.profiles.get(pod.spec.schedulerName) if pod is not None else None
+            if pod is None or fwk is None or pod.spec.schedulingGates:
                 continue
             ex = CycleExplain()
             result, status = ScheduleResult(), None

@@ -31,9 +31,9 @@ def oracle_binary() -> Path:
     out = subprocess.run([str(BUILD_SCRIPT), "--print-dir", "kube-oracle"], capture_output=True, text=True,
                          check=False)
     for line in out.stdout.splitlines():
-        name, _, path = line.partition("=")
-        if name == "kube-oracle" and Path(path).is_file():
-            return Path(path)
+        name, _, built = line.partition("=")
+        if name == "kube-oracle" and Path(built).is_file():
+            return Path(built)
     raise OracleError(f"kube-oracle is not built: run `make kube-oracle`\n{out.stderr.strip()}")
 
 
