@@ -58,7 +58,7 @@ type oracle struct {
 
 	mu        sync.Mutex
 	attempts  []*Attempt
-	current   *cycleRecord             // the scheduling cycle in progress (run mode)
+	current   *cycleRecord               // the scheduling cycle in progress (run mode)
 	byPod     map[types.UID]*cycleRecord // the last cycle of each pod, for binding failures
 	perPod    map[string]int
 	bindEnded bool

@@ -25,15 +25,15 @@ type FinalState struct {
 
 // Attempt is one scheduling cycle of one pod.
 type Attempt struct {
-	Pod       string                       `json:"pod"`
-	Profile   string                       `json:"profile"`
-	PreFilter PreFilterRecord              `json:"preFilter"`
-	Filter    map[string]any               `json:"filter"` // "ok" or *StatusRecord
+	Pod       string                      `json:"pod"`
+	Profile   string                      `json:"profile"`
+	PreFilter PreFilterRecord             `json:"preFilter"`
+	Filter    map[string]any              `json:"filter"` // "ok" or *StatusRecord
 	Scores    map[string]map[string]int64 `json:"scores"`
-	Best      []string                     `json:"best"`
-	Node      *string                      `json:"node"`
-	Code      string                       `json:"code"`
-	Message   string                       `json:"message"`
+	Best      []string                    `json:"best"`
+	Node      *string                     `json:"node"`
+	Code      string                      `json:"code"`
+	Message   string                      `json:"message"`
 	// Run mode only; nil in cycle mode so that they are left out.
 	NominatedNode        *string   `json:"nominatedNode,omitempty"`
 	Victims              *[]string `json:"victims,omitempty"`
