@@ -422,8 +422,9 @@ func (o *oracle) runCycles() error {
 }
 
 // runScheduler is run mode: the pending pods are created one by one (1 ms apart on the fake clock),
-// then ScheduleOne runs while activeQ has pods, each time until everything it started has settled;
-// when only backoffQ has pods the clock jumps to the earliest backoff expiry.
+// then ScheduleOne runs while activeQ has pods, each time until everything it started has settled,
+// and the clock steps 1 ms after each; when only backoffQ has pods the clock jumps to the earliest
+// backoff expiry.
 func (o *oracle) runScheduler() error {
 	for _, pod := range o.pendingPods() {
 		if _, err := o.client.CoreV1().Pods(pod.Namespace).Create(o.ctx, pod, metav1.CreateOptions{}); err != nil {
@@ -483,6 +484,9 @@ func (o *oracle) scheduleOne() error {
 	}
 	err := o.counts.waitQuiet(settleTimeout, bindingDone)
 	o.finishCycle()
+	// Every cycle at its own instant: the queue orders pods of equal priority by the time they were
+	// added or last failed, and with equal times by the order of its own map walks, which is random.
+	o.clock.Step(time.Millisecond)
 	return err
 }
 
