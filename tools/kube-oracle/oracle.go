@@ -95,7 +95,7 @@ func newOracle(c *Case, mode string) (*oracle, error) {
 	o.client, o.tracker = newClientset(o.counts)
 	tr := o.tracker
 	for _, obj := range c.Objects {
-		if mode == "run" && isPending(obj) {
+		if (mode == "run" && isPending(obj)) || isTerminal(obj) {
 			continue
 		}
 		if err := tr.Add(obj); err != nil {
@@ -156,7 +156,14 @@ func (o *oracle) close() {
 
 func isPending(obj runtime.Object) bool {
 	pod, ok := obj.(*corev1.Pod)
-	return ok && pod.Spec.NodeName == ""
+	return ok && pod.Spec.NodeName == "" && !isTerminal(obj)
+}
+
+// isTerminal: kube-scheduler's pod informer lists only pods that are neither Succeeded nor Failed
+// (a field selector the fake clientset does not apply), so such pods are left out of the cluster.
+func isTerminal(obj runtime.Object) bool {
+	pod, ok := obj.(*corev1.Pod)
+	return ok && (pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed)
 }
 
 func objectName(obj runtime.Object) string {
@@ -387,8 +394,8 @@ func (o *oracle) attemptList() []*Attempt {
 func (o *oracle) pendingPods() []*corev1.Pod {
 	var out []*corev1.Pod
 	for _, obj := range o.c.Objects {
-		if pod, ok := obj.(*corev1.Pod); ok && pod.Spec.NodeName == "" {
-			out = append(out, pod)
+		if isPending(obj) {
+			out = append(out, obj.(*corev1.Pod))
 		}
 	}
 	return out
@@ -443,8 +450,9 @@ func (o *oracle) runScheduler() error {
 			}
 			continue
 		}
-		if !o.flushBackoff() {
-			return nil
+		flushed, err := o.flushBackoff()
+		if err != nil || !flushed {
+			return err
 		}
 	}
 	return nil
@@ -508,24 +516,24 @@ func splitKey(key string) (string, string) {
 // flushBackoff moves the clock to the earliest backoff expiry in backoffQ and moves the pods whose
 // backoff has then completed to activeQ, as the queue's flush on its ticker would. False when
 // backoffQ is empty.
-func (o *oracle) flushBackoff() bool {
+func (o *oracle) flushBackoff() (bool, error) {
 	queue := o.sched.SchedulingQueue
 	pods := queue.PodsInBackoffQ()
 	if len(pods) == 0 {
-		return false
+		return false, nil
 	}
 	expiry := make(map[string]time.Time, len(pods))
 	var earliest time.Time
-	for i, pod := range pods {
+	for _, pod := range pods {
 		qpi, ok := queue.GetPod(pod.Name, pod.Namespace, pod.Spec.SchedulingGroup)
 		if !ok {
 			continue
 		}
 		t := o.backoffExpiry(qpi)
-		expiry[podKey(pod)] = t
-		if i == 0 || t.Before(earliest) {
+		if len(expiry) == 0 || t.Before(earliest) {
 			earliest = t
 		}
+		expiry[podKey(pod)] = t
 	}
 	if earliest.After(o.clock.Now()) {
 		o.clock.SetTime(earliest)
@@ -537,8 +545,11 @@ func (o *oracle) flushBackoff() bool {
 			due[podKey(pod)] = pod
 		}
 	}
+	if len(due) == 0 {
+		return false, fmt.Errorf("backoffQ holds %d pods but none of them could be looked up", len(pods))
+	}
 	queue.Activate(klog.FromContext(o.ctx), due)
-	return true
+	return true, nil
 }
 
 // backoffExpiry is the backoff queue's getBackoffTime (SchedulerPopFromBackoffQ off: no window alignment).
