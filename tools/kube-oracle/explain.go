@@ -32,11 +32,15 @@ func explain(ctx context.Context, fw framework.Framework, snapshot *internalcach
 	if err != nil {
 		return nil, err
 	}
+	a.PreFilter = PreFilterRecord{Code: fwk.Success.String(), Reasons: []string{}}
+	if len(nodes) == 0 {
+		return a, nil // kube fails with ErrNoNodesAvailable before PreFilter
+	}
 	state := framework.NewCycleState()
 	state.Write(framework.PodsToActivateKey, framework.NewPodsToActivate())
 
 	preRes, status, unschedulable := fw.RunPreFilterPlugins(ctx, state, pod)
-	a.PreFilter = PreFilterRecord{Code: status.Code().String(), Reasons: []string{}}
+	a.PreFilter.Code = status.Code().String()
 	if status != nil { // a nil *Status is Success
 		a.PreFilter.Plugin = status.Plugin()
 		a.PreFilter.Reasons = append(a.PreFilter.Reasons, status.Reasons()...)
