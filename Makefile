@@ -14,7 +14,7 @@ SDK_SRC := $(shell find sdk/go -name '*.go' -not -name '*_test.go') sdk/go/go.mo
 # Reproducible builds: the same sources give the same bytes, so the compiled-module cache keeps hitting.
 GO_WASM_BUILD := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -buildvcs=false
 
-.PHONY: all setup examples gotest demo test test-fast pytest lint dist test-wheel clean kube kube-scheduler
+.PHONY: all setup examples gotest demo test test-fast pytest lint dist test-wheel clean kube kube-scheduler kube-oracle
 
 all: setup examples
 
@@ -39,6 +39,10 @@ kube:
 # The stock kube-scheduler, for bench/real_cluster.py only.
 kube-scheduler:
 	GO=$(GO) tools/kube/build.sh kube-scheduler
+
+# The differential-testing oracle (tools/kube-oracle): kube-scheduler's framework in-process on a fake cluster.
+kube-oracle:
+	GO=$(GO) tools/kube/build.sh kube-oracle
 
 examples: $(EXAMPLE_WASM)
 

@@ -3,8 +3,9 @@
 # tree, shared by every clone: kube-apiserver, kubectl and kube-scheduler of k8s.io/kubernetes v1.37.2, etcd
 # v3.7.3 and KWOK v0.8.0. A binary is rebuilt only when its pins (go.mod/go.sum here), this script or
 # the Go toolchain change: the cache key is a hash of those and the link flags. Usage: build.sh [--print-dir] [COMPONENT...]
-# (components: kube-apiserver etcd kwok kubectl kube-scheduler; default: all but kube-scheduler). The binaries are
-# linked from $root/v1.37.2/bin, where `wasmsched dev-cluster` looks for them.
+# (components: kube-apiserver etcd kwok kubectl kube-scheduler kube-oracle; default: all but kube-scheduler and
+# kube-oracle). kube-oracle is the differential-testing oracle of ../kube-oracle, whose key also covers its Go
+# sources. The binaries are linked from $root/v1.37.2/bin, where `wasmsched dev-cluster` looks for them.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -13,7 +14,12 @@ KUBE_VERSION=v1.37.2
 root="${WASMSCHED_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/wasmsched/kube}"
 
 key() {  # the inputs that decide a component's bytes: key MODULE_DIR LDFLAGS
-	{ cat "$here/$1/go.mod" "$here/$1/go.sum"; "$GO" version; echo "$2"; } | sha256sum | cut -c1-16
+	{ cat "$here/$1/go.mod" "$here/$1/go.sum"; sources "$1"; "$GO" version; echo "$2"; } | sha256sum | cut -c1-16
+}
+
+# A module's own Go sources, tests excluded (none for the pin-only modules, whose keys stay as they were).
+sources() {
+	find "$here/$1" -maxdepth 1 -name '*.go' ! -name '*_test.go' -print0 | LC_ALL=C sort -z | xargs -0 -r cat
 }
 
 bin_dir() { echo "$root/$1-$(key "$2" "${3:-}")"; }
@@ -56,8 +62,8 @@ components=()
 for arg in "$@"; do
 	case "$arg" in
 		--print-dir) print_dir=true ;;
-		kube-apiserver|etcd|kwok|kubectl|kube-scheduler) components+=("$arg") ;;
-		*) echo "build.sh: unknown component '$arg' (kube-apiserver, etcd, kwok, kubectl, kube-scheduler)" >&2; exit 2 ;;
+		kube-apiserver|etcd|kwok|kubectl|kube-scheduler|kube-oracle) components+=("$arg") ;;
+		*) echo "build.sh: unknown component '$arg' (kube-apiserver, etcd, kwok, kubectl, kube-scheduler, kube-oracle)" >&2; exit 2 ;;
 	esac
 done
 [[ ${#components[@]} -gt 0 ]] || components=(kube-apiserver etcd kwok kubectl)
@@ -69,10 +75,12 @@ for c in "${components[@]}"; do
 		kubectl) build kubectl kubernetes k8s.io/kubernetes/cmd/kubectl "$(kube_ldflags)" ;;
 		etcd) build etcd etcd go.etcd.io/etcd/server/v3 "-s -w" ;;
 		kwok) build kwok kwok sigs.k8s.io/kwok/cmd/kwok "-s -w" ;;
+		kube-oracle) build kube-oracle ../kube-oracle . "-s -w" ;;
 	esac
 	if $print_dir; then
 		case "$c" in
 			kube-apiserver|kube-scheduler|kubectl) echo "$c=$(bin_dir "$c" kubernetes "$(kube_ldflags)")/$c" ;;
+			kube-oracle) echo "$c=$(bin_dir "$c" ../kube-oracle "-s -w")/$c" ;;
 			*) echo "$c=$(bin_dir "$c" "$c" "-s -w")/$c" ;;
 		esac
 	fi
