@@ -14,7 +14,7 @@ SDK_SRC := $(shell find sdk/go -name '*.go' -not -name '*_test.go') sdk/go/go.mo
 # Reproducible builds: the same sources give the same bytes, so the compiled-module cache keeps hitting.
 GO_WASM_BUILD := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -buildvcs=false
 
-.PHONY: all setup examples gotest demo test test-fast pytest lint dist test-wheel clean kube kube-scheduler kube-oracle
+.PHONY: all setup examples gotest demo test test-fast pytest lint dist test-wheel clean kube kube-scheduler kube-oracle fuzz-kube
 
 all: setup examples
 
@@ -43,6 +43,13 @@ kube-scheduler:
 # The differential-testing oracle (tools/kube-oracle): kube-scheduler's framework in-process on a fake cluster.
 kube-oracle:
 	GO=$(GO) tools/kube/build.sh kube-oracle
+
+# wasmsched against kube-scheduler 1.37.2 (kube-oracle) on SEEDS random clusters, both modes, on JOBS
+# processes; differences are printed shrunk and written to .cache/fuzz-kube (docs/compatibility.md).
+SEEDS ?= 20000
+JOBS ?= 2
+fuzz-kube: setup kube-oracle
+	$(PY) -m wasmsched.testing.differential.fuzz --seeds $(SEEDS) --jobs $(JOBS) --out .cache/fuzz-kube
 
 examples: $(EXAMPLE_WASM)
 
@@ -73,8 +80,9 @@ test: setup
 	$(MAKE) --no-print-directory pytest || failed="$$failed pytest"; \
 	if [ -n "$$failed" ]; then echo "make test: FAILED:$$failed" >&2; exit 1; fi
 
-# The tests marked `kube` run against a real control plane (tests/kube/conftest.py), so the binaries come first.
-pytest: setup kube
+# The tests marked `kube` run against a real control plane (tests/kube/conftest.py) or kube-oracle
+# (tests/differential), so the binaries come first.
+pytest: setup kube kube-oracle
 	$(PY) -m pytest
 
 # No Go builds, no control plane and no lint: the tests marked `go` (they build Go guests or load the

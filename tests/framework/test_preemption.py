@@ -291,7 +291,8 @@ def test_preempt_nominates_and_evicts() -> None:
     handle = FakeHandle(pods=[pod("p1", MID, "node1")], nodes=nodes("node1"), client=client)
     ev = Evaluator("x", handle, FakePostFilterPlugin())
     res, st = ev.preempt(CycleState(), pod("p", HIGH), NodeToStatus({"node1": Status.unschedulable()}))
-    assert st is None
+    assert st is not None and st.code == Code.SUCCESS
+    assert st.message() == "found a potential placement for pod on node node1, preempting 1 victims"
     assert res is not None and res.nominating_info is not None
     assert res.nominating_info.nominated_node_name == "node1"
     assert client.deleted == ["p1"]

@@ -652,6 +652,21 @@ def test_queue_update_refreshes_nominated_pod() -> None:
     assert q.nominator.nominated_pods_for_node("n1")[0].pod is new
 
 
+def test_added_pod_keeps_the_nomination_it_carries_even_when_gated() -> None:
+    """kube's addPod records a new pod's status.nominatedNodeName in the nominator before it can be popped
+    (an earlier scheduler's nomination survives a restart; nominated pods count in Filter)."""
+    clock = SimClock()
+    q = new_queue(clock)
+    a = make_pod("a").uid("a").nominated_node("n1").obj()
+    gated = make_pod("g").uid("g").nominated_node("n1").obj()
+    gated.spec.schedulingGates.add(name="wait")
+    plain = make_pod("p").uid("p").obj()
+    for p in (a, gated, plain):
+        q.add(p)
+    assert [pi.pod.metadata.name for pi in q.nominator.nominated_pods_for_node("n1")] == ["a", "g"]
+    assert q.nominator.nominated_node(plain) == ""
+
+
 def test_queueing_strategy_order() -> None:
     assert QueueingStrategy.QUEUE_SKIP < QueueingStrategy.QUEUE_AFTER_BACKOFF < QueueingStrategy.QUEUE_IMMEDIATELY
 

@@ -55,14 +55,19 @@ func explain(ctx context.Context, fw framework.Framework, snapshot *internalcach
 		return a, nil
 	}
 
-	// The nominated node is tried first; when it passes, kube looks at no other node.
-	if nnn := pod.Status.NominatedNodeName; nnn != "" {
+	// The nominated node is tried first; when it passes, kube looks at no other node. When it fails, its
+	// status stays in the Diagnosis even if PreFilterResult leaves the node out (evaluateNominatedNode).
+	nnn := pod.Status.NominatedNodeName
+	var nominatedStatus *fwk.Status
+	if nnn != "" {
 		if ni, err := snapshot.GetNodeInPlacement(nnn); err == nil {
-			if s := fw.RunFilterPluginsWithNominatedPods(ctx, state, pod, ni); s.IsSuccess() {
+			s := fw.RunFilterPluginsWithNominatedPods(ctx, state, pod, ni)
+			if s.IsSuccess() {
 				a.Filter[nnn] = "ok"
 				a.Best = []string{nnn}
 				return a, nil
 			}
+			nominatedStatus = s
 		}
 	}
 
@@ -74,7 +79,11 @@ func explain(ctx context.Context, fw framework.Framework, snapshot *internalcach
 	for _, n := range nodes {
 		name := n.Node().Name
 		if outside != nil && !preRes.NodeNames.Has(name) {
-			a.Filter[name] = statusRecord(outside)
+			if name == nnn && nominatedStatus != nil {
+				a.Filter[name] = statusRecord(nominatedStatus)
+			} else {
+				a.Filter[name] = statusRecord(outside)
+			}
 			continue
 		}
 		s := fw.RunFilterPluginsWithNominatedPods(ctx, state, pod, n)

@@ -222,6 +222,7 @@ func defaultObjects(objs []runtime.Object) error {
 	}
 	for _, obj := range objs {
 		if pod, ok := obj.(*corev1.Pod); ok {
+			prepareForCreate(pod)
 			if err := admitPriority(pod, classes, globalDefault); err != nil {
 				return fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
 			}
@@ -360,4 +361,51 @@ func decodeConfig(data []byte) (*schedconfig.KubeSchedulerConfiguration, error) 
 		return nil, fmt.Errorf("config: %w", errs)
 	}
 	return cfg, nil
+}
+
+// prepareForCreate is what the API server's pod strategy (pkg/registry/core/pod/strategy.go,
+// PrepareForCreate) changes in a pod it creates and the scheduler depends on: the label keys of pod
+// (anti-)affinity terms and topology spread constraints merged into their label selectors
+// (mutatePodAffinity, mutateTopologySpreadConstraints; both feature gates are on in 1.37). The
+// strategy is written against the internal API types, so its few lines are repeated here for v1.
+func prepareForCreate(pod *corev1.Pod) {
+	if aff := pod.Spec.Affinity; aff != nil {
+		if a := aff.PodAffinity; a != nil {
+			applyTerms(a.RequiredDuringSchedulingIgnoredDuringExecution, a.PreferredDuringSchedulingIgnoredDuringExecution, pod.Labels)
+		}
+		if anti := aff.PodAntiAffinity; anti != nil {
+			applyTerms(anti.RequiredDuringSchedulingIgnoredDuringExecution, anti.PreferredDuringSchedulingIgnoredDuringExecution, pod.Labels)
+		}
+	}
+	for i := range pod.Spec.TopologySpreadConstraints {
+		c := &pod.Spec.TopologySpreadConstraints[i]
+		if len(c.MatchLabelKeys) > 0 && c.LabelSelector != nil {
+			applyLabelKeys(c.LabelSelector, c.MatchLabelKeys, metav1.LabelSelectorOpIn, pod.Labels)
+		}
+	}
+}
+
+func applyTerms(required []corev1.PodAffinityTerm, preferred []corev1.WeightedPodAffinityTerm, labels map[string]string) {
+	for i := range preferred {
+		applyMatchAndMismatchLabelKeys(&preferred[i].PodAffinityTerm, labels)
+	}
+	for i := range required {
+		applyMatchAndMismatchLabelKeys(&required[i], labels)
+	}
+}
+
+func applyMatchAndMismatchLabelKeys(term *corev1.PodAffinityTerm, labels map[string]string) {
+	if (len(term.MatchLabelKeys) == 0 && len(term.MismatchLabelKeys) == 0) || term.LabelSelector == nil {
+		return // a nil selector matches nothing, and stays so
+	}
+	applyLabelKeys(term.LabelSelector, term.MatchLabelKeys, metav1.LabelSelectorOpIn, labels)
+	applyLabelKeys(term.LabelSelector, term.MismatchLabelKeys, metav1.LabelSelectorOpNotIn, labels)
+}
+
+func applyLabelKeys(selector *metav1.LabelSelector, keys []string, op metav1.LabelSelectorOperator, labels map[string]string) {
+	for _, key := range keys {
+		if value, ok := labels[key]; ok {
+			selector.MatchExpressions = append(selector.MatchExpressions, metav1.LabelSelectorRequirement{Key: key, Operator: op, Values: []string{value}})
+		}
+	}
 }

@@ -269,9 +269,9 @@ def pod_nonzero_requests(pod: Pod) -> tuple[int, int]:
     return nano_to_milli(nanos.get(RESOURCE_CPU, 0)), nano_to_value(nanos.get(RESOURCE_MEMORY, 0))
 
 
-def pod_requests_with_defaults(pod: Pod) -> ResourceList:
+def pod_requests_with_defaults(pod: Pod, skip_pod_level: bool = False) -> ResourceList:
     """PodRequests with 100m cpu / 200Mi memory for every container missing them (scoring's non-zero view)."""
-    return pod_requests(pod, non_missing=_DEFAULT_NON_ZERO)
+    return pod_requests(pod, non_missing=_DEFAULT_NON_ZERO, skip_pod_level=skip_pod_level)
 
 
 def quantity_map_to_resource_list(quantities: Mapping[str, object]) -> ResourceList:

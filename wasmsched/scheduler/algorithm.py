@@ -154,8 +154,9 @@ class SchedulingAlgorithm:
                                      diagnosis: Diagnosis, nodes: Sequence[NodeInfo]) -> list[NodeInfo]:
         n = len(nodes)
         to_find = self.num_feasible_nodes_to_find(fwk, n)
-        if not fwk.has_score_plugins():
-            # Without scoring every feasible node is as good as any other: the first one will do.
+        if not fwk.has_score_plugins() and self.rng is not None:
+            # Without scoring every feasible node is as good as any other: the first one will do. (With
+            # the lowest-name tie-break, all of them are candidates for the lowest name.)
             to_find = min(to_find, 1)
         start = self.next_start_node_index % n if n else 0
         ordered = list(nodes[start:]) + list(nodes[:start]) if start else list(nodes)

@@ -255,6 +255,9 @@ class SchedulingQueue:
     def add(self, pod: Pod) -> None:
         with self._lock:
             qpi = self._new_queued(pod)
+            # A new pod may already carry status.nominatedNodeName (written by an earlier scheduler, or in
+            # the input): kube records it before the pod can be popped, gated or not.
+            self.nominator.add_nominated_pod(qpi.pod_info, None)
             self._move_to_active(qpi, mn.EVENT_UNSCHEDULED_POD_ADD)
 
     def update(self, old: Pod, new: Pod) -> None:

@@ -82,7 +82,8 @@ class Evaluator:
         - (None, Error): a transient error; (None, Unschedulable): e.g. the preemptor waits for its
           victims to terminate. Both keep the pod's nominatedNodeName unchanged.
         - (result, Unschedulable): preemption cannot help; the result clears the nomination.
-        - (result, None): the happy path; the result nominates the chosen node.
+        - (result, Success): the happy path; the result nominates the chosen node, and the message (which
+          kube 1.37 appends to the FailedScheduling message) names it and the number of victims.
         """
         # 0) kube re-reads the preemptor from its informer; the scheduler hands us the current object.
         # 1) Ensure the preemptor is eligible to preempt other pods.
@@ -118,7 +119,9 @@ class Evaluator:
         st = self.executor.prepare_candidate(best, pod, self.plugin_name)
         if not_success(st):
             return None, st
-        return new_post_filter_result_with_nominated_node(best.name), None
+        return new_post_filter_result_with_nominated_node(best.name), Status(
+            Code.SUCCESS, [f"found a potential placement for pod on node {best.name}, "
+                           f"preempting {len(best.victims.pods)} victims"])
 
     def find_candidates(self, state: CycleState, all_nodes: Sequence[NodeInfo], pod: Pod,
                         m: NodeToStatus) -> tuple[list[Candidate], NodeToStatus | None, BaseException | None]:

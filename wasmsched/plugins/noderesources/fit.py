@@ -220,7 +220,7 @@ def _scorer_for(args: NodeResourcesFitArgs) -> ResourceAllocationScorer:
         fn = requested_to_capacity_ratio_scorer(resources, rtc.shape if rtc is not None else [])
     else:
         raise ValueError(f"scoring strategy {strategy.type} is not supported")
-    return ResourceAllocationScorer(strategy.type, fn, resources, cpu_mem_fn=batch)
+    return ResourceAllocationScorer(strategy.type, fn, resources, cpu_mem_fn=batch, enable_pod_level_resources=False)
 
 
 class Fit(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreScorePlugin, ScorePlugin):

@@ -69,22 +69,24 @@ def weighted_mean_scorer(resources: Sequence[ResourceSpecLike],
     return scorer
 
 
-def pod_resource_requests(pod: Pod, non_zero: bool) -> dict[str, int]:
+def pod_resource_requests(pod: Pod, non_zero: bool, pod_level: bool = True) -> dict[str, int]:
     """calculatePodResourceRequest's resource.PodRequests: status resources considered (in-place
     resize is GA), cpu in milli-CPU; non_zero gives containers without a cpu / memory request the
-    scheduler's defaults (NonMissingContainerRequests)."""
+    scheduler's defaults (NonMissingContainerRequests); pod_level False ignores spec.resources."""
     if non_zero:
-        return res.pod_requests_with_defaults(pod)
-    return res.pod_requests(pod)
+        return res.pod_requests_with_defaults(pod, skip_pod_level=not pod_level)
+    return res.pod_requests(pod, skip_pod_level=not pod_level)
 
 
 class ResourceAllocationScorer:
     """resourceAllocationScorer: the resources to score, their scorer, and which requests to use."""
 
-    __slots__ = ("_memo_key", "_specs", "cpu_mem_fn", "name", "resources", "scorer", "use_requested")
+    __slots__ = ("_memo_key", "_specs", "cpu_mem_fn", "enable_pod_level_resources", "name", "resources", "scorer",
+                 "use_requested")
 
     def __init__(self, name: str, scorer: ScorerFn, resources: Sequence[ResourceSpecLike],
-                 use_requested: bool = False, cpu_mem_fn: CpuMemFn | None = None) -> None:
+                 use_requested: bool = False, cpu_mem_fn: CpuMemFn | None = None,
+                 enable_pod_level_resources: bool = True) -> None:
         self.name = name
         self.scorer = scorer
         # Optional: the scorer's fast form for the (cpu, memory) configuration.
@@ -94,13 +96,16 @@ class ResourceAllocationScorer:
         self.resources = list(resources)
         # BalancedAllocation scores the plain requests; the Fit strategies the non-zero ones.
         self.use_requested = use_requested
+        # kube 1.37 builds NodeResourcesFit's scorer without its enablePodLevelResources, so the Fit
+        # strategies score container requests only, while BalancedAllocation honours spec.resources.
+        self.enable_pod_level_resources = enable_pod_level_resources
         self._specs = [
             (_KINDS.get(r.name, _OTHER), r.name, res.is_scalar_resource_name(r.name)) for r in self.resources
         ]
 
     def calculate_pod_resource_request_list(self, pod: Pod) -> list[int]:
         """The pod's request of each configured resource, in the order of `resources`."""
-        reqs = pod_resource_requests(pod, non_zero=not self.use_requested)
+        reqs = pod_resource_requests(pod, non_zero=not self.use_requested, pod_level=self.enable_pod_level_resources)
         return [reqs.get(r.name, 0) for r in self.resources]
 
     @staticmethod

@@ -33,9 +33,10 @@ from wasmsched.simulator.simulation import APPLY_ORDER
 from wasmsched.util.clock import SimClock
 
 MODES = ("cycle", "run")
-# kube's queue flushes backoffQ on a one-second ticker started with the queue.
-BACKOFF_FLUSH_PERIOD = 1.0
+# The clock moves 1 ms between pod creations and after every scheduling cycle (as kube-oracle's fake
+# clock), and jumps to the earliest backoff expiry when only backoffQ holds pods.
 CREATION_STEP = 0.001
+CYCLE_STEP = 0.001
 MAX_ATTEMPTS_PER_POD = 20
 
 
@@ -78,7 +79,6 @@ class LocalCase:
             cfg, in_tree_registry(), self.cluster, self.cluster, self.clock.now, explain=True,
             binding_workers=0, max_consecutive_errors=MAX_ATTEMPTS_PER_POD, lowest_name_tie_break=True)
         add_all_event_handlers(self.scheduler, self.cluster)
-        self.start = self.clock.now()
         self.pending: list[str] = []
         try:
             self._create(loaded.of_kind, cast(list[Pod], loaded.of_kind("Pod")))
@@ -145,11 +145,13 @@ class LocalCase:
             attempts.append(_attempt(pod, profile, ex, result, status, run=True))
 
         s.attempt_observer = observe
-        limit = MAX_ATTEMPTS_PER_POD * max(1, len(self.pending))
-        while len(attempts) < limit:
+        # Bounded as kube-oracle bounds it: the run stops once some pod has had MAX_ATTEMPTS_PER_POD.
+        while all(rec.attempts < MAX_ATTEMPTS_PER_POD for rec in s.records.values()):
             before = len(attempts)
             if s.schedule_one():
                 s.wait_for_bindings()
+                # Every cycle's failure gets its own timestamp, so equal-priority pods keep a strict order.
+                self.clock.advance(CYCLE_STEP)
                 if len(attempts) > before:
                     gone = set(self.cluster.deleted_pods) - deleted_before
                     deleted_before |= gone
@@ -158,9 +160,7 @@ class LocalCase:
             expiry = s.queue.next_backoff_expiry()
             if expiry is None:
                 break
-            # The first tick of the flush ticker at or after the expiry.
-            ticks = -(-(expiry - self.start) // BACKOFF_FLUSH_PERIOD)
-            self.clock.advance_to(self.start + ticks * BACKOFF_FLUSH_PERIOD)
+            self.clock.advance_to(expiry)
         final: dict[str, Any] = {}
         for key in self.pending:
             pod = self.cluster.get(KIND_POD, key)
