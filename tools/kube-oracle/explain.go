@@ -68,6 +68,14 @@ func explain(ctx context.Context, fw framework.Framework, snapshot *internalcach
 				return a, nil
 			}
 			nominatedStatus = s
+			// Diagnosis.AddPluginStatus on kube's own plugin set, which the absent-nodes message below
+			// is formatted from.
+			if s.IsRejected() && s.Plugin() != "" {
+				if unschedulable == nil {
+					unschedulable = sets.New[string]()
+				}
+				unschedulable.Insert(s.Plugin())
+			}
 		}
 	}
 

@@ -134,9 +134,11 @@ class SchedulingAlgorithm:
         if pre_res is not None and not pre_res.all_nodes():
             wanted = pre_res.node_names or set()
             nodes = [ni for ni in all_nodes if ni.name in wanted]
+            # kube formats the plugin set after the nominated node was tried: the plugins that rejected
+            # it are in the set too (it is the Diagnosis' own set, not a copy).
             diagnosis.node_to_status.absent_nodes_status = Status(
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                [f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]"],
+                [f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(diagnosis.unschedulable_plugins))}]"],
             )
         feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes)
         processed = len(feasible) + diagnosis.node_to_status.len()
