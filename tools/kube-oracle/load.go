@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"os"
 	"path/filepath"
 	"sort"
@@ -406,6 +407,35 @@ func applyLabelKeys(selector *metav1.LabelSelector, keys []string, op metav1.Lab
 	for _, key := range keys {
 		if value, ok := labels[key]; ok {
 			selector.MatchExpressions = append(selector.MatchExpressions, metav1.LabelSelectorRequirement{Key: key, Operator: op, Values: []string{value}})
+		}
+	}
+}
+
+// RestrictPlugins removes from every profile, at every extension point, the plugins not in allowed (nil:
+// keep all). The differential harness passes the plugins wasmsched has, so that kube's default profile
+// is compared without the plugins wasmsched has not ported yet (docs/compatibility.md).
+func RestrictPlugins(cfg *schedconfig.KubeSchedulerConfiguration, allowed []string) {
+	if allowed == nil {
+		return
+	}
+	keep := sets.New(allowed...)
+	for i := range cfg.Profiles {
+		p := cfg.Profiles[i].Plugins
+		if p == nil {
+			continue
+		}
+		for _, set := range []*schedconfig.PluginSet{
+			&p.PreEnqueue, &p.QueueSort, &p.PreFilter, &p.Filter, &p.PostFilter, &p.PreScore, &p.Score,
+			&p.Reserve, &p.Permit, &p.PreBind, &p.Bind, &p.PostBind, &p.MultiPoint,
+			&p.PlacementGenerate, &p.PlacementScore, &p.PodGroupPostFilter,
+		} {
+			enabled := set.Enabled[:0:0]
+			for _, pl := range set.Enabled {
+				if keep.Has(pl.Name) {
+					enabled = append(enabled, pl)
+				}
+			}
+			set.Enabled = enabled
 		}
 	}
 }

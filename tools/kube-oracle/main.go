@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/klog/v2"
@@ -31,9 +32,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	mode := fs.String("mode", "cycle", "cycle (one scheduling cycle per pending pod) or run (the whole scheduler)")
 	configPath := fs.String("config", "", "KubeSchedulerConfiguration file (YAML or JSON); default: kube's defaults")
+	plugins := fs.String("plugins", "", "comma-separated: the only plugins the profiles keep (default: all)")
 	verbosity := fs.Int("v", 0, "klog verbosity; logs go to stderr and are silenced at 0")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: kube-oracle [--mode cycle|run] [--config FILE] [-v N] PATH...\n       kube-oracle serve [-v N]")
+		fmt.Fprintln(stderr, "usage: kube-oracle [--mode cycle|run] [--config FILE] [--plugins A,B] [-v N] PATH...\n       kube-oracle serve [-v N]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -62,7 +64,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	result, err := runFiles(*mode, *configPath, fs.Args())
+	var allowed []string
+	if *plugins != "" {
+		allowed = strings.Split(*plugins, ",")
+	}
+	result, err := runFiles(*mode, *configPath, allowed, fs.Args())
 	if err != nil {
 		fmt.Fprintln(stderr, "kube-oracle:", err)
 		return 1
@@ -76,7 +82,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func runFiles(mode, configPath string, paths []string) (*Result, error) {
+func runFiles(mode, configPath string, allowed []string, paths []string) (*Result, error) {
 	docs, err := ReadManifests(paths)
 	if err != nil {
 		return nil, err
@@ -95,6 +101,7 @@ func runFiles(mode, configPath string, paths []string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	RestrictPlugins(c.Config, allowed)
 	return Evaluate(c, mode)
 }
 

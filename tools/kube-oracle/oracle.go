@@ -175,7 +175,9 @@ func objectName(obj runtime.Object) string {
 
 func podKey(pod *corev1.Pod) string { return pod.Namespace + "/" + pod.Name }
 
-// bindReactor applies a pods/binding as the API server does: spec.nodeName is set.
+// bindReactor applies a pods/binding as the API server does: spec.nodeName is set. The pod also gets
+// status.startTime (the fake clock's now), as a kubelet that starts it at once would write: preemption
+// orders victims of equal priority by start time, and reads time.Now() for pods without one.
 func (o *oracle) bindReactor(tr *tracker) clienttesting.ReactionFunc {
 	return func(action clienttesting.Action) (bool, runtime.Object, error) {
 		create, ok := action.(clienttesting.CreateAction)
@@ -196,6 +198,10 @@ func (o *oracle) bindReactor(tr *tracker) clienttesting.ReactionFunc {
 			return true, nil, fmt.Errorf("pod %s/%s is already assigned to node %q", pod.Namespace, pod.Name, pod.Spec.NodeName)
 		}
 		pod.Spec.NodeName = binding.Target.Name
+		// The API server clears the nomination when it binds (ClearingNominatedNodeNameAfterBinding, on in 1.37).
+		pod.Status.NominatedNodeName = ""
+		started := metav1.NewTime(o.clock.Now())
+		pod.Status.StartTime = &started
 		if err := tr.Update(gvr, pod, pod.Namespace); err != nil {
 			return true, nil, err
 		}

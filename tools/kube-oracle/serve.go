@@ -16,6 +16,8 @@ type request struct {
 	Mode    string            `json:"mode"`
 	Config  json.RawMessage   `json:"config"`
 	Objects []json.RawMessage `json:"objects"`
+	// Plugins, when given, are the only plugins the profiles keep (RestrictPlugins).
+	Plugins []string `json:"plugins"`
 }
 
 type errorAnswer struct {
@@ -69,6 +71,7 @@ func answer(line []byte) (ans any) {
 	if err != nil {
 		return errorAnswer{ID: id, Error: err.Error()}
 	}
+	RestrictPlugins(c.Config, req.Plugins)
 	result, err := Evaluate(c, req.Mode)
 	if err != nil {
 		return errorAnswer{ID: id, Error: err.Error()}

@@ -76,7 +76,10 @@ def _kind_of(obj: Message) -> str:
 
 
 class MemoryCluster:
-    def __init__(self) -> None:
+    def __init__(self, start_pods_on_bind: Callable[[], float] | None = None) -> None:
+        """`start_pods_on_bind`: a clock; when given, a binding also sets the pod's status.startTime, as a
+        kubelet that starts the pod at once would (differential tests: kube-oracle binds the same way)."""
+        self._start_pods_on_bind = start_pods_on_bind
         # One re-entrant lock serialises writes and their delivery, so watchers see one order.
         self._lock = threading.RLock()
         self._objects: dict[str, dict[str, Any]] = {}
@@ -203,9 +206,17 @@ class MemoryCluster:
             if self.get(KIND_NODE, node_name) is None:
                 raise NotFoundError(f'nodes "{node_name}" not found')
 
+            started = self._start_pods_on_bind() if self._start_pods_on_bind is not None else None
+
             def set_node(p: Pod) -> None:
                 p.spec.nodeName = node_name
+                # The API server clears the nomination when it binds (ClearingNominatedNodeNameAfterBinding,
+                # on since 1.35).
+                p.status.nominatedNodeName = ""
                 _set_condition(p, "PodScheduled", "True", "", "")
+                if started is not None:
+                    p.status.startTime.seconds = int(started)
+                    p.status.startTime.nanos = round((started - int(started)) * 1e9)
 
             self._mutate_pod(cur, set_node)
 

@@ -13,9 +13,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-# In kube's default profile, not ported yet (docs/compatibility.md): with no volumes and no resource claims in
-# a case they pass every node and score 0 (VolumeBinding and DynamicResources score even then).
-NOT_PORTED = frozenset({"VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "DynamicResources"})
 ATTEMPT_FIELDS = ("profile", "preFilter", "filter", "scores", "best", "node", "code", "message")
 RUN_FIELDS = ("nominatedNode", "victims")
 
@@ -52,13 +49,9 @@ def _compare_value(where: str, ours: Any, kube: Any, out: list[str]) -> None:
 
 
 def _normalized(attempt: Mapping[str, Any]) -> Mapping[str, Any]:
-    """An attempt without what kube leaves to chance or wasmsched lacks: the zero scores of plugins
-    wasmsched does not have, and the order of NodeResourcesFit's reasons (kube lists the extended
-    resources in Go map order, which varies from run to run)."""
+    """An attempt without what kube leaves to chance: the order of NodeResourcesFit's reasons (kube lists
+    the extended resources in Go map order, which varies from run to run)."""
     out = dict(attempt)
-    if attempt.get("scores"):
-        out["scores"] = {node: {p: v for p, v in entry.items() if not (p in NOT_PORTED and v == 0)}
-                         for node, entry in attempt["scores"].items()}
     if attempt.get("filter"):
         out["filter"] = {node: {**st, "reasons": sorted(st["reasons"])}
                          if isinstance(st, Mapping) and st.get("plugin") == "NodeResourcesFit" else st

@@ -378,6 +378,11 @@ def _pods(ctx: Ctx, scenario: bool) -> tuple[list[dict[str, Any]], list[dict[str
         victim_pods, preemptor = _preemption_scenario(ctx, names, victims)
         running += victim_pods
         pending.insert(rng.randint(0, len(pending)), preemptor)
+    # A running pod has started (the kubelet wrote status.startTime), each at its own moment and not in
+    # name order: preemption orders victims of equal priority by start time, and kube reads the
+    # current time for a pod without one.
+    for p, minute in zip(running, rng.sample(range(600), len(running)), strict=True):
+        p.setdefault("status", {})["startTime"] = f"2023-12-31T{minute // 60:02d}:{minute % 60:02d}:00Z"
     return running, pending
 
 

@@ -36,6 +36,8 @@ MODES = ("cycle", "run")
 # The clock moves 1 ms between pod creations and after every scheduling cycle (as kube-oracle's fake
 # clock), and jumps to the earliest backoff expiry when only backoffQ holds pods.
 CREATION_STEP = 0.001
+# kube-oracle's fake clock starts at 2024-01-01T00:00:00Z.
+CLOCK_START = 1_704_067_200.0
 CYCLE_STEP = 0.001
 MAX_ATTEMPTS_PER_POD = 20
 
@@ -73,8 +75,8 @@ class LocalCase:
             loaded = load_text("\n---\n".join(json.dumps(o) for o in objects), "case")
         except ValueError as e:
             raise CaseError(str(e)) from e
-        self.clock = SimClock()
-        self.cluster = MemoryCluster()
+        self.clock = SimClock(CLOCK_START)
+        self.cluster = MemoryCluster(start_pods_on_bind=self.clock.now)
         self.scheduler: Scheduler = new_scheduler(
             cfg, in_tree_registry(), self.cluster, self.cluster, self.clock.now, explain=True,
             binding_workers=0, max_consecutive_errors=MAX_ATTEMPTS_PER_POD, lowest_name_tie_break=True)
