@@ -10,6 +10,7 @@ import pytest
 
 from wasmsched.api.types import Node, Pod
 from wasmsched.framework.events import (
+    EVENT_FORCE_ACTIVATE,
     EVENT_UNSCHEDULABLE_TIMEOUT,
     ActionType,
     ClusterEvent,
@@ -268,7 +269,8 @@ def test_move_all_with_queueing_hint(name: str, unschedulable: set[str], pending
     fail(q, qpi, unschedulable, pending)
     assert where(q, p) == "unschedulable"
     clock.advance(duration)
-    q.move_all_to_active_or_backoff_queue(event, None, make_node("n").obj())
+    # A wildcard event carries no object (one would address a single pod).
+    q.move_all_to_active_or_backoff_queue(event, None, None if event.is_wildcard() else make_node("n").obj())
     assert where(q, p) == want
 
 
@@ -562,6 +564,26 @@ def test_update_of_pod_in_no_queue_adds_it_with_its_nomination() -> None:
     q.update(p, new)
     assert where(q, p) == "active"
     assert q.nominator.nominated_node(new) == "n1"
+
+
+@pytest.mark.parametrize(("name", "new", "want"), [
+    ("no object: for every pod", None, "backoff"),
+    ("this pod: for it", "self", "backoff"),
+    ("another pod: not for this one", "other", "unschedulable"),
+    # isPodWorthRequeuing: a wildcard event's object that is not a pod is not for any pod.
+    ("a node: not for this pod", "node", "unschedulable"),
+])
+def test_wildcard_event_with_an_object(name: str, new: str | None, want: str) -> None:
+    clock = SimClock()
+    q = new_queue(clock, [("foo", NODE_ADD, None)])
+    p = pod("p")
+    q.add(p)
+    qpi = q.pop()
+    assert qpi is not None
+    fail(q, qpi, {"foo"})
+    obj = {None: None, "self": p, "other": pod("q"), "node": make_node("n").obj()}[new]
+    q.move_all_to_active_or_backoff_queue(EVENT_FORCE_ACTIVATE, None, obj)
+    assert where(q, p) == want
 
 
 def test_build_queueing_hint_map_unrolls_pod() -> None:

@@ -430,7 +430,8 @@ class SchedulingQueue:
         if not rejectors:
             return QueueingStrategy.QUEUE_AFTER_BACKOFF
         if event.is_wildcard():
-            if new is not None and isinstance(new, Pod) and get_pod_key(new) != get_pod_key(qpi.pod):
+            # A wildcard event with an object is meant for that pod only (ForceActivate).
+            if new is not None and (not isinstance(new, Pod) or get_pod_key(new) != get_pod_key(qpi.pod)):
                 return QueueingStrategy.QUEUE_SKIP
             return QueueingStrategy.QUEUE_AFTER_BACKOFF
         hint_map = self.queueing_hints.get(qpi.pod.spec.schedulerName)
