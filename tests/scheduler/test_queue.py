@@ -586,6 +586,22 @@ def test_wildcard_event_with_an_object(name: str, new: str | None, want: str) ->
     assert where(q, p) == want
 
 
+def test_activate_in_flight_pod_requeues_it_when_rejected() -> None:
+    # kube's Activate records ForceActivate for an in-flight pod; other in-flight pods ignore it.
+    clock = SimClock()
+    q = new_queue(clock, [("foo", NODE_ADD, None)])
+    a, b = pod("a", 10), pod("b", 0)
+    q.add(a)
+    q.add(b)
+    qa, qb = q.pop(), q.pop()
+    assert qa is not None and qb is not None
+    q.activate([a])
+    fail(q, qb, {"foo"})
+    fail(q, qa, {"foo"})
+    assert where(q, a) == "backoff"
+    assert where(q, b) == "unschedulable"
+
+
 def test_build_queueing_hint_map_unrolls_pod() -> None:
     got = build_queueing_hint_map([("foo", ClusterEventWithHint(POD_LABEL_REG, None))])
     assert [e for e, _ in got] == [ClusterEvent(r, ActionType.UPDATE_POD_LABEL) for r in (

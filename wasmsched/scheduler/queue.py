@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from wasmsched.api.types import Pod
 from wasmsched.framework.events import (
+    EVENT_FORCE_ACTIVATE,
     EVENT_UNSCHEDULABLE_TIMEOUT,
     ClusterEvent,
     ClusterEventWithHint,
@@ -323,6 +324,10 @@ class SchedulingQueue:
                 qpi = self.unschedulable_pods.get(key) or self.backoff_q.get(key)
                 if qpi is not None:
                     self._move_to_active(qpi, mn.EVENT_FORCE_ACTIVATE)
+                elif key in self._in_flight:
+                    # Being scheduled: if it comes back rejected, the activation requeues it (kube records
+                    # ForceActivate, addressed to this pod, among the in-flight events).
+                    self._in_flight_events.append((EVENT_FORCE_ACTIVATE, None, pod))
 
     # ----- popping ----------------------------------------------------------------------------
 
