@@ -198,12 +198,3 @@ def test_hard_pod_affinity_weight_zero_ignores_required_terms() -> None:
                [N("node1", **CHINA), N("node2", **INDIA), N("node3", **AZ1)],
                InterPodAffinityArgs(hard_pod_affinity_weight=0))
     assert got == SKIP
-
-
-def test_events_to_register() -> None:
-    from wasmsched.framework.events import ActionType as A
-    pl: Any = interpodaffinity.new(None, FakeHandle())
-    assert [(e.event.resource, int(e.event.action_type)) for e in pl.events_to_register()] == [
-        ("Pod", int(A.ADD | A.UPDATE_POD_LABEL | A.DELETE)),
-        ("Node", int(A.ADD | A.UPDATE_NODE_LABEL | A.UPDATE_NODE_TAINT)),
-    ]

@@ -72,24 +72,23 @@ def test_is_schedulable_after_node_change(name: str, old: object, new: object, w
 @pytest.mark.parametrize(
     ("name", "old", "new", "want"),
     [
-        ("backoff-wrong-new-object", None, "not-a-pod", QueueingHint.QUEUE),
-        ("skip-queue-on-other-pod-toleration-added", make_pod("other").uid("other").obj(),
-         _tolerating_pod("other", uid="other"), QueueingHint.QUEUE_SKIP),
-        ("queue-on-unschedulable-toleration-added", make_pod("p").uid("p").obj(),
+        ("error-wrong-new-object", None, "not-a-pod", QueueingHint.QUEUE),
+        ("error-wrong-old-object", "not-a-pod", make_pod("p").uid("p").obj(), QueueingHint.QUEUE),
+        ("queue-when-the-unsched-pod-gets-toleration", make_pod("p").uid("p").obj(),
          _tolerating_pod(uid="p"), QueueingHint.QUEUE),
-        ("skip-queue-on-unrelated-toleration-added", make_pod("p").uid("p").obj(),
-         make_pod("p").uid("p").toleration("foo", "bar", "NoSchedule").obj(), QueueingHint.QUEUE_SKIP),
+        ("skip-when-the-unsched-pod-gets-unrelated-toleration", make_pod("p").uid("p").obj(),
+         make_pod("p").uid("p").toleration("unrelated-key", operator="Exists").obj(), QueueingHint.QUEUE_SKIP),
     ],
 )
-def test_is_schedulable_after_pod_toleration_change(name: str, old: object, new: object,
-                                                    want: QueueingHint) -> None:
+def test_is_schedulable_after_target_pod_toleration_change(name: str, old: object, new: object,
+                                                           want: QueueingHint) -> None:
     pod = make_pod("p").uid("p").obj()
-    assert _plugin().is_schedulable_after_pod_toleration_change(pod, old, new) == want
+    assert _plugin().is_schedulable_after_target_pod_toleration_change(pod, old, new) == want
 
 
 def test_events_to_register() -> None:
     events = [(e.event.resource, e.event.action_type) for e in _plugin().events_to_register()]
     assert events == [
         (EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
-        (EventResource.POD, ActionType.UPDATE_POD_TOLERATION),
+        (EventResource.TARGET_POD, ActionType.UPDATE_POD_TOLERATION),
     ]

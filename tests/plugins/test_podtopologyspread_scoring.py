@@ -118,6 +118,7 @@ def test_events_to_register() -> None:
     events = [(e.event.resource, int(e.event.action_type)) for e in pl.events_to_register()]
     from wasmsched.framework.events import ActionType as A
     assert events == [
-        ("Pod", int(A.ADD | A.UPDATE_POD_LABEL | A.UPDATE_POD_TOLERATION | A.DELETE)),
+        ("AssignedPod", int(A.ADD | A.UPDATE_POD_LABEL | A.DELETE)),
+        ("TargetPod", int(A.UPDATE_POD_TOLERATION | A.UPDATE_POD_LABEL)),
         ("Node", int(A.ADD | A.DELETE | A.UPDATE_NODE_LABEL | A.UPDATE_NODE_TAINT)),
     ]

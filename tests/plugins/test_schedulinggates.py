@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from wasmsched.api.types import Node
 from wasmsched.framework.events import ActionType, EventResource, QueueingHint
 from wasmsched.framework.status import Code, Status
 from wasmsched.plugins import schedulinggates
@@ -35,29 +34,17 @@ def test_pre_enqueue(name: str, gates: list[str], want: Status | None) -> None:
     assert _plugin().pre_enqueue(pod) == want
 
 
-def test_is_schedulable_after_update_pod_scheduling_gates_eliminated() -> None:
+def test_is_schedulable_after_update_target_pod_scheduling_gates_eliminated() -> None:
     pod = make_pod("p").uid("p").scheduling_gates("foo").obj()
     old = make_pod("p").uid("p").scheduling_gates("foo").obj()
     new = make_pod("p").uid("p").obj()
-    assert _plugin().is_schedulable_after_update_pod_scheduling_gates_eliminated(pod, old, new) == QueueingHint.QUEUE
-
-
-@pytest.mark.parametrize(
-    ("name", "old", "new", "want"),
-    [
-        ("another pod's gates removed", make_pod("q").uid("q").scheduling_gates("foo").obj(),
-         make_pod("q").uid("q").obj(), QueueingHint.QUEUE_SKIP),
-        ("wrong object type", None, Node(), QueueingHint.QUEUE),
-    ],
-)
-def test_hint_other_objects(name: str, old: object, new: object, want: QueueingHint) -> None:
-    pod = make_pod("p").uid("p").scheduling_gates("foo").obj()
-    assert _plugin().is_schedulable_after_update_pod_scheduling_gates_eliminated(pod, old, new) == want
+    hint = _plugin().is_schedulable_after_update_target_pod_scheduling_gates_eliminated(pod, old, new)
+    assert hint == QueueingHint.QUEUE
 
 
 def test_events_to_register() -> None:
     events = _plugin().events_to_register()
     assert len(events) == 1
-    assert events[0].event.resource == EventResource.POD
+    assert events[0].event.resource == EventResource.TARGET_POD
     assert events[0].event.action_type == ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED
     assert events[0].queueing_hint_fn is not None

@@ -197,19 +197,17 @@ def test_is_schedulable_after_node_change(name: str, tolerations: list[Tol], old
     [
         ("queue-on-toleration-added", pod_with_tolerations("pod-1", [], uid="u1"),
          pod_with_tolerations("pod-1", [("foo", "", "", NS)], uid="u1"), QueueingHint.QUEUE),
-        # Not in kube's table (TargetPod there): another pod's update is skipped.
-        ("skip-other-pod", pod_with_tolerations("pod-2", [], uid="u2"),
-         pod_with_tolerations("pod-2", [("foo", "", "", NS)], uid="u2"), QueueingHint.QUEUE_SKIP),
     ],
 )
-def test_is_schedulable_after_pod_toleration_change(name: str, old: Pod, new: Pod, want: QueueingHint) -> None:
+def test_is_schedulable_after_target_pod_toleration_change(name: str, old: Pod, new: Pod,
+                                                           want: QueueingHint) -> None:
     pod = pod_with_tolerations("pod-1", [], uid="u1")
-    assert _plugin().is_schedulable_after_pod_toleration_change(pod, old, new) == want
+    assert _plugin().is_schedulable_after_target_pod_toleration_change(pod, old, new) == want
 
 
 def test_events_to_register() -> None:
     events = [(e.event.resource, e.event.action_type) for e in _plugin().events_to_register()]
     assert events == [
         (EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
-        (EventResource.POD, ActionType.UPDATE_POD_TOLERATION),
+        (EventResource.TARGET_POD, ActionType.UPDATE_POD_TOLERATION),
     ]

@@ -10,6 +10,7 @@ import pytest
 
 from wasmsched.api.types import Node, Pod
 from wasmsched.framework.events import (
+    EVENT_FORCE_ACTIVATE,
     EVENT_UNSCHEDULABLE_TIMEOUT,
     ActionType,
     ClusterEvent,
@@ -268,7 +269,8 @@ def test_move_all_with_queueing_hint(name: str, unschedulable: set[str], pending
     fail(q, qpi, unschedulable, pending)
     assert where(q, p) == "unschedulable"
     clock.advance(duration)
-    q.move_all_to_active_or_backoff_queue(event, None, make_node("n").obj())
+    # A wildcard event carries no object (one would address a single pod).
+    q.move_all_to_active_or_backoff_queue(event, None, None if event.is_wildcard() else make_node("n").obj())
     assert where(q, p) == want
 
 
@@ -398,7 +400,7 @@ def test_in_flight_events_are_per_pod_lifetime() -> None:
 
 def test_in_flight_pod_update_is_replayed() -> None:
     # scheduling_queue.go Update: an in-flight pod's update is recorded as the events
-    # PodSchedulingPropertiesChange derives (here UnschedulablePod/UpdatePodLabel), and replayed
+    # PodSchedulingPropertiesChange derives (here TargetPod/UpdatePodLabel), and replayed
     # through the hints when the pod comes back rejected.
     clock = SimClock()
     q = new_queue(clock, [("foo", POD_LABEL_REG, queue_hint_return_queue)])
@@ -477,7 +479,7 @@ def test_update_unschedulable_pod(name: str, registrations: list[Any], update: C
 
 
 def test_status_only_update_with_pod_update_registration_is_asked() -> None:
-    # kube: a status-only update is the event UnschedulablePod/UpdatePodOther; a plugin registered
+    # kube: a status-only update is the general event TargetPod/Update; a plugin registered
     # for Pod/Update is asked and its Queue moves the pod.
     clock = SimClock()
     q = new_queue(clock, [("foo", POD_UPDATE_REG, queue_hint_return_queue)])
@@ -488,6 +490,122 @@ def test_status_only_update_with_pod_update_registration_is_asked() -> None:
     fail(q, qpi, {"foo"})
     q.update(p, _status_update(p))
     assert where(q, p) == "backoff"
+
+
+TARGET_LABEL_REG = ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_LABEL)
+TARGET_TOLERATION_REG = ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_TOLERATION)
+
+
+@pytest.mark.parametrize(("name", "registered", "want"), [
+    # kube 1.37 scheduling_queue.go Update: "Because the pod itself is being updated here, events are
+    # associated with the resource TargetPod".
+    ("TargetPod registration sees the pod's own update", TARGET_LABEL_REG, "backoff"),
+    ("UnscheduledPod registration does not", ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_LABEL),
+     "unschedulable"),
+    ("AssignedPod registration does not", ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE_POD_LABEL),
+     "unschedulable"),
+    ("Pod registration covers TargetPod", POD_LABEL_REG, "backoff"),
+])
+def test_update_unschedulable_pod_is_a_target_pod_event(name: str, registered: ClusterEvent, want: str) -> None:
+    clock = SimClock()
+    q = new_queue(clock, [("foo", registered, queue_hint_return_queue)])
+    p = pod("p")
+    q.add(p)
+    qpi = q.pop()
+    assert qpi is not None
+    fail(q, qpi, {"foo"})
+    q.update(p, _label_update(p))
+    assert where(q, p) == want
+
+
+def test_update_continues_after_backoff() -> None:
+    # With SchedulerPopFromBackoffQ off only a move to activeQ ends kube's loop over the update's
+    # events: the label change sends the pod to backoffQ, the toleration change (a Pending plugin's
+    # Queue) then to activeQ.
+    clock = SimClock()
+    q = new_queue(clock, [("foo", TARGET_LABEL_REG, queue_hint_return_queue),
+                          ("bar", TARGET_TOLERATION_REG, queue_hint_return_queue)])
+    p = pod("p")
+    q.add(p)
+    qpi = q.pop()
+    assert qpi is not None
+    fail(q, qpi, {"foo"}, {"bar"})
+    new = _label_update(p)
+    t = new.spec.tolerations.add()
+    t.key = "k"
+    q.update(p, new)
+    assert where(q, p) == "active"
+
+
+def test_in_flight_pod_update_is_seen_by_other_in_flight_pods() -> None:
+    # kube's addEventsIfPodInFlight appends a pod's own update to the log every in-flight pod reads,
+    # so a TargetPod registration of another in-flight pod's rejector sees it too.
+    clock = SimClock()
+    q = new_queue(clock, [("foo", TARGET_LABEL_REG, queue_hint_return_queue)])
+    a, b = pod("a", 10), pod("b", 0)
+    q.add(a)
+    q.add(b)
+    qa, qb = q.pop(), q.pop()
+    assert qa is not None and qb is not None
+    q.update(a, _label_update(a))
+    fail(q, qb, {"foo"})
+    assert where(q, b) == "backoff"
+    fail(q, qa, {"foo"})
+    assert where(q, a) == "backoff"
+
+
+def test_update_of_pod_in_no_queue_adds_it_with_its_nomination() -> None:
+    # kube's Update falls back to addPod, which records the pod's nominatedNodeName.
+    clock = SimClock()
+    q = new_queue(clock)
+    p = pod("p")
+    new = _label_update(p)
+    new.status.nominatedNodeName = "n1"
+    q.update(p, new)
+    assert where(q, p) == "active"
+    assert q.nominator.nominated_node(new) == "n1"
+
+
+@pytest.mark.parametrize(("name", "new", "want"), [
+    ("no object: for every pod", None, "backoff"),
+    ("this pod: for it", "self", "backoff"),
+    ("another pod: not for this one", "other", "unschedulable"),
+    # isPodWorthRequeuing: a wildcard event's object that is not a pod is not for any pod.
+    ("a node: not for this pod", "node", "unschedulable"),
+])
+def test_wildcard_event_with_an_object(name: str, new: str | None, want: str) -> None:
+    clock = SimClock()
+    q = new_queue(clock, [("foo", NODE_ADD, None)])
+    p = pod("p")
+    q.add(p)
+    qpi = q.pop()
+    assert qpi is not None
+    fail(q, qpi, {"foo"})
+    obj = {None: None, "self": p, "other": pod("q"), "node": make_node("n").obj()}[new]
+    q.move_all_to_active_or_backoff_queue(EVENT_FORCE_ACTIVATE, None, obj)
+    assert where(q, p) == want
+
+
+def test_activate_in_flight_pod_requeues_it_when_rejected() -> None:
+    # kube's Activate records ForceActivate for an in-flight pod; other in-flight pods ignore it.
+    clock = SimClock()
+    q = new_queue(clock, [("foo", NODE_ADD, None)])
+    a, b = pod("a", 10), pod("b", 0)
+    q.add(a)
+    q.add(b)
+    qa, qb = q.pop(), q.pop()
+    assert qa is not None and qb is not None
+    q.activate([a])
+    fail(q, qb, {"foo"})
+    fail(q, qa, {"foo"})
+    assert where(q, a) == "backoff"
+    assert where(q, b) == "unschedulable"
+
+
+def test_build_queueing_hint_map_unrolls_pod() -> None:
+    got = build_queueing_hint_map([("foo", ClusterEventWithHint(POD_LABEL_REG, None))])
+    assert [e for e, _ in got] == [ClusterEvent(r, ActionType.UPDATE_POD_LABEL) for r in (
+        EventResource.ASSIGNED_POD, EventResource.UNSCHEDULED_POD, EventResource.TARGET_POD)]
 
 
 # ----- gated pods (PreEnqueue) ------------------------------------------------------------------

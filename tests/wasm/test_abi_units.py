@@ -35,8 +35,8 @@ def test_unpack_postfilter() -> None:
     assert encoding.unpack_postfilter(0x00000000_00000003) == (0, 3)
 
 
-@pytest.mark.parametrize(("guest", "framework"), [(63, 8191), (60, 8188), (61, 8189), (40, 40), (8191, 8191),
-                                                  (1, 1), (2, 2), (1 << 14 | 1, 1)])
+@pytest.mark.parametrize(("guest", "framework"), [(63, 32767), (60, 32764), (61, 32765), (40, 40),
+                                                  (32767, 32767), (1, 1), (2, 2), (1 << 15 | 1, 1)])
 def test_map_action(guest: int, framework: int) -> None:
     assert encoding.map_action(guest) == framework
 
@@ -59,7 +59,7 @@ def test_decode_cluster_events_unknown_gvk_is_wildcard_and_warned_once(caplog: p
 def test_decode_cluster_events_short_is_default_list() -> None:
     assert [e.event for e in encoding.decode_cluster_events(b"\x01\x00", "p", set())] == encoding.DEFAULT_EVENTS
     assert len(encoding.DEFAULT_EVENTS) == 6
-    assert all(e.action_type == 8191 for e in encoding.DEFAULT_EVENTS)
+    assert all(e.action_type == 32767 for e in encoding.DEFAULT_EVENTS)
 
 
 def test_nul_list() -> None:

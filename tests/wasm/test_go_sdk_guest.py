@@ -175,7 +175,7 @@ def test_bad_guest_config_fails_instantiation_with_the_constructor_error(runtime
 def test_events_to_register_are_mapped_to_framework_events(guest: Guest) -> None:
     evs = guest.plugin.events_to_register()
     assert [(e.event.resource, int(e.event.action_type)) for e in evs] == [
-        ("Node", 1), ("Pod", 8191), ("Node", 8), ("resource.k8s.io/ResourceClaim", 8188)]
+        ("Node", 1), ("Pod", 32767), ("Node", 8), ("resource.k8s.io/ResourceClaim", 32764)]
     assert guest.plugin.counters()["idle"] == 1  # the borrowed instance went back
 
 

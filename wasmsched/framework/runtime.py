@@ -48,15 +48,15 @@ log = logging.getLogger("wasmsched.framework")
 
 MAX_TIMEOUT = 15 * 60.0  # Permit wait cap, as kube-scheduler's maxTimeout
 
-# framework.UnrollWildCardResource: every resource with every action.
+# framework.UnrollWildCardResource: the events of a plugin without EnqueueExtensions (every resource
+# with every action; kube 1.37 leaves out ResourceSlice, and PodGroup unless GenericWorkload is on).
 ALL_CLUSTER_EVENTS = [
     ClusterEvent(r, ActionType.ALL)
-    for r in (EventResource.POD, EventResource.NODE, EventResource.PERSISTENT_VOLUME,
-              EventResource.PERSISTENT_VOLUME_CLAIM, EventResource.CSI_NODE, EventResource.CSI_DRIVER,
-              EventResource.CSI_STORAGE_CAPACITY, EventResource.STORAGE_CLASS, EventResource.RESOURCE_CLAIM,
-              EventResource.RESOURCE_SLICE, EventResource.DEVICE_CLASS)
+    for r in (EventResource.ASSIGNED_POD, EventResource.UNSCHEDULED_POD, EventResource.TARGET_POD,
+              EventResource.NODE, EventResource.PERSISTENT_VOLUME, EventResource.PERSISTENT_VOLUME_CLAIM,
+              EventResource.CSI_NODE, EventResource.CSI_DRIVER, EventResource.CSI_STORAGE_CAPACITY,
+              EventResource.STORAGE_CLASS, EventResource.RESOURCE_CLAIM, EventResource.DEVICE_CLASS)
 ]
-
 
 
 class FrameworkError(ValueError):

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 from wasmsched.api.types import Node, Pod, pod_priority
 from wasmsched.framework.events import (
+    EVENT_ASSIGNED_POD_ADD,
     EVENT_ASSIGNED_POD_DELETE,
     ActionType,
     ClusterEvent,
@@ -51,8 +52,7 @@ class EventHandlers:
 
     def on_node_add(self, node: Node) -> None:
         self.cache.add_node(node)
-        self.queue.move_all_to_active_or_backoff_queue(ClusterEvent(EventResource.NODE, ActionType.ADD, "NodeAdd"),
-                                                       None, node)
+        self.queue.move_all_to_active_or_backoff_queue(ClusterEvent(EventResource.NODE, ActionType.ADD), None, node)
 
     def on_node_update(self, old: Node, new: Node) -> None:
         self.cache.update_node(old, new)
@@ -60,39 +60,53 @@ class EventHandlers:
             self.queue.move_all_to_active_or_backoff_queue(ev, old, new)
 
     def on_node_delete(self, node: Node) -> None:
+        # kube moves pods first (plugins registered for Node/Delete, e.g. PodTopologySpread), then
+        # removes the node.
+        self.queue.move_all_to_active_or_backoff_queue(ClusterEvent(EventResource.NODE, ActionType.DELETE), node, None)
         self.cache.remove_node(node)
 
     def on_pod_add(self, pod: Pod) -> None:
-        if pod.spec.nodeName:
-            self.cache.add_pod(pod)
-            self.queue.move_all_to_active_or_backoff_queue(
-                ClusterEvent(EventResource.ASSIGNED_POD, ActionType.ADD, "AssignedPodAdd"), None, pod)
-        elif self.responsible_for(pod):
-            self.queue.add(pod)
+        if not pod.spec.nodeName:
+            if self.responsible_for(pod):
+                self.queue.add(pod)
+            return
+        self._add_assigned_pod_to_cache(pod)
+
+    def _add_assigned_pod_to_cache(self, pod: Pod) -> None:
+        self.cache.add_pod(pod)
+        self.queue.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_ADD, None, pod)
 
     def on_pod_update(self, old: Pod, new: Pod) -> None:
-        if old.spec.nodeName and new.spec.nodeName:
+        if old.spec.nodeName:
             self.cache.update_pod(old, new)
-            for ev in pod_scheduling_properties_change(new, old):
+            # A bound pod cannot be the target pod.
+            for ev in pod_scheduling_properties_change(new, old, False):
                 self.queue.move_all_to_active_or_backoff_queue(ev, old, new)
         elif new.spec.nodeName:
-            # Unassigned -> assigned: the pod leaves the queue and enters the cache (the binding landed).
+            # Unassigned -> assigned (the binding landed): the pod enters the cache, and leaves the queue
+            # without any other event (removal by binding, not by deletion).
+            self._add_assigned_pod_to_cache(new)
             if self.responsible_for(old):
                 self.queue.delete(old)
-            self.on_pod_add(new)
-        elif self.responsible_for(new):
-            # An update carrying the same object (a resync) must not schedule the pod twice.
-            if old.metadata.resourceVersion and old.metadata.resourceVersion == new.metadata.resourceVersion:
-                return
-            if self.cache.is_assumed_pod(new):
-                return
-            self.queue.update(old, new)
-            if old.status.nominatedNodeName != new.status.nominatedNodeName:
-                # The space the pod held on its old nominated node is free again for pods of lower or
-                # equal priority.
-                prio = pod_priority(new)
-                self.queue.move_all_to_active_or_backoff_queue(
-                    EVENT_ASSIGNED_POD_DELETE, old, None, lambda p: pod_priority(p) <= prio)
+        elif self.responsible_for(old):
+            self._update_pod_in_scheduling_queue(old, new)
+
+    def _update_pod_in_scheduling_queue(self, old: Pod, new: Pod) -> None:
+        # An update carrying the same object (a resync) must not schedule the pod twice. (Objects built
+        # without a resourceVersion, in tests, are always updates.)
+        if old.metadata.resourceVersion and old.metadata.resourceVersion == new.metadata.resourceVersion:
+            return
+        if self.cache.is_assumed_pod(new):
+            if new.metadata.HasField("deletionTimestamp") and not old.metadata.HasField("deletionTimestamp"):
+                self._handle_assumed_pod_deletion(new)
+            return
+        self.queue.update(old, new)
+        if old.status.nominatedNodeName and old.status.nominatedNodeName != new.status.nominatedNodeName:
+            # The space the pod held on its old nominated node is free again for pods of lower or equal
+            # priority (hasNominatedNodeNameChanged: a nomination set or cleared, not a new one).
+            prio = pod_priority(old)
+            self.queue.move_all_to_active_or_backoff_queue(
+                EVENT_ASSIGNED_POD_DELETE, old, None, lambda p: pod_priority(p) <= prio)
 
     def on_pod_delete(self, pod: Pod) -> None:
         if pod.spec.nodeName:
@@ -102,10 +116,32 @@ class EventHandlers:
         if not self.responsible_for(pod):
             return
         self.queue.delete(pod)
-        fwk = self.profiles[pod.spec.schedulerName]
-        fwk.notify_pod_deleted(pod)
-        if fwk.reject_waiting_pod(get_pod_key(pod)):
-            self.queue.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, pod, None)
+        self.profiles[pod.spec.schedulerName].notify_pod_deleted(pod)
+        if self.cache.is_assumed_pod(pod):
+            self._handle_assumed_pod_deletion(pod)
+            return
+        if pod.status.nominatedNodeName:
+            # Lower or equal priority pods counted the nominated pod as if it were assigned there.
+            prio = pod_priority(pod)
+            self.queue.move_all_to_active_or_backoff_queue(
+                EVENT_ASSIGNED_POD_DELETE, pod, None, lambda p: pod_priority(p) <= prio)
+
+    def _handle_assumed_pod_deletion(self, pod: Pod) -> None:
+        """handleAssumedPodDeletion: an assumed pod was deleted; the others may use its resources.
+
+        kube rejects it if it waits on Permit, else drops it from the cache at once. Here a pod past
+        Permit stays assumed until its binding fails (which forgets it): the binding is short, and
+        forgetting it twice would be an error.
+        """
+        assumed = self.cache.get_pod(pod)
+        if assumed is None:
+            return
+        fwk = self.profiles.get(assumed.spec.schedulerName)
+        if fwk is None:
+            return
+        fwk.reject_waiting_pod(get_pod_key(assumed))
+        # The cache's copy carries the node the pod was assumed on, which the hints look at.
+        self.queue.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, assumed, None)
 
     def on_event(self, event: ClusterEvent, old: Any = None, new: Any = None) -> None:
         """Any other object change a plugin registered for (PDBs, namespaces, storage, ...)."""

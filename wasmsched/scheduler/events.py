@@ -1,47 +1,173 @@
-"""Which cluster events an object update amounts to (framework/events.go)."""
+"""Which cluster events an object update amounts to (framework/events.go of kube 1.37)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from wasmsched.api.quantity import nano_to_milli, quantity_nano_value
+from wasmsched.api.resources import pod_request_nanos
 from wasmsched.api.types import Node, Pod
 from wasmsched.framework.events import ActionType, ClusterEvent, EventResource
-from wasmsched.framework.types import PodInfo
+
+_NodeExtractor = Callable[[Node, Node], ActionType]
+_PodExtractor = Callable[[Pod, Pod], ActionType]
+
+
+def _node_spec_unschedulable(new: Node, old: Node) -> ActionType:
+    # Only a node turning schedulable is an event (kube has no UpdateNodeSpecUnschedulable yet).
+    if new.spec.unschedulable != old.spec.unschedulable and not new.spec.unschedulable:
+        return ActionType.UPDATE_NODE_TAINT
+    return ActionType.NONE
+
+
+def _node_allocatable(new: Node, old: Node) -> ActionType:
+    # Semantic.DeepEqual compares quantities by value: "1" and "1000m" are the same allocatable.
+    def allocatable(n: Node) -> dict[str, int]:
+        return {k: quantity_nano_value(q.string) for k, q in n.status.allocatable.items()}
+
+    return ActionType.UPDATE_NODE_ALLOCATABLE if allocatable(new) != allocatable(old) else ActionType.NONE
+
+
+def _node_labels(new: Node, old: Node) -> ActionType:
+    return ActionType.UPDATE_NODE_LABEL if dict(new.metadata.labels) != dict(old.metadata.labels) else ActionType.NONE
+
+
+def _node_taints(new: Node, old: Node) -> ActionType:
+    return ActionType.UPDATE_NODE_TAINT if list(new.spec.taints) != list(old.spec.taints) else ActionType.NONE
+
+
+def _node_conditions(new: Node, old: Node) -> ActionType:
+    # Compared as type -> status maps: order, reasons and heartbeat times do not count.
+    def strip(n: Node) -> dict[str, str]:
+        return {c.type: c.status for c in n.status.conditions}
+
+    return ActionType.UPDATE_NODE_CONDITION if strip(new) != strip(old) else ActionType.NONE
+
+
+def _node_annotations(new: Node, old: Node) -> ActionType:
+    return ActionType.UPDATE_NODE_ANNOTATION if dict(new.metadata.annotations) != dict(old.metadata.annotations) \
+        else ActionType.NONE
+
+
+def _node_preemption_policy(new: Node, old: Node) -> ActionType:
+    def policy(n: Node) -> object:
+        # A pointer in Go: unset and set-but-empty differ.
+        return n.spec.podPreemptionPolicy if n.spec.HasField("podPreemptionPolicy") else None
+
+    return ActionType.UPDATE_NODE_PREEMPTION_POLICY if policy(new) != policy(old) else ActionType.NONE
+
+
+def _node_declared_features(new: Node, old: Node) -> ActionType:
+    # NodeDeclaredFeatures is GA in 1.37; the list is kept sorted, so a list comparison is exact.
+    return ActionType.UPDATE_NODE_DECLARED_FEATURE \
+        if list(new.status.declaredFeatures) != list(old.status.declaredFeatures) else ActionType.NONE
+
+
+_NODE_EXTRACTORS: tuple[_NodeExtractor, ...] = (
+    _node_spec_unschedulable,
+    _node_allocatable,
+    _node_labels,
+    _node_taints,
+    _node_conditions,
+    _node_annotations,
+    _node_preemption_policy,
+    _node_declared_features,
+)
 
 
 def node_scheduling_properties_change(new: Node, old: Node) -> list[ClusterEvent]:
+    """NodeSchedulingPropertiesChange: one Node/UpdateNodeXYZ event per changed property, in kube's order
+    (possibly none: an update changing nothing the scheduler looks at is no event)."""
     out = []
-
-    def ev(action: ActionType, label: str) -> None:
-        out.append(ClusterEvent(EventResource.NODE, action, label))
-
-    if new.spec.unschedulable != old.spec.unschedulable:
-        ev(ActionType.UPDATE_NODE_TAINT, "NodeSpecUnschedulableChange")
-    if dict(new.status.allocatable) != dict(old.status.allocatable):
-        ev(ActionType.UPDATE_NODE_ALLOCATABLE, "NodeAllocatableChange")
-    if dict(new.metadata.labels) != dict(old.metadata.labels):
-        ev(ActionType.UPDATE_NODE_LABEL, "NodeLabelChange")
-    if list(new.spec.taints) != list(old.spec.taints):
-        ev(ActionType.UPDATE_NODE_TAINT, "NodeTaintChange")
-    if [(c.type, c.status) for c in new.status.conditions] != [(c.type, c.status) for c in old.status.conditions]:
-        ev(ActionType.UPDATE_NODE_CONDITION, "NodeConditionChange")
-    if dict(new.metadata.annotations) != dict(old.metadata.annotations):
-        ev(ActionType.UPDATE_NODE_ANNOTATION, "NodeAnnotationChange")
+    for fn in _NODE_EXTRACTORS:
+        action = fn(new, old)
+        if action:
+            out.append(ClusterEvent(EventResource.NODE, action))
     return out
 
 
-def pod_scheduling_properties_change(new: Pod, old: Pod) -> list[ClusterEvent]:
-    resource = EventResource.ASSIGNED_POD if new.spec.nodeName else EventResource.UNSCHEDULED_POD
+def _pod_requests_milli(pod: Pod) -> dict[str, int]:
+    # resource.PodRequests (status resources included, as InPlacePodVerticalScaling is GA), compared
+    # by MilliValue as kube does.
+    return {k: nano_to_milli(v) for k, v in pod_request_nanos(pod).items()}
+
+
+def _pod_labels(new: Pod, old: Pod) -> ActionType:
+    return ActionType.UPDATE_POD_LABEL if dict(new.metadata.labels) != dict(old.metadata.labels) else ActionType.NONE
+
+
+def _pod_scale_down(new: Pod, old: Pod) -> ActionType:
+    new_req, old_req = _pod_requests_milli(new), _pod_requests_milli(old)
+    for name, q in old_req.items():
+        if name not in new_req or q > new_req[name]:
+            return ActionType.UPDATE_POD_SCALE_DOWN
+    return ActionType.NONE
+
+
+def _pod_scale_up(new: Pod, old: Pod) -> ActionType:
+    new_req, old_req = _pod_requests_milli(new), _pod_requests_milli(old)
+    for name, q in new_req.items():
+        if name not in old_req or q > old_req[name]:
+            return ActionType.UPDATE_POD_SCALE_UP
+    return ActionType.NONE
+
+
+def _pod_scheduling_gates_eliminated(new: Pod, old: Pod) -> ActionType:
+    if not len(new.spec.schedulingGates) and len(old.spec.schedulingGates):
+        return ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED
+    return ActionType.NONE
+
+
+def _pod_toleration(new: Pod, old: Pod) -> ActionType:
+    # Tolerations can only be added (API validation), so kube compares the lengths only.
+    if len(new.spec.tolerations) != len(old.spec.tolerations):
+        return ActionType.UPDATE_POD_TOLERATION
+    return ActionType.NONE
+
+
+def _pod_generated_resource_claim(new: Pod, old: Pod) -> ActionType:
+    # resourceclaim.PodStatusEqual / PodExtendedStatusEqual (DynamicResourceAllocation is GA).
+    def claims(p: Pod) -> list[tuple[str, str | None]]:
+        return [(s.name, s.resourceClaimName if s.HasField("resourceClaimName") else None)
+                for s in p.status.resourceClaimStatuses]
+
+    def extended(p: Pod) -> object:
+        st = p.status
+        return st.extendedResourceClaimStatus if st.HasField("extendedResourceClaimStatus") else None
+
+    if claims(new) != claims(old) or extended(new) != extended(old):
+        return ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM
+    return ActionType.NONE
+
+
+_POD_EXTRACTORS: tuple[_PodExtractor, ...] = (
+    _pod_labels,
+    _pod_scale_down,
+    _pod_scale_up,
+    _pod_scheduling_gates_eliminated,
+    _pod_toleration,
+    _pod_generated_resource_claim,
+)
+
+
+def pod_scheduling_properties_change(new: Pod, old: Pod, is_target_pod: bool) -> list[ClusterEvent]:
+    """PodSchedulingPropertiesChange: the UpdatePodXYZ events of a pod update, or one general Update.
+
+    The resource is AssignedPod for a bound pod, TargetPod when the update is of the unscheduled pod
+    the queue is requeueing (PriorityQueue.Update), else UnscheduledPod.
+    """
+    if new.spec.nodeName:
+        resource = EventResource.ASSIGNED_POD
+    elif is_target_pod:
+        resource = EventResource.TARGET_POD
+    else:
+        resource = EventResource.UNSCHEDULED_POD
     out = []
-    if dict(new.metadata.labels) != dict(old.metadata.labels):
-        out.append(ClusterEvent(resource, ActionType.UPDATE_POD_LABEL, "PodLabelChange"))
-    old_req, new_req = PodInfo(old).requests, PodInfo(new).requests
-    if (new_req.milli_cpu < old_req.milli_cpu or new_req.memory < old_req.memory
-            or new_req.ephemeral_storage < old_req.ephemeral_storage):
-        out.append(ClusterEvent(resource, ActionType.UPDATE_POD_SCALE_DOWN, "PodRequestScaledDown"))
-    if list(new.spec.tolerations) != list(old.spec.tolerations):
-        out.append(ClusterEvent(resource, ActionType.UPDATE_POD_TOLERATION, "PodTolerationChange"))
-    if len(old.spec.schedulingGates) and not len(new.spec.schedulingGates):
-        out.append(ClusterEvent(resource, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED,
-                                "PodSchedulingGateEliminatedChange"))
+    for fn in _POD_EXTRACTORS:
+        action = fn(new, old)
+        if action:
+            out.append(ClusterEvent(resource, action))
     if not out:
-        out.append(ClusterEvent(resource, ActionType.UPDATE_POD_OTHER, "PodUpdate"))
+        # No specific change: only registrations of the general Pod/Update see it.
+        out.append(ClusterEvent(resource, ActionType.UPDATE))
     return out

@@ -16,10 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from wasmsched.api.types import Pod
 from wasmsched.framework.events import (
+    EVENT_FORCE_ACTIVATE,
     EVENT_UNSCHEDULABLE_TIMEOUT,
     ClusterEvent,
     ClusterEventWithHint,
+    EventResource,
     QueueingHint,
+    unroll_pod_event,
 )
 from wasmsched.framework.interface import NominatingInfo, NominatingMode
 from wasmsched.framework.status import is_success
@@ -54,9 +57,13 @@ QueueingHintMap = dict[str, list[tuple[ClusterEvent, list[_HintFn]]]]
 def build_queueing_hint_map(
     events: Iterable[tuple[str, ClusterEventWithHint]],
 ) -> list[tuple[ClusterEvent, list[_HintFn]]]:
+    """buildQueueingHintMap: a registration for Pod is unrolled into AssignedPod, UnscheduledPod and TargetPod."""
     out: dict[ClusterEvent, list[_HintFn]] = {}
     for plugin, ev in events:
-        out.setdefault(ev.event, []).append(_HintFn(plugin, ev.queueing_hint_fn))
+        hint = _HintFn(plugin, ev.queueing_hint_fn)
+        unrolled = unroll_pod_event(ev.event) if ev.event.resource == EventResource.POD else [ev.event]
+        for e in unrolled:
+            out.setdefault(e, []).append(hint)
     return list(out.items())
 
 
@@ -204,9 +211,9 @@ class SchedulingQueue:
         self.scheduling_cycle = 0
         # Events received while pods are in flight (popped, not yet done), checked when one fails. As kube's
         # inFlightEvents: one log shared by all in-flight pods, each remembering where its attempt began
-        # (so recording an event costs the same however many pods are in flight), trimmed behind the oldest;
-        # plus, per pod, the updates of that pod itself.
-        self._in_flight: dict[str, tuple[int, list[tuple[ClusterEvent, Any, Any]]]] = {}
+        # (so recording an event costs the same however many pods are in flight), trimmed behind the oldest.
+        # An in-flight pod's own updates (TargetPod events) go to the same log, as in kube.
+        self._in_flight: dict[str, int] = {}
         self._in_flight_events: deque[tuple[ClusterEvent, Any, Any]] = deque()
         self._in_flight_base = 0  # the sequence number of _in_flight_events[0]
         self._closed = False
@@ -254,20 +261,25 @@ class SchedulingQueue:
 
     def add(self, pod: Pod) -> None:
         with self._lock:
-            qpi = self._new_queued(pod)
-            # A new pod may already carry status.nominatedNodeName (written by an earlier scheduler, or in
-            # the input): kube records it before the pod can be popped, gated or not.
-            self.nominator.add_nominated_pod(qpi.pod_info, None)
-            self._move_to_active(qpi, mn.EVENT_UNSCHEDULED_POD_ADD)
+            self._add(pod)
+
+    def _add(self, pod: Pod) -> None:
+        qpi = self._new_queued(pod)
+        # A new pod may already carry status.nominatedNodeName (written by an earlier scheduler, or in
+        # the input): kube records it before the pod can be popped, gated or not.
+        self.nominator.add_nominated_pod(qpi.pod_info, None)
+        self._move_to_active(qpi, mn.EVENT_UNSCHEDULED_POD_ADD)
 
     def update(self, old: Pod, new: Pod) -> None:
         """An unscheduled pod changed (PriorityQueue.Update with queueing hints)."""
         with self._lock:
             key = get_pod_key(new)
-            events = pod_scheduling_properties_change(new, old)
+            # The pod itself is updated: the events are of the resource TargetPod.
+            events = pod_scheduling_properties_change(new, old, True)
             if key in self._in_flight:
-                # Being scheduled: the update is replayed against the pod if its attempt fails.
-                self._in_flight[key][1].extend((ev, old, new) for ev in events)
+                # Being scheduled: the update is replayed if its attempt fails. kube appends it to the log
+                # every in-flight pod reads (addEventsIfPodInFlight), so others see it too.
+                self._in_flight_events.extend((ev, old, new) for ev in events)
                 return
             for store in (self.active_q, self.backoff_q):
                 qpi = store.get(key)
@@ -287,10 +299,14 @@ class SchedulingQueue:
                         continue
                     self.unschedulable_pods.pop(key, None)
                     self.gated_pods.pop(key, None)
-                    if self._requeue(qpi, strategy, mn.EVENT_UNSCHEDULED_POD_UPDATE) in ("active", "backoff"):
+                    # As kube with SchedulerPopFromBackoffQ off: only a move to activeQ ends the loop; after
+                    # one to backoffQ a later event may still send the pod to activeQ (Queue from a Pending
+                    # plugin). The metrics label is the event's, as kube's requeue passes evt.Label().
+                    if self._requeue(qpi, strategy, str(ev)) == "active":
                         break
                 return
-            self._move_to_active(self._new_queued(new), mn.EVENT_UNSCHEDULED_POD_UPDATE)
+            # In no queue: added as a new pod (kube's addPod).
+            self._add(new)
 
     def delete(self, pod: Pod) -> None:
         with self._lock:
@@ -308,6 +324,10 @@ class SchedulingQueue:
                 qpi = self.unschedulable_pods.get(key) or self.backoff_q.get(key)
                 if qpi is not None:
                     self._move_to_active(qpi, mn.EVENT_FORCE_ACTIVATE)
+                elif key in self._in_flight:
+                    # Being scheduled: if it comes back rejected, the activation requeues it (kube records
+                    # ForceActivate, addressed to this pod, among the in-flight events).
+                    self._in_flight_events.append((EVENT_FORCE_ACTIVATE, None, pod))
 
     # ----- popping ----------------------------------------------------------------------------
 
@@ -328,7 +348,7 @@ class SchedulingQueue:
                 return None
             qpi.attempts += 1
             self.scheduling_cycle += 1
-            self._in_flight[get_pod_key(qpi.pod)] = (self._in_flight_base + len(self._in_flight_events), [])
+            self._in_flight[get_pod_key(qpi.pod)] = self._in_flight_base + len(self._in_flight_events)
             return qpi
 
     def done(self, pod: Pod) -> None:
@@ -340,12 +360,10 @@ class SchedulingQueue:
             self._in_flight_events.append((event, old, new))
 
     def _in_flight_events_of(self, key: str) -> list[tuple[ClusterEvent, Any, Any]]:
-        entry = self._in_flight.get(key)
-        if entry is None:
+        start = self._in_flight.get(key)
+        if start is None:
             return []
-        start, own = entry
-        shared = list(itertools.islice(self._in_flight_events, start - self._in_flight_base, None))
-        return shared + own
+        return list(itertools.islice(self._in_flight_events, start - self._in_flight_base, None))
 
     def _end_in_flight(self, key: str) -> None:
         if self._in_flight.pop(key, None) is None:
@@ -355,7 +373,7 @@ class SchedulingQueue:
             self._in_flight_events.clear()
             return
         # Pods are popped in sequence: the first in the dict began the oldest attempt still running.
-        oldest = next(iter(self._in_flight.values()))[0]
+        oldest = next(iter(self._in_flight.values()))
         while self._in_flight_base < oldest:
             self._in_flight_events.popleft()
             self._in_flight_base += 1
@@ -417,7 +435,8 @@ class SchedulingQueue:
         if not rejectors:
             return QueueingStrategy.QUEUE_AFTER_BACKOFF
         if event.is_wildcard():
-            if new is not None and isinstance(new, Pod) and get_pod_key(new) != get_pod_key(qpi.pod):
+            # A wildcard event with an object is meant for that pod only (ForceActivate).
+            if new is not None and (not isinstance(new, Pod) or get_pod_key(new) != get_pod_key(qpi.pod)):
                 return QueueingStrategy.QUEUE_SKIP
             return QueueingStrategy.QUEUE_AFTER_BACKOFF
         hint_map = self.queueing_hints.get(qpi.pod.spec.schedulerName)

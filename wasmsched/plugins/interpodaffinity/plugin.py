@@ -27,6 +27,7 @@ from wasmsched.framework.interface import (
 )
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import AffinityTerm, NodeInfo, PodInfo
+from wasmsched.plugins.helper.objects import as_pair, as_update
 from wasmsched.plugins.helper.prefilter_state import filter_nodes_with_state, filter_with_state
 from wasmsched.plugins.interpodaffinity import filtering, scoring
 
@@ -106,56 +107,99 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     # -- EnqueueExtensions -------------------------------------------------------------------
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        # Node/UpdateNodeTaint is there because Node/Add may be missed for nodes that are added
-        # not ready (kubernetes#110175).
         return [
+            # Add: an assigned pod may satisfy the pod's affinity; UpdatePodLabel: its new labels may
+            # (or no longer conflict); Delete: an existing pod's anti-affinity conflict may be gone.
             ClusterEventWithHint(
-                ClusterEvent(EventResource.POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
-                self.is_schedulable_after_pod_change),
+                ClusterEvent(EventResource.ASSIGNED_POD,
+                             ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
+                self.is_schedulable_after_assigned_pod_change),
+            # The pod's own new labels may escape other pods' anti-affinity.
             ClusterEventWithHint(
-                ClusterEvent(EventResource.NODE,
-                             ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT),
+                ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_LABEL),
+                self.is_schedulable_after_target_pod_update_label),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
                 self.is_schedulable_after_node_change),
         ]
 
-    def is_schedulable_after_pod_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
-        original: Pod | None = old_obj
-        modified: Pod | None = new_obj
-        if (modified is not None and modified.spec.nodeName == "") or (
-                original is not None and original.spec.nodeName == ""):
+    def is_schedulable_after_assigned_pod_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+        typed = as_pair(Pod, old_obj, new_obj)
+        if typed is None:
+            return QueueingHint.QUEUE
+        original, modified = typed
+        # A pod neither bound nor nominated does not count for (anti-)affinity. (Node and nomination
+        # changes come as Add/Delete events.)
+        if (modified is not None and not modified.spec.nodeName and not modified.status.nominatedNodeName) or (
+                original is not None and not original.spec.nodeName and not original.status.nominatedNodeName):
             return QueueingHint.QUEUE_SKIP
         pi = PodInfo(pod)
         terms, anti_terms = pi.required_affinity_terms, pi.required_anti_affinity_terms
+        # One existing pod must satisfy all the affinity terms at once; matching any anti-affinity
+        # term is a conflict.
         if modified is not None and original is not None:
             if not _matches_all(terms, original) and _matches_all(terms, modified):
                 return QueueingHint.QUEUE
-            if _matches_all(anti_terms, original) and not _matches_all(anti_terms, modified):
+            if _matches_any(anti_terms, original) and not _matches_any(anti_terms, modified):
                 return QueueingHint.QUEUE
             return QueueingHint.QUEUE_SKIP
         if modified is not None:
             return QueueingHint.QUEUE if _matches_all(terms, modified) else QueueingHint.QUEUE_SKIP
-        if original is not None and _matches_all(anti_terms, original):
+        if original is None:
+            return QueueingHint.QUEUE
+        if _matches_any(anti_terms, original):
+            return QueueingHint.QUEUE
+        # The deleted pod's own anti-affinity may have been what rejected this pod.
+        if _matches_any(PodInfo(original).required_anti_affinity_terms, pod):
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 
+    def is_schedulable_after_target_pod_update_label(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+        # Another pod's anti-affinity may match the old labels but not the new ones.
+        return QueueingHint.QUEUE
+
     def is_schedulable_after_node_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
-        modified: Node | None = new_obj
-        if modified is None:
+        typed = as_update(Node, old_obj, new_obj)
+        if typed is None:
             return QueueingHint.QUEUE
+        original, modified = typed
         pi = PodInfo(pod)
-        labels = modified.metadata.labels
         for t in pi.required_affinity_terms:
-            if t.topology_key in labels:
+            key = t.topology_key
+            if original is None:
+                # A new node with the affinity's topology key.
+                if key in modified.metadata.labels:
+                    return QueueingHint.QUEUE
+                continue
+            had, has = key in original.metadata.labels, key in modified.metadata.labels
+            if has and (not had or original.metadata.labels[key] != modified.metadata.labels[key]):
+                # The node gained the key, or moved to another domain.
                 return QueueingHint.QUEUE
         for t in pi.required_anti_affinity_terms:
-            if t.topology_key in labels:
+            if original is None:
+                # A node without the key always admits the pod; one with it may join a domain free of
+                # the pods it repels. Which, this hint does not check.
+                return QueueingHint.QUEUE
+            key = t.topology_key
+            if key not in original.metadata.labels:
+                # Gaining the key cannot help: a node without it admits pods with anti-affinity.
+                continue
+            if key not in modified.metadata.labels or original.metadata.labels[key] != modified.metadata.labels[key]:
                 return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 
 
 def _matches_all(terms: Sequence[AffinityTerm], pod: Pod) -> bool:
-    # kube matches the unmerged terms with nil namespace labels here: an empty namespaceSelector
-    # matches every namespace, any other selector is evaluated against no labels.
+    """podMatchesAllAffinityTerms; False without terms.
+
+    kube matches the unmerged terms with nil namespace labels here: an empty namespaceSelector
+    matches every namespace, any other selector is evaluated against no labels.
+    """
     if not terms:
         return False
     return all(t.matches(pod, {}) for t in terms)
+
+
+def _matches_any(terms: Sequence[AffinityTerm], pod: Pod) -> bool:
+    """podMatchesAnyAffinityTerms (for anti-affinity), with the same namespace rule."""
+    return any(t.matches(pod, {}) for t in terms)

@@ -228,15 +228,13 @@ class Fit(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreScorePlugin, Scor
 
     def __init__(self, args: NodeResourcesFitArgs, handle: Handle | None = None, *,
                  enable_sidecar_containers: bool = True,
-                 enable_in_place_pod_vertical_scaling: bool = True,
-                 enable_scheduling_queue_hint: bool = True) -> None:
+                 enable_in_place_pod_vertical_scaling: bool = True) -> None:
         self.handle = handle
         self.args = args
         self.ignored_resources = frozenset(args.ignored_resources)
         self.ignored_resource_groups = frozenset(args.ignored_resource_groups)
         self.enable_sidecar_containers = enable_sidecar_containers
         self.enable_in_place_pod_vertical_scaling = enable_in_place_pod_vertical_scaling
-        self.enable_scheduling_queue_hint = enable_scheduling_queue_hint
         self.scorer = _scorer_for(args)
 
     # --- PreFilter / Filter ------------------------------------------------------------------
@@ -316,50 +314,54 @@ class Fit(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreScorePlugin, Scor
     # --- EnqueueExtensions -------------------------------------------------------------------
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        pod_action = ActionType.DELETE
-        if self.enable_in_place_pod_vertical_scaling:
-            # A scaled-down pod frees resources that may let this one fit.
-            pod_action |= ActionType.UPDATE_POD_SCALE_DOWN
-        # Without queueing hints, taint/label updates are registered too, as a Node/Add may be
-        # missed by the pre-check (kubernetes#109437).
-        node_action = (ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE | ActionType.UPDATE_NODE_TAINT
-                       | ActionType.UPDATE_NODE_LABEL)
-        if self.enable_scheduling_queue_hint:
-            node_action = ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE
-        return [
-            ClusterEventWithHint(ClusterEvent(EventResource.POD, pod_action), self.is_schedulable_after_pod_event),
-            ClusterEventWithHint(ClusterEvent(EventResource.NODE, node_action),
-                                 self.is_schedulable_after_node_change),
+        # kube 1.37 registers DeviceClass events too (DRAExtendedResource); wasmsched has no DeviceClass.
+        events = [
+            ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE),
+                                 self.is_schedulable_after_assigned_pod_delete),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
+                self.is_schedulable_after_node_change),
         ]
+        if self.enable_in_place_pod_vertical_scaling:
+            # A scaled-down pod frees resources; the pod's own scale-down asks for less.
+            events += [
+                ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE_POD_SCALE_DOWN),
+                                     self.is_schedulable_after_assigned_pod_scale_down),
+                ClusterEventWithHint(ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_SCALE_DOWN),
+                                     self.is_schedulable_after_target_pod_scale_down),
+            ]
+        return events
 
-    def is_schedulable_after_pod_event(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+    def is_schedulable_after_assigned_pod_delete(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
         typed = as_pair(Pod, old_obj, new_obj)
-        if typed is None:
+        if typed is None or typed[0] is None:
             return QueueingHint.QUEUE
-        original, modified = typed
-        if modified is None:
-            if original is None:
-                return QueueingHint.QUEUE
-            # Deleting a pod that was neither bound nor nominated frees nothing.
-            if not original.spec.nodeName and not original.status.nominatedNodeName:
-                return QueueingHint.QUEUE_SKIP
-            return QueueingHint.QUEUE
-        if not self.enable_in_place_pod_vertical_scaling:
-            return QueueingHint.QUEUE_SKIP
-        if not self._is_schedulable_after_pod_scale_down(pod, original, modified):
+        deleted = typed[0]
+        # Deleting a pod that was neither bound nor nominated frees nothing.
+        if not deleted.spec.nodeName and not deleted.status.nominatedNodeName:
             return QueueingHint.QUEUE_SKIP
         return QueueingHint.QUEUE
 
-    @staticmethod
-    def _is_schedulable_after_pod_scale_down(target: Pod, original: Pod | None, modified: Pod) -> bool:
-        """The update is the target pod's own, or a bound pod lowered a request the target has."""
-        if modified.metadata.uid == target.metadata.uid:
-            return True
-        if not modified.spec.nodeName or original is None:
+    def is_schedulable_after_target_pod_scale_down(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+        return QueueingHint.QUEUE
+
+    def is_schedulable_after_assigned_pod_scale_down(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+        typed = as_pair(Pod, old_obj, new_obj)
+        if typed is None or typed[0] is None or typed[1] is None:
+            return QueueingHint.QUEUE
+        if not self._have_enough_relevant_resources_decreased(pod, typed[0], typed[1]):
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
+
+    def _have_enough_relevant_resources_decreased(self, target: Pod, original: Pod, modified: Pod) -> bool:
+        """Whether a bound pod lowered a request the target has (haveEnoughRelevantResourcesDecreased)."""
+        if not modified.spec.nodeName:
+            # An unscheduled pod's update frees nothing.
             return False
-        orig = max_resource(res.pod_requests(original))
-        mod = max_resource(res.pod_requests(modified))
-        for name, v in res.pod_requests(target).items():
+        status = self.enable_in_place_pod_vertical_scaling
+        orig = max_resource(res.pod_requests(original, use_status_resources=status))
+        mod = max_resource(res.pod_requests(modified, use_status_resources=status))
+        for name, v in res.pod_requests(target, use_status_resources=status).items():
             if v == 0:
                 continue
             if name == RESOURCE_CPU:

@@ -74,24 +74,22 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
                 ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
                 self.is_schedulable_after_node_change,
             ),
+            # Only the pod's own updates: a new toleration of the node.kubernetes.io/unschedulable taint.
             ClusterEventWithHint(
-                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATION),
-                self.is_schedulable_after_pod_toleration_change,
+                ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_TOLERATION),
+                self.is_schedulable_after_target_pod_toleration_change,
             ),
         ]
 
-    def is_schedulable_after_pod_toleration_change(self, pod: Pod, old_obj: Any,
-                                                   new_obj: Any) -> QueueingHint:
+    def is_schedulable_after_target_pod_toleration_change(self, pod: Pod, old_obj: Any,
+                                                          new_obj: Any) -> QueueingHint:
         typed = as_update(Pod, old_obj, new_obj)
         if typed is None:
             return QueueingHint.QUEUE
-        modified = typed[1]
-        if pod.metadata.uid == modified.metadata.uid:
-            # Tolerations can only be added, and a pod rejected here lacked the toleration, so
-            # the new tolerations alone decide.
-            if _tolerates_unschedulable(modified):
-                return QueueingHint.QUEUE
-            return QueueingHint.QUEUE_SKIP
+        # Tolerations can only be added, and a pod rejected here lacked the toleration, so the new
+        # tolerations alone decide.
+        if _tolerates_unschedulable(typed[1]):
+            return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 
     def is_schedulable_after_node_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:

@@ -28,6 +28,7 @@ from wasmsched.framework.interface import (
 )
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import NodeInfo, PodInfo
+from wasmsched.plugins.helper.objects import as_pair
 from wasmsched.plugins.helper.prefilter_state import filter_nodes_with_state, filter_with_state
 from wasmsched.plugins.helper.spread import default_selector
 from wasmsched.plugins.podtopologyspread import filtering, scoring
@@ -163,36 +164,46 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
     # -- EnqueueExtensions -------------------------------------------------------------------
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        # With queueing hints (on by default) a new toleration of the pod itself can help when a
-        # constraint has nodeTaintsPolicy Honor.
-        pod_actions = (ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.UPDATE_POD_TOLERATION
-                       | ActionType.DELETE)
-        node_actions = (ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL
-                        | ActionType.UPDATE_NODE_TAINT)
         return [
-            ClusterEventWithHint(ClusterEvent(EventResource.POD, pod_actions), self.is_schedulable_after_pod_change),
-            ClusterEventWithHint(ClusterEvent(EventResource.NODE, node_actions),
-                                 self.is_schedulable_after_node_change),
+            # An assigned pod added, deleted or relabelled may change the counts of matching pods.
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.ASSIGNED_POD,
+                             ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
+                self.is_schedulable_after_assigned_pod_change),
+            # The pod's own new labels, or a new toleration with nodeTaintsPolicy Honor.
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_TOLERATION | ActionType.UPDATE_POD_LABEL),
+                self.is_schedulable_after_target_pod_change),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL
+                             | ActionType.UPDATE_NODE_TAINT),
+                self.is_schedulable_after_node_change),
         ]
 
-    def is_schedulable_after_pod_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
-        original: Pod | None = old_obj
-        modified: Pod | None = new_obj
+    def is_schedulable_after_target_pod_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+        typed = as_pair(Pod, old_obj, new_obj)
+        if typed is None:
+            return QueueingHint.QUEUE
+        original, modified = typed
+        if original is None or modified is None:
+            return QueueingHint.QUEUE
+        constraints = self.get_constraints(pod)
+        if (list(modified.spec.tolerations) != list(original.spec.tolerations)
+                and any(c.node_taints_policy == POLICY_HONOR for c in constraints)):
+            return QueueingHint.QUEUE
+        return _after_pod_label_change(original, modified, constraints)
+
+    def is_schedulable_after_assigned_pod_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
+        typed = as_pair(Pod, old_obj, new_obj)
+        if typed is None:
+            return QueueingHint.QUEUE
+        original, modified = typed
         if (modified is not None and not _involved_in_topology_spreading(modified, pod)) or (
                 original is not None and not _involved_in_topology_spreading(original, pod)):
             return QueueingHint.QUEUE_SKIP
         constraints = self.get_constraints(pod)
         if modified is not None and original is not None:
-            if (pod.metadata.uid == modified.metadata.uid
-                    and list(modified.spec.tolerations) != list(original.spec.tolerations)
-                    and any(c.node_taints_policy == POLICY_HONOR for c in constraints)):
-                return QueueingHint.QUEUE
-            if dict(modified.metadata.labels) == dict(original.metadata.labels):
-                return QueueingHint.QUEUE_SKIP
-            for c in constraints:
-                if c.selector.matches(original.metadata.labels) != c.selector.matches(modified.metadata.labels):
-                    return QueueingHint.QUEUE
-            return QueueingHint.QUEUE_SKIP
+            return _after_pod_label_change(original, modified, constraints)
         obj = modified if modified is not None else original
         if obj is not None and pod_labels_match_spread_constraints(constraints, obj.metadata.labels):
             return QueueingHint.QUEUE
@@ -220,8 +231,21 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
 
 
 def _involved_in_topology_spreading(incoming: Pod, pod_with_spreading: Pod) -> bool:
-    return incoming.metadata.uid == pod_with_spreading.metadata.uid or (
-        incoming.spec.nodeName != "" and incoming.metadata.namespace == pod_with_spreading.metadata.namespace)
+    """Whether a bound or nominated pod counts for the spreading of a pod: in the same namespace."""
+    if not incoming.spec.nodeName and not incoming.status.nominatedNodeName:
+        return False
+    return incoming.metadata.namespace == pod_with_spreading.metadata.namespace
+
+
+def _after_pod_label_change(original: Pod, modified: Pod, constraints: Sequence[SpreadConstraint]) -> QueueingHint:
+    """isSchedulableAfterPodLabelChange: Queue when the change makes the pod match, or stop matching,
+    some constraint's selector."""
+    if dict(modified.metadata.labels) == dict(original.metadata.labels):
+        return QueueingHint.QUEUE_SKIP
+    for c in constraints:
+        if c.selector.matches(original.metadata.labels) != c.selector.matches(modified.metadata.labels):
+            return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
 
 
 def _topology_key_labels_changed(original: Mapping[str, str], modified: Mapping[str, str],

@@ -14,7 +14,6 @@ from wasmsched.framework.events import (
 )
 from wasmsched.framework.interface import EnqueueExtensions, PreEnqueuePlugin
 from wasmsched.framework.status import Status
-from wasmsched.plugins.helper.objects import as_pair
 
 NAME = "SchedulingGates"
 
@@ -31,24 +30,15 @@ class SchedulingGates(PreEnqueuePlugin, EnqueueExtensions):
         return Status.unresolvable(f"waiting for scheduling gates: [{names}]")
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        # kube 1.37 registers this on the TargetPod resource (only the pod's own updates reach the
-        # hint). The framework here has no TargetPod, so it registers Pod and the hint checks that
-        # the update is the pod's own, as kube's hint did before TargetPod existed.
+        # Only the pod's own update removing its last gate.
         return [
             ClusterEventWithHint(
-                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED),
-                self.is_schedulable_after_update_pod_scheduling_gates_eliminated,
+                ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED),
+                self.is_schedulable_after_update_target_pod_scheduling_gates_eliminated,
             )
         ]
 
-    def is_schedulable_after_update_pod_scheduling_gates_eliminated(
+    def is_schedulable_after_update_target_pod_scheduling_gates_eliminated(
         self, pod: Pod, old_obj: Any, new_obj: Any
     ) -> QueueingHint:
-        typed = as_pair(Pod, old_obj, new_obj)
-        if typed is None:
-            return QueueingHint.QUEUE
-        modified = typed[1]
-        if modified is not None and modified.metadata.uid != pod.metadata.uid:
-            # An update of another pod does not ungate this one.
-            return QueueingHint.QUEUE_SKIP
         return QueueingHint.QUEUE

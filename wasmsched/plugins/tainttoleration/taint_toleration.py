@@ -81,15 +81,15 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
     # --- EnqueueExtensions -------------------------------------------------------------------
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        # Queueing hints are always on in 1.37: no UpdateNodeLabel, and the Pod toleration update.
+        # Queueing hints are always on in 1.37: no UpdateNodeLabel, and the pod's own toleration update.
         return [
             ClusterEventWithHint(
                 ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
                 self.is_schedulable_after_node_change,
             ),
             ClusterEventWithHint(
-                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATION),
-                self.is_schedulable_after_pod_toleration_change,
+                ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_TOLERATION),
+                self.is_schedulable_after_target_pod_toleration_change,
             ),
         ]
 
@@ -107,16 +107,10 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 
-    def is_schedulable_after_pod_toleration_change(self, pod: Pod, old_obj: Any,
-                                                   new_obj: Any) -> QueueingHint:
-        # kube 1.37 registers TargetPod (own updates only); with the Pod resource here the UID
-        # check keeps other pods' updates from requeueing this one.
-        typed = as_update(Pod, old_obj, new_obj)
-        if typed is None:
-            return QueueingHint.QUEUE
-        if pod.metadata.uid == typed[1].metadata.uid:
-            return QueueingHint.QUEUE
-        return QueueingHint.QUEUE_SKIP
+    def is_schedulable_after_target_pod_toleration_change(self, pod: Pod, old_obj: Any,
+                                                          new_obj: Any) -> QueueingHint:
+        # The updated pod is the rejected one (TargetPod): a new toleration may be the one it needs.
+        return QueueingHint.QUEUE
 
     # --- Filter ------------------------------------------------------------------------------
 
