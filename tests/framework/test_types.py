@@ -234,20 +234,32 @@ def test_node_info_set_and_remove_node() -> None:
 # ----- HostPortInfo -------------------------------------------------------------------------------
 
 
-def test_host_port_info_add_remove() -> None:
-    # TestHostPortInfo_AddRemove
+@pytest.mark.parametrize(("added", "removed", "length"), [
+    # TestHostPortInfo_AddRemove: "normal add case" (ports <= 0 are not host ports)
+    ([("TCP", "127.0.0.1", 79), ("UDP", "127.0.0.1", 80), ("TCP", "127.0.0.1", 81), ("TCP", "127.0.0.1", 82),
+      ("TCP", "0.0.0.0", 79), ("UDP", "0.0.0.0", 80), ("TCP", "0.0.0.0", 81), ("TCP", "0.0.0.0", 82),
+      ("TCP", "0.0.0.0", 0), ("TCP", "0.0.0.0", -1)], [], 8),
+    # "empty ip and protocol add should work": "" is TCP on 0.0.0.0
+    ([("", "127.0.0.1", 79), ("UDP", "127.0.0.1", 80), ("", "127.0.0.1", 81), ("", "127.0.0.1", 82),
+      ("", "", 79), ("UDP", "", 80), ("", "", 81), ("", "", 82), ("", "", 0), ("", "", -1)], [], 8),
+    # "normal remove case"
+    ([("TCP", "127.0.0.1", 79), ("UDP", "127.0.0.1", 80), ("TCP", "0.0.0.0", 79), ("UDP", "0.0.0.0", 80)],
+     [("TCP", "127.0.0.1", 79), ("UDP", "127.0.0.1", 80), ("TCP", "0.0.0.0", 79), ("UDP", "0.0.0.0", 80)], 0),
+    # "empty ip and protocol remove should work"
+    ([("TCP", "0.0.0.0", 79), ("UDP", "0.0.0.0", 80)], [("", "", 79), ("UDP", "", 80)], 0),
+    # A set, as kube's: a port two pods use is held once, and one removal frees it.
+    ([("TCP", "0.0.0.0", 8080), ("TCP", "0.0.0.0", 8080)], [("TCP", "0.0.0.0", 8080)], 0),
+    # unknown: no-op
+    ([("TCP", "127.0.0.1", 79)], [("TCP", "1.2.3.4", 1)], 1),
+])
+def test_host_port_info_add_remove(added: list[tuple[str, str, int]], removed: list[tuple[str, str, int]],
+                                   length: int) -> None:
     h = HostPortInfo()
-    for ip, proto, port in [("127.0.0.1", "TCP", 79), ("127.0.0.1", "UDP", 80), ("127.0.0.1", "TCP", 81),
-                            ("127.0.0.1", "TCP", 82), ("0.0.0.0", "TCP", 79), ("0.0.0.0", "UDP", 80),
-                            ("0.0.0.0", "TCP", 81), ("0.0.0.0", "TCP", 82), ("0.0.0.0", "TCP", 0),
-                            ("0.0.0.0", "TCP", -1)]:
+    for proto, ip, port in added:
         h.add(ip, proto, port)
-    assert len(h) == 10
-    for ip, proto, port in [("127.0.0.1", "TCP", 79), ("127.0.0.1", "UDP", 80), ("0.0.0.0", "TCP", 79)]:
+    for proto, ip, port in removed:
         h.remove(ip, proto, port)
-    assert len(h) == 7
-    h.remove("1.2.3.4", "TCP", 1)  # unknown: no-op
-    assert len(h) == 7
+    assert len(h) == length
 
 
 @pytest.mark.parametrize(("name", "existing", "check", "want"), [

@@ -240,33 +240,45 @@ class ImageStateSummary:
     num_nodes: int
 
 
+# framework.DefaultBindAllHostIP: a host port without hostIP binds every address.
+DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
+
+
 class HostPortInfo:
-    """Used host ports per IP, with 0.0.0.0 conflicting with every IP (framework.HostPortInfo)."""
+    """Used host ports per IP, with 0.0.0.0 conflicting with every IP (framework.HostPortInfo).
+
+    A set, as kube's: two pods of one node using the same host port (possible only for pods bound
+    without the scheduler) hold it once, and removing either frees it. Preemption's dry run depends on
+    this: kube finds room for a preemptor by evicting just one of them.
+    """
 
     __slots__ = ("_ports",)
 
     def __init__(self) -> None:
-        self._ports: dict[str, dict[tuple[str, int], int]] = {}
+        self._ports: dict[str, set[tuple[str, int]]] = {}
 
     def add(self, ip: str, protocol: str, port: int) -> None:
-        d = self._ports.setdefault(ip, {})
-        d[(protocol, port)] = d.get((protocol, port), 0) + 1
+        if port <= 0:
+            return
+        self._ports.setdefault(ip or DEFAULT_BIND_ALL_HOST_IP, set()).add((protocol or "TCP", port))
 
     def remove(self, ip: str, protocol: str, port: int) -> None:
+        if port <= 0:
+            return
+        ip, protocol = ip or DEFAULT_BIND_ALL_HOST_IP, protocol or "TCP"
         d = self._ports.get(ip)
         if not d:
             return
-        n = d.get((protocol, port), 0) - 1
-        if n <= 0:
-            d.pop((protocol, port), None)
-            if not d:
-                del self._ports[ip]
-        else:
-            d[(protocol, port)] = n
+        d.discard((protocol, port))
+        if not d:
+            del self._ports[ip]
 
     def check_conflict(self, ip: str, protocol: str, port: int) -> bool:
-        key = (protocol, port)
-        if ip == "0.0.0.0":
+        if port <= 0:
+            return False
+        ip = ip or DEFAULT_BIND_ALL_HOST_IP
+        key = (protocol or "TCP", port)
+        if ip == DEFAULT_BIND_ALL_HOST_IP:
             return any(key in d for d in self._ports.values())
         return key in self._ports.get(ip, {}) or key in self._ports.get("0.0.0.0", {})
 
@@ -275,7 +287,7 @@ class HostPortInfo:
 
     def clone(self) -> HostPortInfo:
         c = HostPortInfo()
-        c._ports = {ip: dict(d) for ip, d in self._ports.items()}
+        c._ports = {ip: set(d) for ip, d in self._ports.items()}
         return c
 
 
