@@ -152,11 +152,17 @@ func explain(ctx context.Context, fw framework.Framework, snapshot *internalcach
 type tieBreaker struct {
 	preemption.Interface
 	record func(nodes []string)
+	// wanted is the number of candidates kube's dry run would stop at (GetOffsetAndNumCandidates).
+	wanted int
 }
 
+// GetOffsetAndNumCandidates makes the dry run look at every potential node. kube stops after `wanted`
+// candidates, but it walks the potential nodes in Go map order (NodeToStatus.NodesForStatusCode), so
+// which candidates it finds is chance; OrderedScoreFuncs records every node such a walk could pick.
 func (t *tieBreaker) GetOffsetAndNumCandidates(nodes int32) (int32, int32) {
 	_, n := t.Interface.GetOffsetAndNumCandidates(nodes)
-	return 0, n
+	t.wanted = int(n)
+	return 0, nodes
 }
 
 func (t *tieBreaker) OrderedScoreFuncs(ctx context.Context, nodesToVictims map[string]*extenderv1.Victims) []func(node string) int64 {
@@ -169,7 +175,7 @@ func (t *tieBreaker) OrderedScoreFuncs(ctx context.Context, nodesToVictims map[s
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	t.record(tiedNodes(names, funcs))
+	t.record(possiblePicks(names, funcs, nodesToVictims, t.wanted))
 	rank := make(map[string]int64, len(names))
 	for i, n := range names {
 		rank[n] = int64(i)
@@ -177,28 +183,39 @@ func (t *tieBreaker) OrderedScoreFuncs(ctx context.Context, nodesToVictims map[s
 	return append(funcs, func(node string) int64 { return -rank[node] })
 }
 
-// tiedNodes applies the criteria in order as pickOneNodeForPreemption does and returns every node
-// still tied at the end.
-func tiedNodes(candidates []string, funcs []func(string) int64) []string {
-	for _, f := range funcs {
-		var selected []string
-		best := int64(math.MinInt64)
-		for _, n := range candidates {
-			score := f(n)
-			if score > best {
-				best = score
-				selected = nil
-			}
-			if score == best {
-				selected = append(selected, n)
+// possiblePicks is every candidate kube could nominate when its dry run stops after `wanted` candidates
+// found in a random order: a set S of found candidates ends once it has `wanted` members and one of them
+// violates no PDB (else it grows to all). A node is picked from S when no member of S beats it. So a node
+// can be picked if no candidate at all beats it, or if it violates no PDB and at least wanted-1 other
+// candidates do not beat it (they can be the rest of S).
+func possiblePicks(candidates []string, funcs []func(string) int64, nodesToVictims map[string]*extenderv1.Victims, wanted int) []string {
+	better := func(a, b string) bool { // a beats b by the criteria, in order
+		for _, f := range funcs {
+			if fa, fb := f(a), f(b); fa != fb {
+				return fa > fb
 			}
 		}
-		if len(selected) == 1 {
-			return selected
-		}
-		candidates = selected
+		return false
 	}
-	return candidates
+	var out []string
+	for _, c := range candidates {
+		notBeaten := 0
+		beaten := false
+		for _, x := range candidates {
+			if x == c {
+				continue
+			}
+			if better(x, c) {
+				beaten = true
+			} else {
+				notBeaten++
+			}
+		}
+		if !beaten || (nodesToVictims[c].NumPDBViolations == 0 && notBeaten >= wanted-1) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // defaultPreemptionScoreFuncs are pickOneNodeForPreemption's criteria. The last one in kube reads the
