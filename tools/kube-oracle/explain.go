@@ -162,6 +162,10 @@ type tieBreaker struct {
 func (t *tieBreaker) GetOffsetAndNumCandidates(nodes int32) (int32, int32) {
 	_, n := t.Interface.GetOffsetAndNumCandidates(nodes)
 	t.wanted = int(n)
+	if n == 0 {
+		// minCandidateNodesPercentage rounds down to no candidate: kube's candidate lists hold none.
+		return 0, 0
+	}
 	return 0, nodes
 }
 
