@@ -66,16 +66,22 @@ def test_a_different_reason_names_attempt_field_and_node() -> None:
         'attempt 3 (default/p3) filter[a][reasons]: wasmsched ["Insufficient cpu"], kube ["Insufficient memory"]']
 
 
-def test_equally_good_preemption_nodes_end_the_comparison_without_a_difference() -> None:
+def test_nominations_kube_could_make_too_end_the_comparison_without_a_difference() -> None:
     ours = run_case(CLUSTER, None, "run")
     kube = copy.deepcopy(ours)
-    kube["attempts"][0]["nominatedNode"] = "b"
-    kube["attempts"][0]["victims"] = []
-    kube["attempts"][0]["preemptionCandidates"] = ["a", "b"]
+    first = kube["attempts"][0]
+    first["nominatedNode"] = "b"
+    first["victims"] = []
+    first["preemptionCandidates"] = ["a", "b"]
+    # the preemption part of the message names the node: it may differ, the rest may not
+    first["message"] = first["message"].split(" preemption: ")[0] + " preemption: found ... on node b"
     kube["attempts"][1]["message"] = "anything: the runs parted ways"
     c = compare(ours, kube)
-    assert c.equal and "equally good" in c.diverged
-    kube["attempts"][0]["preemptionCandidates"] = ["b"]
+    assert c.equal and "both possible for kube" in c.diverged
+    first["message"] = "0/2 nodes are available: other reasons. preemption: found ... on node b"
+    assert not compare(ours, kube).equal
+    first["message"] = ours["attempts"][0]["message"]
+    first["preemptionCandidates"] = ["b"]
     assert not compare(ours, kube).equal
 
 

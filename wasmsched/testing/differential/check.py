@@ -127,9 +127,12 @@ def report(seed: int | str, outcome: Outcome, shrunk: tuple[Objects, Config] | N
 
 
 def check(oracle: Oracle, seed: int | str, objects: Objects, config: Config, mode: str,
-          shrink_on_difference: bool = True) -> str | None:
-    """None when both sides agree; otherwise the report of the difference (shrunk)."""
+          shrink_on_difference: bool = True, compared: Callable[[Comparison], None] | None = None) -> str | None:
+    """None when both sides agree; otherwise the report of the difference (shrunk). `compared` sees
+    the comparison (e.g. to count runs that parted ways legitimately)."""
     outcome = run_both(oracle, objects, config, mode)
+    if compared is not None:
+        compared(outcome.comparison)
     if outcome.comparison.equal:
         return None
     shrunk: tuple[Objects, Config] | None = None

@@ -59,6 +59,10 @@ def _normalized(attempt: Mapping[str, Any]) -> Mapping[str, Any]:
     return out
 
 
+def _before_preemption(message: Any) -> Any:
+    return message.split(" preemption: ", 1)[0] if isinstance(message, str) else message
+
+
 def compare(ours: Mapping[str, Any], kube: Mapping[str, Any]) -> Comparison:
     result = Comparison()
     if "error" in kube or "error" in ours:
@@ -78,14 +82,20 @@ def compare(ours: Mapping[str, Any], kube: Mapping[str, Any]) -> Comparison:
             diffs.append(f"attempt {i + 1}: wasmsched tried {a.get('pod')}, kube tried {k.get('pod')}")
             return result
         result.attempts_compared += 1
+        ours_nominated, kube_nominated = a.get("nominatedNode"), k.get("nominatedNode")
+        parted = run and ours_nominated != kube_nominated and ours_nominated in (k.get("preemptionCandidates") or ())
         for f in ATTEMPT_FIELDS:
-            _compare_value(f"{where} {f}", a.get(f), k.get(f), diffs)
+            if parted and f == "message":
+                # The preemption part names the nominated node and its victims: only the rest must match.
+                _compare_value(f"{where} {f}", _before_preemption(a.get(f)), _before_preemption(k.get(f)), diffs)
+            else:
+                _compare_value(f"{where} {f}", a.get(f), k.get(f), diffs)
         if not run:
             continue
-        ours_nominated, kube_nominated = a.get("nominatedNode"), k.get("nominatedNode")
-        if ours_nominated != kube_nominated and ours_nominated in (k.get("preemptionCandidates") or ()):
-            result.diverged = (f"{where}: preemption nominated {ours_nominated} (wasmsched) and {kube_nominated} "
-                               f"(kube), equally good for kube: {k.get('preemptionCandidates')}")
+        if parted:
+            if not diffs:
+                result.diverged = (f"{where}: preemption nominated {ours_nominated} (wasmsched) and {kube_nominated} "
+                                   f"(kube), both possible for kube: {k.get('preemptionCandidates')}")
             return result
         for f in RUN_FIELDS:
             _compare_value(f"{where} {f}", a.get(f), k.get(f), diffs)

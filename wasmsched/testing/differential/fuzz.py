@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wasmsched.testing.differential.check import check
+from wasmsched.testing.differential.compare import Comparison
 from wasmsched.testing.differential.generate import generate_case
 from wasmsched.testing.differential.local import MODES
 from wasmsched.testing.differential.oracle import Oracle, oracle_binary
@@ -25,7 +26,9 @@ from wasmsched.testing.differential.oracle import Oracle, oracle_binary
 class SeedResult:
     seed: int
     reports: list[str]
+    # Runs that parted ways at a preemption kube could have decided either way (compared up to there).
     diverged: int = 0
+    attempts: int = 0
 
 
 def parse_seeds(spec: str) -> range:
@@ -56,12 +59,17 @@ def _init(binary: str, modes: tuple[str, ...]) -> None:
 def _run_seed(seed: int) -> SeedResult:
     assert _worker.oracle is not None
     case = generate_case(seed)
-    reports = []
+    result = SeedResult(seed, [])
+
+    def count(c: Comparison) -> None:
+        result.attempts += c.attempts_compared
+        result.diverged += bool(c.diverged)
+
     for mode in _worker.modes:
-        r = check(_worker.oracle, seed, case.objects, case.config, mode)
+        r = check(_worker.oracle, seed, case.objects, case.config, mode, compared=count)
         if r is not None:
-            reports.append(r)
-    return SeedResult(seed, reports)
+            result.reports.append(r)
+    return result
 
 
 def run(seeds: range, jobs: int, modes: tuple[str, ...], binary: Path) -> Iterator[SeedResult]:
@@ -89,9 +97,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
-    done = failed = 0
+    done = failed = attempts = diverged = 0
     for res in run(args.seeds, args.jobs, modes, binary):
         done += 1
+        attempts += res.attempts
+        diverged += res.diverged
         if res.reports:
             failed += 1
             text = "\n\n".join(res.reports)
@@ -106,7 +116,9 @@ def main(argv: list[str] | None = None) -> int:
                   file=sys.stderr, flush=True)
     seconds = time.monotonic() - start
     print(f"fuzz-kube: {done} seeds ({args.seeds.start}..{args.seeds.start + done - 1}), modes {','.join(modes)}: "
-          f"{failed} with differences, in {seconds:.0f} s ({done / max(seconds, 1e-9):.1f} seeds/s)")
+          f"{failed} with differences, in {seconds:.0f} s ({done / max(seconds, 1e-9):.1f} seeds/s); "
+          f"{attempts} scheduling attempts compared, {diverged} runs parted ways at a preemption kube could "
+          "have decided either way")
     return 1 if failed else 0
 
 
