@@ -138,6 +138,10 @@ class NodeToStatus:
     def set(self, node_name: str, status: Status) -> None:
         self.node_to_status[node_name] = status
 
+    def has(self, node_name: str) -> bool:
+        """Whether the node has an explicit status (it was evaluated)."""
+        return node_name in self.node_to_status
+
     def len(self) -> int:
         return len(self.node_to_status)
 

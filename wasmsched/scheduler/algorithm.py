@@ -98,14 +98,20 @@ class SchedulingAlgorithm:
         return ScheduleResult(self.select_host(scores), evaluated, len(feasible))
 
     def _explain_filter(self, explain: CycleExplain, diagnosis: Diagnosis, feasible: list[NodeInfo]) -> None:
-        """Every node's verdict, in snapshot order. Nodes PreFilter ruled out get the status kube's
-        Diagnosis gives absent nodes; the nominated-node fast path evaluated only its node."""
+        """The verdict of every node the cycle decided on, in snapshot order. Nodes PreFilter ruled out get
+        the status kube's Diagnosis gives absent nodes; the nominated-node fast path evaluated only its node."""
         passed = {ni.name for ni in feasible}
         if explain.nominated_fast_path:
             explain.filter = dict.fromkeys(passed)
             return
+        # Nodes PreFilter rejected or left out have the absent-nodes status; other nodes the walk did not
+        # reach (node sampling found enough feasible ones first) have no verdict.
+        absent = not_success(explain.pre_filter) or explain.pre_filter_nodes is not None
         for ni in self.snapshot.list():
-            explain.filter[ni.name] = None if ni.name in passed else diagnosis.node_to_status.get(ni.name)
+            if ni.name in passed:
+                explain.filter[ni.name] = None
+            elif absent or diagnosis.node_to_status.has(ni.name):
+                explain.filter[ni.name] = diagnosis.node_to_status.get(ni.name)
 
     def find_nodes_that_fit_pod(self, fwk: Framework, state: CycleState, pod: Pod,
                                 explain: CycleExplain | None = None) -> tuple[list[NodeInfo], Diagnosis]:
