@@ -96,6 +96,23 @@ def test_bind_sets_node_and_condition_and_rejects_double_binding() -> None:
         c.bind(pod, "n1")
 
 
+def test_bind_clears_the_nomination_and_starts_the_pod_when_asked() -> None:
+    """The API server clears nominatedNodeName on binding (ClearingNominatedNodeNameAfterBinding); with
+    start_pods_on_bind the pod also gets status.startTime, as a kubelet starting it at once would."""
+    for clock, want_start in ((None, None), (lambda: 1_704_067_200.25, (1_704_067_200, 250_000_000))):
+        c = MemoryCluster(start_pods_on_bind=clock)
+        c.create(make_node("n1").obj())
+        pod = make_pod("p").nominated_node("n1").obj()
+        c.create(pod)
+        c.bind(pod, "n1")
+        bound = c.get_pod("default", "p")
+        assert bound is not None and bound.status.nominatedNodeName == ""
+        if want_start is None:
+            assert not bound.status.HasField("startTime")
+        else:
+            assert (bound.status.startTime.seconds, bound.status.startTime.nanos) == want_start
+
+
 def test_bind_to_missing_node_or_pod_fails() -> None:
     c = MemoryCluster()
     pod = make_pod("p").obj()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import itertools
+import math
 import threading
 import uuid
 from collections.abc import Callable, Mapping
@@ -215,8 +216,9 @@ class MemoryCluster:
                 p.status.nominatedNodeName = ""
                 _set_condition(p, "PodScheduled", "True", "", "")
                 if started is not None:
-                    p.status.startTime.seconds = int(started)
-                    p.status.startTime.nanos = round((started - int(started)) * 1e9)
+                    seconds = math.floor(started)
+                    p.status.startTime.seconds = seconds
+                    p.status.startTime.nanos = min(round((started - seconds) * 1e9), 999_999_999)
 
             self._mutate_pod(cur, set_node)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -67,6 +67,30 @@ class SimulationResult:
         return sum(1 for p in self.pods if p.phase == phase)
 
 
+def create_objects(cluster: MemoryCluster, objects_by_kind: Mapping[str, Iterable[Any]],
+                   before_pending_pod: Callable[[], None] | None = None) -> tuple[list[Pod], list[Pod]]:
+    """Creates the objects in APPLY_ORDER (with the API server's own PriorityClasses, unless the input has
+    them: a dump of a real cluster does), then the running pods, then the pending pods, calling
+    `before_pending_pod` before each of these. Returns (running, pending) pods."""
+    for kind in APPLY_ORDER:
+        for obj in objects_by_kind.get(kind, []):
+            cluster.create(obj)
+        if kind == "PriorityClass":
+            for pc in system_priority_classes():
+                if cluster.get(kind, pc.metadata.name) is None:
+                    cluster.create(pc)
+    pods: list[Pod] = list(objects_by_kind.get("Pod", []))
+    running = [p for p in pods if p.spec.nodeName]
+    pending = [p for p in pods if not p.spec.nodeName]
+    for pod in running:
+        cluster.create(pod)
+    for pod in pending:
+        if before_pending_pod is not None:
+            before_pending_pod()
+        cluster.create(pod)
+    return running, pending
+
+
 class Simulation:
     def __init__(self, cfg: KubeSchedulerConfiguration, registry: Mapping[str, PluginFactory], *,
                  seed: int = 0, explain: bool = False, metrics: SchedulerMetrics | None = None) -> None:
@@ -85,27 +109,10 @@ class Simulation:
 
         Returns the running pods bound to a node that does not exist (they hold no node's resources).
         """
-        for kind in APPLY_ORDER:
-            for obj in objects_by_kind.get(kind, []):
-                self.cluster.create(obj)
-            if kind == "PriorityClass":
-                # The API server's own classes, unless the input has them (a dump of a real cluster does).
-                for pc in system_priority_classes():
-                    if self.cluster.get(kind, pc.metadata.name) is None:
-                        self.cluster.create(pc)
-        pods: list[Pod] = list(objects_by_kind.get("Pod", []))
-        orphans: list[Pod] = []
-        for pod in pods:
-            if pod.spec.nodeName:
-                self.cluster.create(pod)
-                self._running.append(object_key(pod))
-                if self.cluster.get(KIND_NODE, pod.spec.nodeName) is None:
-                    orphans.append(pod)
-        for pod in pods:
-            if not pod.spec.nodeName:
-                self.cluster.create(pod)
-                self._pending.append(object_key(pod))
-        return orphans
+        running, pending = create_objects(self.cluster, objects_by_kind)
+        self._running.extend(object_key(p) for p in running)
+        self._pending.extend(object_key(p) for p in pending)
+        return [p for p in running if self.cluster.get(KIND_NODE, p.spec.nodeName) is None]
 
     def run_until_quiet(self, max_cycles: int | None = None) -> SimulationResult:
         start = time.perf_counter()

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 from wasmsched.api.manifest import load_text
 from wasmsched.api.types import Pod, object_key
 from wasmsched.cli.explain import explain_document
-from wasmsched.cluster.memory import KIND_POD, AdmissionError, ConflictError, MemoryCluster, system_priority_classes
+from wasmsched.cluster.memory import KIND_POD, AdmissionError, ConflictError, MemoryCluster
 from wasmsched.config.load import API_VERSION, KIND, config_from_dict
 from wasmsched.config.types import KubeSchedulerConfiguration
 from wasmsched.framework.cycle_state import CycleState
@@ -29,7 +29,7 @@ from wasmsched.scheduler.algorithm import CycleExplain, NoNodesAvailable, Schedu
 from wasmsched.scheduler.eventhandlers import add_all_event_handlers
 from wasmsched.scheduler.factory import new_scheduler
 from wasmsched.scheduler.scheduler import Scheduler
-from wasmsched.simulator.simulation import APPLY_ORDER
+from wasmsched.simulator.simulation import create_objects
 from wasmsched.util.clock import SimClock
 
 MODES = ("cycle", "run")
@@ -81,29 +81,13 @@ class LocalCase:
             cfg, in_tree_registry(), self.cluster, self.cluster, self.clock.now, explain=True,
             binding_workers=0, max_consecutive_errors=MAX_ATTEMPTS_PER_POD, lowest_name_tie_break=True)
         add_all_event_handlers(self.scheduler, self.cluster)
-        self.pending: list[str] = []
         try:
-            self._create(loaded.of_kind, cast(list[Pod], loaded.of_kind("Pod")))
+            _, pending = create_objects(self.cluster, loaded.by_kind,
+                                        before_pending_pod=lambda: self.clock.advance(CREATION_STEP))
         except (AdmissionError, ConflictError) as e:
             self.scheduler.close()
             raise CaseError(str(e)) from e
-
-    def _create(self, of_kind: Callable[[str], list[Any]], pods: list[Pod]) -> None:
-        for kind in APPLY_ORDER:
-            for msg in of_kind(kind):
-                self.cluster.create(msg)
-            if kind == "PriorityClass":
-                for pc in system_priority_classes():
-                    if self.cluster.get(kind, pc.metadata.name) is None:
-                        self.cluster.create(pc)
-        for pod in pods:
-            if pod.spec.nodeName:
-                self.cluster.create(pod)
-        for pod in pods:
-            if not pod.spec.nodeName:
-                self.clock.advance(CREATION_STEP)
-                self.cluster.create(pod)
-                self.pending.append(object_key(pod))
+        self.pending = [object_key(p) for p in pending]
 
     def run(self, mode: str) -> dict[str, Any]:
         with _preemption_from_first_node():
