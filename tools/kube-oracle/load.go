@@ -57,13 +57,13 @@ var (
 )
 
 // ReadManifests reads files and directories (recursively: *.yaml, *.yml, *.json in name order) into
-// raw JSON documents, in order.
-func ReadManifests(paths []string) ([]json.RawMessage, error) {
+// raw JSON documents, in order, and where each came from ("FILE: document N", for errors).
+func ReadManifests(paths []string) ([]json.RawMessage, []string, error) {
 	var files []string
 	for _, p := range paths {
 		info, err := os.Stat(p)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !info.IsDir() {
 			files = append(files, p)
@@ -80,24 +80,28 @@ func ReadManifests(paths []string) ([]json.RawMessage, error) {
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		sort.Strings(found)
 		files = append(files, found...)
 	}
 	var docs []json.RawMessage
+	var sources []string
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		fileDocs, err := splitDocuments(data)
+		fileDocs, numbers, err := splitDocuments(data)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
+			return nil, nil, fmt.Errorf("%s: %w", f, err)
 		}
 		docs = append(docs, fileDocs...)
+		for _, n := range numbers {
+			sources = append(sources, fmt.Sprintf("%s: document %d", f, n))
+		}
 	}
-	return docs, nil
+	return docs, sources, nil
 }
 
 func hasManifestSuffix(path string) bool {
@@ -109,40 +113,48 @@ func hasManifestSuffix(path string) bool {
 	return false
 }
 
-// splitDocuments turns multi-document YAML (or one JSON document) into JSON documents, skipping empty ones.
-func splitDocuments(data []byte) ([]json.RawMessage, error) {
+// splitDocuments turns multi-document YAML (or one JSON document) into JSON documents, skipping empty ones,
+// and gives each one's number in the file (from 1).
+func splitDocuments(data []byte) ([]json.RawMessage, []int, error) {
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var docs []json.RawMessage
-	for i := 0; ; i++ {
+	var numbers []int
+	for i := 1; ; i++ {
 		doc, err := reader.Read()
 		if errors.Is(err, io.EOF) {
-			return docs, nil
+			return docs, numbers, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("document %d: %w", i, err)
+			return nil, nil, fmt.Errorf("document %d: %w", i, err)
 		}
 		if len(bytes.TrimSpace(doc)) == 0 {
 			continue
 		}
 		j, err := utilyaml.ToJSON(doc)
 		if err != nil {
-			return nil, fmt.Errorf("document %d: %w", i, err)
+			return nil, nil, fmt.Errorf("document %d: %w", i, err)
 		}
 		if string(j) == "null" {
 			continue
 		}
 		docs = append(docs, j)
+		numbers = append(numbers, i)
 	}
 }
 
 // DecodeCase decodes the objects (List kinds are flattened) and the configuration, and applies the
-// defaulting the API server would apply on create.
-func DecodeCase(docs []json.RawMessage, config json.RawMessage) (*Case, error) {
+// defaulting the API server would apply on create. sources, when given, name where each document came
+// from in errors (else "object N").
+func DecodeCase(docs []json.RawMessage, sources []string, config json.RawMessage) (*Case, error) {
 	c := &Case{}
 	for i, doc := range docs {
 		objs, err := decodeObject(doc)
 		if err != nil {
-			return nil, fmt.Errorf("object %d: %w", i, err)
+			where := fmt.Sprintf("object %d", i)
+			if i < len(sources) {
+				where = sources[i]
+			}
+			return nil, fmt.Errorf("%s: %w", where, err)
 		}
 		c.Objects = append(c.Objects, objs...)
 	}

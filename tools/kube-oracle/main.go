@@ -83,7 +83,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func runFiles(mode, configPath string, allowed []string, paths []string) (*Result, error) {
-	docs, err := ReadManifests(paths)
+	docs, sources, err := ReadManifests(paths)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +97,7 @@ func runFiles(mode, configPath string, allowed []string, paths []string) (*Resul
 			return nil, fmt.Errorf("%s: %w", configPath, err)
 		}
 	}
-	c, err := DecodeCase(docs, config)
+	c, err := DecodeCase(docs, sources, config)
 	if err != nil {
 		return nil, err
 	}

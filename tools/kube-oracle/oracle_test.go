@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -36,7 +37,7 @@ status: {allocatable: {cpu: "1", memory: 2Gi, pods: "10"}}
 
 func evaluate(t *testing.T, mode, manifests, config string) *Result {
 	t.Helper()
-	docs, err := splitDocuments([]byte(manifests))
+	docs, _, err := splitDocuments([]byte(manifests))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func evaluate(t *testing.T, mode, manifests, config string) *Result {
 	if config != "" {
 		cfg = json.RawMessage(config)
 	}
-	c, err := DecodeCase(docs, cfg)
+	c, err := DecodeCase(docs, nil, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +250,7 @@ spec: {containers: [{name: c, image: i}]}
 }
 
 func TestServeAnswersEveryLineWithItsID(t *testing.T) {
-	docs, err := splitDocuments([]byte(preemptionCase))
+	docs, _, err := splitDocuments([]byte(preemptionCase))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,5 +286,19 @@ func TestServeAnswersEveryLineWithItsID(t *testing.T) {
 	}
 	if answers[3]["id"] != nil || answers[3]["error"] == nil {
 		t.Errorf("answer 3 = %v", answers[3])
+	}
+}
+
+// A document kube cannot decode is named by file and document number on the command line.
+func TestBadManifestNamesFileAndDocument(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "pods.yaml")
+	bad := "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: 5}\n"
+	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := runFiles("cycle", "", nil, []string{dir})
+	if err == nil || !strings.HasPrefix(err.Error(), path+": document 2: ") {
+		t.Fatalf("error = %v, want it to start with %q", err, path+": document 2: ")
 	}
 }

@@ -67,7 +67,7 @@ func answer(line []byte) (ans any) {
 	if req.Mode != "cycle" && req.Mode != "run" {
 		return errorAnswer{ID: id, Error: fmt.Sprintf("mode: %q is neither cycle nor run", req.Mode)}
 	}
-	c, err := DecodeCase(req.Objects, req.Config)
+	c, err := DecodeCase(req.Objects, nil, req.Config)
 	if err != nil {
 		return errorAnswer{ID: id, Error: err.Error()}
 	}
