@@ -129,3 +129,35 @@ def test_no_report_when_both_sides_agree() -> None:
                 mode: str) -> dict[str, Any]:
             return run_case(objects, config, mode)
     assert check(cast(Oracle, Same()), 1, CLUSTER, None, "run") is None
+
+
+def test_a_run_difference_kube_does_not_repeat_is_the_oracles_timing() -> None:
+    class FlakyOnce:
+        """Drops the last attempt of its first run-mode answer (a run that ended before a requeue)."""
+
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def ask(self, objects: Sequence[Mapping[str, Any]], config: Mapping[str, Any] | None,
+                mode: str) -> dict[str, Any]:
+            self.calls += 1
+            doc = run_case(objects, config, mode)
+            if self.calls == 1:
+                doc["attempts"].pop()
+            return doc
+
+    flaky = FlakyOnce()
+    seen: list[bool] = []
+    assert check(cast(Oracle, flaky), 1, CLUSTER, None, "run",
+                 compared=lambda c: seen.append(c.oracle_retried)) is None
+    assert flaky.calls == 2 and seen == [True]
+
+    class AlwaysShort(FlakyOnce):
+        def ask(self, objects: Sequence[Mapping[str, Any]], config: Mapping[str, Any] | None,
+                mode: str) -> dict[str, Any]:
+            doc = run_case(objects, config, mode)
+            doc["attempts"].pop()
+            return doc
+
+    report = check(cast(Oracle, AlwaysShort()), 2, CLUSTER, None, "run", shrink_on_difference=False)
+    assert report is not None and "attempts: wasmsched made 4, kube 3" in report

@@ -23,6 +23,8 @@ class Comparison:
     attempts_compared: int = 0
     # Set when the runs parted ways legitimately (equally good preemption nodes): why, at which attempt.
     diverged: str = ""
+    # kube-oracle gave a different answer when asked again (see check.ORACLE_RETRIES).
+    oracle_retried: bool = False
 
     @property
     def equal(self) -> bool:

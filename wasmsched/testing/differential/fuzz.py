@@ -29,6 +29,7 @@ class SeedResult:
     # Runs that parted ways at a preemption kube could have decided either way (compared up to there).
     diverged: int = 0
     attempts: int = 0
+    oracle_retried: int = 0
 
 
 def parse_seeds(spec: str) -> range:
@@ -64,6 +65,7 @@ def _run_seed(seed: int) -> SeedResult:
     def count(c: Comparison) -> None:
         result.attempts += c.attempts_compared
         result.diverged += bool(c.diverged)
+        result.oracle_retried += c.oracle_retried
 
     for mode in _worker.modes:
         r = check(_worker.oracle, seed, case.objects, case.config, mode, compared=count)
@@ -97,11 +99,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
-    done = failed = attempts = diverged = 0
+    done = failed = attempts = diverged = retried = 0
     for res in run(args.seeds, args.jobs, modes, binary):
         done += 1
         attempts += res.attempts
         diverged += res.diverged
+        retried += res.oracle_retried
         if res.reports:
             failed += 1
             text = "\n\n".join(res.reports)
@@ -118,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"fuzz-kube: {done} seeds ({args.seeds.start}..{args.seeds.start + done - 1}), modes {','.join(modes)}: "
           f"{failed} with differences, in {seconds:.0f} s ({done / max(seconds, 1e-9):.1f} seeds/s); "
           f"{attempts} scheduling attempts compared, {diverged} runs parted ways at a preemption kube could "
-          "have decided either way")
+          f"have decided either way, {retried} kube-oracle answers that changed when asked again")
     return 1 if failed else 0
 
 
