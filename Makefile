@@ -6,6 +6,9 @@ GO ?= go
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# The native wasm host (wasmsched/wasm/_host.c), compiled against the pinned wasmtime's C API headers,
+# which tools/wasmtime_capi.py fetches with cargo from the crate registry into ~/.cache/wasmsched.
+NATIVE_HOST := wasmsched/wasm/_host$(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
 
 # The Go guest examples (examples/<name>/<name>.wasm), built with the standard Go toolchain.
 EXAMPLES := nodenumber imagelocality advanced
@@ -18,13 +21,18 @@ GO_WASM_BUILD := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpa
 
 all: setup examples
 
-setup: $(STAMP) wasmsched/api/gen/.stamp-checked
+setup: $(STAMP) wasmsched/api/gen/.stamp-checked $(NATIVE_HOST)
 
 $(STAMP): pyproject.toml setup.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $(STAMP)
+
+# pip install -e builds it the first time; again when its source changes.
+$(NATIVE_HOST): $(STAMP) wasmsched/wasm/_host.c tools/wasmtime_capi.py
+	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
+	touch $@
 
 wasmsched/api/gen/.stamp-checked: $(STAMP) tools/gen_protos.py FORCE
 	$(PY) tools/gen_protos.py
@@ -108,4 +116,4 @@ test-wheel: dist
 	tools/test_wheel.sh $(PYTHON) dist/wasmsched-*.whl
 
 clean:
-	rm -rf $(VENV) wasmsched/api/gen $(EXAMPLE_WASM) tests/go/*/*.wasm .cache build dist
+	rm -rf $(VENV) wasmsched/api/gen $(EXAMPLE_WASM) tests/go/*/*.wasm .cache build dist $(NATIVE_HOST)

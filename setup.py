@@ -1,10 +1,15 @@
-"""Build hook: the Kubernetes protobuf modules (wasmsched/api/gen) are generated, not committed.
+"""Build hooks: the Kubernetes protobuf modules (wasmsched/api/gen) are generated, not committed;
+the native wasm host (wasmsched/wasm/_host.c) is compiled against wasmtime's C API headers.
 
 Metadata and everything else are in pyproject.toml. Building a wheel (`pip install .`, `make dist`)
 first runs tools/gen_protos.py, which needs Go (`go mod download` of the pinned k8s.io modules,
 from the module proxy or the module cache) and protoc from grpcio-tools (a build requirement).
 If generating is not possible (no Go, no network and the modules not in the cache), modules already
 generated for the pinned version are used; without those the build fails saying what it needs.
+
+The native host needs a C compiler and the C API headers of the pinned wasmtime release, which
+tools/wasmtime_capi.py fetches with cargo from the crate registry (cached outside the tree). There is
+no pure-Python fallback: without them the build fails saying what is missing.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from setuptools import find_packages, setup
+from setuptools import Extension, find_packages, setup
 from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
@@ -29,14 +34,30 @@ NEEDS = (
 )
 
 
-def _generator() -> ModuleType:
-    path = ROOT / "tools" / "gen_protos.py"
-    spec = importlib.util.spec_from_file_location("wasmsched_gen_protos", path)
+def _tool(name: str, missing: str) -> ModuleType:
+    path = ROOT / "tools" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"wasmsched_{name}", path)
     if not path.is_file() or spec is None or spec.loader is None:
-        raise SystemExit(f"error: {path} is missing; " + NEEDS.format(version="(its pinned version)"))
-    gen = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gen)
-    return gen
+        raise SystemExit(f"error: {path} is missing; {missing}")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _generator() -> ModuleType:
+    return _tool("gen_protos", NEEDS.format(version="(its pinned version)"))
+
+
+def native_host() -> Extension:
+    """wasmsched.wasm._host, built against the pinned wasmtime's C API headers."""
+    capi = _tool("wasmtime_capi", "it fetches the wasmtime C API headers the native wasm host is built with")
+    try:
+        inc = capi.include_dir()
+    except capi.CapiError as e:
+        raise SystemExit(f"error: {e}") from None
+    return Extension("wasmsched.wasm._host", ["wasmsched/wasm/_host.c"], include_dirs=[str(inc)],
+                     libraries=["dl"], extra_compile_args=["-O2", "-Wall", "-Wno-unused-parameter",
+                                                           "-Wno-missing-field-initializers"])
 
 
 def generate_protos() -> None:
@@ -78,4 +99,4 @@ class BuildPyWithProtos(build_py):
         super().run()
 
 
-setup(cmdclass={"build_py": BuildPyWithProtos})
+setup(cmdclass={"build_py": BuildPyWithProtos}, ext_modules=[native_host()])

@@ -159,6 +159,10 @@ def test_kwok_node_is_untainted_annotated_and_sized() -> None:
 def test_stop_terminates_a_started_process_and_only_once(tmp_path: Path) -> None:
     pid = processes.start([sys.executable, "-c", "import time; time.sleep(600)"], tmp_path / "logs" / "p.log")
     assert processes.running(pid, sys.executable)
+    # Until the exec'd process' command line is readable, running() cannot tell whose it is (and says ours).
+    deadline = time.monotonic() + 30
+    while not Path(f"/proc/{pid}/cmdline").read_bytes() and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert not processes.running(pid, "/not/this/program")  # a reused PID running something else is not ours
     assert processes.stop(pid, sys.executable)
     assert not processes.running(pid)

@@ -69,11 +69,11 @@ class Probe:
 
     def write(self, addr: int, data: bytes) -> None:
         inst = self.inst
-        inst.memory.write(inst.store, data, addr)
+        inst.write_memory(addr, data)
 
     def read(self, addr: int, n: int) -> bytes:
         inst = self.inst
-        return bytes(inst.memory.read(inst.store, addr, addr + n))
+        return bytes(inst.read_memory(addr, n))
 
     def fill(self, addr: int, n: int, byte: int = CANARY) -> None:
         self.write(addr, bytes([byte]) * n)
@@ -252,7 +252,7 @@ def test_29_start_per_call_getters_are_zero_and_results_ignored(tmp_path: Path, 
     assert g("g_started") == 1
     for name in ("g_pod", "g_target", "g_node_name", "g_filtered", "g_statuses", "g_scores"):
         assert g(name) == 0, name
-    mem = bytes(inst.memory.read(inst.store, 0, 0x8000))
+    mem = bytes(inst.read_memory(0, 0x8000))
     assert mem[0x1000:0x5000] == bytes([CANARY]) * 0x4000  # per-call getters, node and nodeList wrote nothing
     assert g("g_config") == 7 and mem[0x6000:0x6007] == b"cfg-xyz"
     assert g("g_severity") == 2

@@ -630,7 +630,7 @@ def test_item14_memory_grow_past_limit_returns_minus_one(tmp_path: Path) -> None
     inst.set_global("pages", 1)
     assert plugin.filter(CycleState(), pod, ni) is None
     assert inst.get_global("grown") == -1  # 3 -> 4 pages: past the limit
-    assert inst.memory.size(inst.store) == 3
+    assert inst.memory_pages() == 3
     assert plugin.counters()["discarded"] == 0
 
 

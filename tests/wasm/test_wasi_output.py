@@ -15,7 +15,7 @@ from tests.wasm.harness import load
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.types import NodeInfo, get_pod_key
 from wasmsched.testing.builders import make_node, make_pod
-from wasmsched.wasm.instance import OUTPUT_LIMIT
+from wasmsched.wasm.wasi import OUTPUT_LIMIT
 
 ERRNO_SUCCESS, ERRNO_BADF, ERRNO_INVAL = 0, 8, 28
 NODE = NodeInfo(make_node("n1").obj())
@@ -35,10 +35,10 @@ def write_iovecs(inst: Any, bufs: list[bytes], at: int = 1024, table: int = 256)
     """Puts bufs into memory from `at` on and their iovec table at `table`."""
     entries = b""
     for b in bufs:
-        inst.memory.write(inst.store, b, at)
+        inst.write_memory(at, b)
         entries += struct.pack("<II", at, len(b))
         at += len(b)
-    inst.memory.write(inst.store, entries, table)
+    inst.write_memory(table, entries)
     inst.set_global("iovs_len", len(bufs))
 
 
@@ -61,7 +61,7 @@ def test_stdout_and_stderr_are_captured_in_order(tmp_path: Path) -> None:
     write_iovecs(inst, [b"one ", b"two"])
     assert call(plugin, pod, inst, fd=1) is None
     assert inst.get_global("errno") == ERRNO_SUCCESS
-    assert struct.unpack("<I", inst.memory.read(inst.store, 512, 516))[0] == 7
+    assert struct.unpack("<I", inst.read_memory(512, 4))[0] == 7
     write_iovecs(inst, [b"out\n"])
     st = call(plugin, pod, inst, fd=1)
     assert st is None
@@ -100,7 +100,7 @@ def test_too_many_iovecs_is_einval(tmp_path: Path) -> None:
 
 def test_iovec_outside_memory_traps(tmp_path: Path) -> None:
     plugin, pod, inst = probe(tmp_path)
-    inst.memory.write(inst.store, struct.pack("<II", 0x1FFF0, 64), 256)  # memory is 2 pages (0x20000)
+    inst.write_memory(256, struct.pack("<II", 0x1FFF0, 64))  # memory is 2 pages (0x20000)
     st = call(plugin, pod, inst, fd=1, iovs_len=1)
     assert "host function wasi_snapshot_preview1.fd_write failed: out of bounds memory access" in st.message()
 

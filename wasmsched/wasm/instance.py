@@ -1,6 +1,6 @@
 """One guest instance: its own Store (WASI sandbox, memory limit, epoch deadline) and Instance,
 created from the plugin's InstancePre, with the guest's stdout/stderr captured for error texts
-(by the host's own `fd_write`, wasm/wasi.py).
+(by the native host's `fd_write`).
 
 A GuestInstance runs one export call at a time; the pool (wasm/pool.py) serializes callers.
 """
@@ -8,19 +8,21 @@ A GuestInstance runs one export call at a time; the pool (wasm/pool.py) serializ
 from __future__ import annotations
 
 import itertools
-import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import wasmtime
 
 from wasmsched.wasm import interrupt, native
 from wasmsched.wasm.abi import EXPORTS
 from wasmsched.wasm.args import WASM_PAGE, WasmPluginArgs
+from wasmsched.wasm.encoding import nul_list
 from wasmsched.wasm.errors import GuestCallError, WasmLoadError
 from wasmsched.wasm.host import CallContext, Host
 from wasmsched.wasm.runtime import Runtime, trap_text
-from wasmsched.wasm.wasi import OUTPUT_LIMIT
+
+if TYPE_CHECKING:
+    from wasmsched.api.types import Pod
 
 _ids = itertools.count(1)
 
@@ -51,62 +53,44 @@ class CompiledGuest:
 
 
 class GuestInstance:
-    __slots__ = ("_epoch_callback", "_epoch_timeout", "_exports", "_output", "compiled", "ctx", "deadline",
-                 "deadline_text", "host_failure", "id", "instance", "interrupt", "memory", "raw_memory", "store")
+    __slots__ = ("_pod_encoder", "compiled", "ctx", "deadline_text", "host_failure", "id", "interrupt", "native",
+                 "store")
 
     def __init__(self, compiled: CompiledGuest) -> None:
         self.id = next(_ids)
         self.compiled = compiled
         self.ctx: CallContext | None = None
         self.host_failure: str | None = None
-        self._output = bytearray()
-        self.raw_memory: Any = None
-        # The running call's deadline on time.monotonic_ns() (None: no limit), for imports that wait.
-        self.deadline: int | None = None
         self.deadline_text = ""
         # KeyboardInterrupt or SystemExit raised inside an import (SIGINT handled by the application):
         # the call raises it again instead of failing as a guest error.
         self.interrupt: BaseException | None = None
-        self._epoch_timeout = False
         args = compiled.args
+        host = compiled.host
+        self._pod_encoder = host.pods.encode
         store = wasmtime.Store(compiled.runtime.engine)
         wasi = wasmtime.WasiConfig()
         # Sandbox: argv verbatim, no environment, no preopened directories, stdin at EOF. stdout and
-        # stderr are left unset: the host's fd_write captures them (never wasmtime's custom outputs,
-        # whose callbacks run on wasmtime's own threads).
+        # stderr are left unset: the native host's fd_write captures them.
         wasi.argv = list(args.args)
         store.set_wasi(wasi)
         store.set_limits(memory_size=args.memory_limit_pages * WASM_PAGE)
         self.store = store
-        self._epoch_callback: native.RawCallback = None
-        if args.timeout is None or args.start_timeout is None:
-            # Without a deadline guest code would run on in native code where Ctrl-C cannot reach it:
-            # it looks for a pending interrupt every interrupt.CHECK_SECONDS instead (zero cost for a
-            # store whose calls all have a deadline: those stay pure epoch traps).
-            self._epoch_callback = native.set_epoch_deadline_callback(store, self._epoch_deadline_reached)
-        self.instance = self._instantiate()
-        exports = self.instance.exports(store)
-        mem = exports["memory"]
-        assert isinstance(mem, wasmtime.Memory)
-        self.memory = mem
-        self.raw_memory = mem._memory
-        self._exports: dict[str, native.RawExport] = {}
-        ticks = compiled.runtime.deadline_ticks(args.timeout)
-        for name in compiled.exports:
-            fn = exports[name]
-            assert isinstance(fn, wasmtime.Func)
-            self._exports[name] = native.RawExport(store, fn, EXPORTS[name], ticks)
+        self.native = native.NativeInstance(native.address(store), native.address(compiled.pre), (store, compiled.pre),
+                                            self, self._epoch_check, host.guest_config, host.log_severity)
+        for name, result in EXPORTS.items():
+            self.native.set_func_result(native.EXPORT_IDS[name], native.RESULT_KINDS[result])
+        self._instantiate()
 
-    def _epoch_deadline_reached(self) -> int:
-        """The store's epoch callback: the ticks until the next check, or raises to stop the guest."""
-        if self.deadline is not None:
-            # A phase with a limit (the store's other phase has none, hence the callback): its
-            # deadline passed. Fail the call with the text wasmtime's own epoch trap gets.
-            self.host_failure = f"timeout after {self.deadline_text}"
-            self._epoch_timeout = True
-            raise interrupt.Interrupted
+    @property
+    def deadline(self) -> int | None:
+        """The running call's deadline on time.monotonic_ns() (None: no limit), for imports that wait."""
+        d: int = self.native.deadline_ns
+        return d or None
+
+    def _epoch_check(self) -> None:
+        """Called every slice of guest execution: stops the guest when an interrupt is pending."""
         interrupt.check()
-        return self.compiled.runtime.deadline_ticks(None)
 
     def _raise_interrupt(self) -> None:
         """After guest code ran: KeyboardInterrupt (or what an import raised) if the user interrupted."""
@@ -115,97 +99,124 @@ class GuestInstance:
             raise exc
         interrupt.raise_pending()
 
-    def _trap_text(self, e: BaseException, timeout_text: str) -> str:
-        return trap_text(e, timeout_text, self.host_failure, error_frames=self._epoch_timeout)
-
-    def capture(self, data: bytes) -> None:
-        """Appends guest output (fd_write on stdout or stderr), keeping the last OUTPUT_LIMIT bytes."""
-        out = self._output
-        out += data
-        if len(out) > OUTPUT_LIMIT:
-            del out[: len(out) - OUTPUT_LIMIT]
+    def _fault_text(self, e: native.GuestFault, timeout_text: str) -> str:
+        native_failure, epoch_exc = self.native.take_failure()
+        if epoch_exc is not None and not isinstance(epoch_exc, interrupt.Interrupted):
+            self.interrupt = epoch_exc
+        return trap_text(e, timeout_text, self.host_failure or native_failure)
 
     def output(self) -> str:
-        return self._output.decode("utf-8", "replace")
+        out: bytes = self.native.output()
+        return out.decode("utf-8", "replace")
 
-    def _instantiate(self) -> wasmtime.Instance:
+    def _instantiate(self) -> None:
         c = self.compiled
-        host = c.host
-        prev = host.enter(self)
-        self._set_deadline(c.args.start_timeout, c.args.start_timeout_text)
-        self.store.set_epoch_deadline(c.runtime.deadline_ticks(c.args.start_timeout))
+        self.deadline_text = c.args.start_timeout_text
         try:
-            instance = c.pre.instantiate(self.store)
-            exports = instance.exports(self.store)
-            # A WASI reactor (standard Go c-shared) initializes in _initialize; a command runs _start.
-            for name in ("_initialize", "_start"):
-                if name in exports:
-                    fn = exports[name]
-                    assert isinstance(fn, wasmtime.Func)
-                    try:
-                        fn(self.store)
-                    except wasmtime.ExitTrap as e:
-                        if e.code != 0:
-                            raise
+            self.native.instantiate(_ns(c.args.start_timeout))
             self._raise_interrupt()
-            return instance
-        except Exception as e:
-            text = self._trap_text(e, c.args.start_timeout_text)
+        except native.GuestFault as e:
+            text = self._fault_text(e, c.args.start_timeout_text)
             captured = self.output()
             detail = f"{captured}\n{text}" if captured else text
             self.store.close()
             self._raise_interrupt()
             raise WasmLoadError(f"failed to create a guest pool: wasm: instantiate error: {detail}") from e
         finally:
-            host.leave(prev)
-            self._output.clear()
+            self.native.clear_output()
             self.host_failure = None
-            self._epoch_timeout = False
-
-    def _set_deadline(self, timeout: float | None, text: str) -> None:
-        self.deadline = None if timeout is None else time.monotonic_ns() + int(timeout * 1e9)
-        self.deadline_text = text
 
     def call(self, ctx: CallContext) -> Any:
         """Runs ctx.export; raises GuestCallError (with discard=True) when the guest fails."""
         c = self.compiled
-        host = c.host
         self.ctx = ctx
         self.host_failure = None
-        self._output.clear()
-        self._set_deadline(c.args.timeout, c.args.timeout_text)
-        prev = host.enter(self)
+        self.deadline_text = c.args.timeout_text
+        enc = self._pod_encoder
         try:
-            result = self._exports[ctx.export]()
-        except Exception as e:
-            self._raise_interrupt()
-            text = self._trap_text(e, c.args.timeout_text)
-            captured = self.output()
-            msg = f"wasm: {ctx.export} error: {captured}\n{text}" if captured else f"wasm: {ctx.export} error: {text}"
-            raise GuestCallError(msg, discard=True) from e
+            result = self.native.call(native.EXPORT_IDS[ctx.export], None if ctx.pod is None else enc(ctx.pod),
+                                      ctx.node_name or None,
+                                      None if ctx.target_pod is None else enc(ctx.target_pod), _ns(c.args.timeout))
+        except native.GuestFault as e:
+            raise self._call_error(ctx.export, e) from e
         finally:
-            host.leave(prev)
             self.ctx = None
-            self._output.clear()
-            self._epoch_timeout = False
-        if interrupt.state.pending:
+            self.native.clear_output()
+        if interrupt.state.pending or self.interrupt is not None:
             self._raise_interrupt()
+        self._collect(ctx)
         return result
+
+    def call_nodes(self, export: str, pod: Pod, node_names: list[str]
+                   ) -> tuple[list[int] | None, list[tuple[int, int, bytes | None]], int, GuestCallError | None]:
+        """Runs `export` (filter or score) once per node name, in one crossing: the scores (score) of the
+        calls that ran, (index, code, reason) of each call with a non-zero code or a reason, how many
+        calls succeeded, and the error of the call that failed (nothing runs after it)."""
+        c = self.compiled
+        self.ctx = CallContext(export, pod=pod)
+        self.host_failure = None
+        self.deadline_text = c.args.timeout_text
+        try:
+            values, notes, failed, fault = self.native.call_nodes(native.EXPORT_IDS[export], self._pod_encoder(pod),
+                                                                  node_names, _ns(c.args.timeout))
+            error = self._call_error(export, fault) if fault is not None else None
+        finally:
+            self.ctx = None
+            self.native.clear_output()
+        if interrupt.state.pending or self.interrupt is not None:
+            self._raise_interrupt()
+        return values, notes, (failed if error is not None else len(node_names)), error
+
+    def _call_error(self, export: str, e: native.GuestFault) -> GuestCallError:
+        text = self._fault_text(e, self.compiled.args.timeout_text)
+        self._raise_interrupt()
+        captured = self.output()
+        msg = f"wasm: {export} error: {captured}\n{text}" if captured else f"wasm: {export} error: {text}"
+        return GuestCallError(msg, discard=True)
+
+    def _collect(self, ctx: CallContext) -> None:
+        """The results the guest set during the call (§4.1 setters), into ctx."""
+        n = self.native
+        reason = n.result(native.R_STATUS_REASON)
+        if reason is not None:
+            ctx.status_reason = reason.decode("utf-8", "replace")
+        export = ctx.export
+        if export == "prefilter":
+            names = n.result(native.R_NODE_NAMES)
+            if names is not None:
+                ctx.node_names = nul_list(names, keep_empty=False)
+        elif export == "postfilter":
+            nominated = n.result(native.R_NOMINATED)
+            if nominated is not None:
+                ctx.nominated_node_name = nominated.decode("utf-8", "replace")
+        elif export == "normalizescore":
+            ctx.normalized_score_list = n.result(native.R_NORMALIZED)
+        elif export == "enqueue":
+            ctx.cluster_events = n.result(native.R_CLUSTER_EVENTS)
 
     # ----- test hooks (docs/abi.md §8) ---------------------------------------------------------------
 
     def get_global(self, name: str) -> Any:
-        g = self.instance.exports(self.store)[name]
-        assert isinstance(g, wasmtime.Global)
-        return g.value(self.store)
+        return self.native.get_global(name)
 
     def set_global(self, name: str, value: Any) -> None:
-        g = self.instance.exports(self.store)[name]
-        assert isinstance(g, wasmtime.Global)
-        g.set_value(self.store, value)
+        self.native.set_global(name, value)
+
+    def read_memory(self, ptr: int, n: int) -> bytes:
+        data: bytes = self.native.memory_read(ptr, n)
+        return data
+
+    def write_memory(self, ptr: int, data: bytes) -> None:
+        self.native.memory_write(ptr, data)
+
+    def memory_pages(self) -> int:
+        pages: int = self.native.memory_pages()
+        return pages
 
     def close(self) -> None:
-        self._exports.clear()
-        self.raw_memory = None
         self.store.close()
+
+
+def _ns(timeout: float | None) -> int:
+    return 0 if timeout is None else max(1, int(timeout * 1e9))
 

@@ -55,6 +55,12 @@ def _status(ctx: CallContext, code: int) -> Status | None:
     return Status(Code(code), reasons)
 
 
+def _batch_status(export: str, code: int, reason: bytes | None) -> Status | None:
+    """_status for one call of a batch (GuestInstance.call_nodes)."""
+    ctx = CallContext(export, status_reason=reason.decode("utf-8", "replace") if reason is not None else "")
+    return _status(ctx, code)
+
+
 class _Failed(Exception):
     """A call that failed on the host side or trapped; carries the Error status."""
 
@@ -171,28 +177,45 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         return self.filter_nodes(state, pod, [node_info])[0]
 
     def filter_nodes(self, state: CycleState, pod: Pod, node_infos: Sequence[NodeInfo]) -> list[Status | None]:
-        """One pin for the whole batch; after a trap the remaining nodes fail without entering the guest."""
-        out: list[Status | None] = []
+        """One pin and one native crossing for the whole batch; after a trap the remaining nodes fail
+        without entering the guest."""
+        n = len(node_infos)
         try:
             with self.pool.pinned(get_pod_key(pod), Pin.SCHEDULING) as inst:
                 assert inst is not None
-                failed: Status | None = None
-                for ni in node_infos:
-                    if failed is not None:
-                        out.append(Status.error(f"wasm: filter error: {DISCARDED_TEXT}"))
-                        continue
-                    ctx = CallContext("filter", pod=pod, node_name=ni.name)
-                    try:
-                        code = self._invoke(inst, ctx)
-                    except _Failed as f:
-                        failed = f.status
-                        out.append(f.status)
-                        continue
-                    out.append(_status(ctx, code))
+                _, notes, ran, error = self._invoke_nodes(inst, "filter", pod, node_infos)
         except PoolError as e:
-            st = Status.error(f"wasm: filter error: {e}")
-            out.extend([st] * (len(node_infos) - len(out)))
+            return [Status.error(f"wasm: filter error: {e}")] * n
+        out: list[Status | None] = [None] * n
+        for i, code, reason in notes:
+            out[i] = _batch_status("filter", code, reason)
+        if error is not None:
+            out[ran] = error
+            out[ran + 1:] = [Status.error(f"wasm: filter error: {DISCARDED_TEXT}")] * (n - ran - 1)
         return out
+
+    def _invoke_nodes(self, inst: GuestInstance, export: str, pod: Pod, node_infos: Sequence[NodeInfo]
+                      ) -> tuple[list[int] | None, list[tuple[int, int, bytes | None]], int, Status | None]:
+        """export over the nodes on inst (GuestInstance.call_nodes): the scores, the notes of calls with a
+        status, how many calls succeeded, and the Error status of the one that failed (the instance is
+        then discarded)."""
+        m = self._metrics
+        names = [ni.name for ni in node_infos]
+        start = perf_counter() if m is not None and m.should_sample_guest_call() else None
+        values, notes, ran, error = inst.call_nodes(export, pod, names)
+        if start is not None and m is not None:
+            # A sampled batch counts as its calls, each taking the batch's average.
+            calls = ran + (error is not None)
+            for _ in range(calls):
+                m.observe_guest_call(self.name, export, (perf_counter() - start) / calls)
+        if error is None:
+            return values, notes, ran, None
+        if m is not None:
+            m.guest_call_failed(self.name)
+        self.pool.discard(inst)
+        log.error('"Guest call failed" plugin="%s" export="%s" instance=%d err=%s', self.name, export, inst.id,
+                  quote(error.text))
+        return values, notes, ran, Status.error(error.text)
 
     # ----- PostFilter ---------------------------------------------------------------------------
 
@@ -220,24 +243,19 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
 
     def score_nodes(self, state: CycleState, pod: Pod,
                     node_infos: Sequence[NodeInfo]) -> tuple[list[int], Status | None]:
-        out: list[int] = []
         try:
             with self.pool.pinned(get_pod_key(pod), Pin.SCHEDULING) as inst:
                 assert inst is not None
-                for ni in node_infos:
-                    ctx = CallContext("score", pod=pod, node_name=ni.name)
-                    try:
-                        r = self._invoke(inst, ctx)
-                    except _Failed as f:
-                        return [], f.status
-                    score, code = encoding.unpack_score(r)
-                    st = _status(ctx, code)
-                    if not_success(st):
-                        return [], st
-                    out.append(score)
+                scores, notes, _, error = self._invoke_nodes(inst, "score", pod, node_infos)
         except PoolError as e:
             return [], Status.error(f"wasm: score error: {e}")
-        return out, None
+        for _, code, reason in notes:  # in node order: the first failing status is the result
+            st = _batch_status("score", code, reason)
+            if not_success(st):
+                return [], st
+        if error is not None:
+            return [], error
+        return scores or [], None
 
     def score_extensions(self) -> fw.ScoreExtensions | None:
         return self if "normalizescore" in self.exports and "score" in self.exports else None

@@ -1,5 +1,5 @@
-"""The wasmtime side: one Engine per process with an epoch ticker, modules compiled once and cached
-on disk by content hash (wasm/cache.py), and the trap texts of docs/abi.md §10.
+"""The wasmtime side: one Engine per process with a native epoch ticker, modules compiled once and
+cached on disk by content hash (wasm/cache.py), and the trap texts of docs/abi.md §10.
 
 Reads like wasmtime's embedding API: `Runtime` owns the Engine; `Runtime.compile` gives a Module;
 `wasm/instance.py` makes one Store per instance from an InstancePre.
@@ -7,19 +7,15 @@ Reads like wasmtime's embedding API: `Runtime` owns the Engine; `Runtime.compile
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import importlib.metadata
 import logging
 import threading
-import time
 from pathlib import Path
 
 import wasmtime
-from wasmtime import _ffi as ffi
-from wasmtime._trap import Frame, FrameList
 
-from wasmsched.wasm import interrupt
+from wasmsched.wasm import interrupt, native
 from wasmsched.wasm.cache import ModuleCache
 from wasmsched.wasm.encoding import PodEncoder
 from wasmsched.wasm.errors import WasmLoadError
@@ -28,9 +24,10 @@ log = logging.getLogger("wasmsched.wasm")
 
 # docs/abi.md §9: the epoch ticks at most every 10 ms, so a deadline fires within limit + 50 ms.
 EPOCH_TICK_SECONDS = 0.005
-# A store without a deadline ("0s") has an epoch-deadline callback that runs this often in guest
-# code, to stop the guest on Ctrl-C (wasm/interrupt.py).
-CHECK_TICKS = max(1, round(interrupt.CHECK_SECONDS / EPOCH_TICK_SECONDS))
+# Every store has an epoch-deadline callback (wasm/_host.c) that runs after this many ticks of guest
+# execution: other threads get the GIL, a pending Ctrl-C stops the guest (wasm/interrupt.py), and a
+# call past its deadline stops with `timeout after <timeout>`.
+SLICE_TICKS = 2
 WASM_MAGIC = b"\x00asm"
 
 _WASMTIME_VERSION = importlib.metadata.version("wasmtime")
@@ -65,15 +62,6 @@ class Runtime:
         self.loaded_from_cache = 0  # modules deserialized from the disk cache
         # Shared by every plugin on this runtime, so a pod is serialized once however many guests read it.
         self.pods = PodEncoder()
-
-    # ----- epoch deadlines ----------------------------------------------------------------------
-
-    @staticmethod
-    def deadline_ticks(timeout: float | None) -> int:
-        if timeout is None:
-            return CHECK_TICKS
-        # +1: the current tick may be almost over when the call starts.
-        return max(1, int(-(-timeout // EPOCH_TICK_SECONDS))) + 1
 
     # ----- modules ------------------------------------------------------------------------------
 
@@ -138,16 +126,12 @@ class _ProcessEngine:
                 cfg = wasmtime.Config()
                 cfg.epoch_interruption = True
                 engine = wasmtime.Engine(cfg)
-                threading.Thread(target=self._tick, args=(engine,), name="wasm-epoch", daemon=True).start()
+                native.init(EPOCH_TICK_SECONDS, SLICE_TICKS)
+                # A native thread: guest code holds the GIL, so a Python ticker could not run while it spins.
+                native.start_epoch_ticker(engine, EPOCH_TICK_SECONDS)
                 self._engine = engine
                 interrupt.install()
             return self._engine
-
-    @staticmethod
-    def _tick(engine: wasmtime.Engine) -> None:
-        while True:
-            time.sleep(EPOCH_TICK_SECONDS)
-            engine.increment_epoch()
 
 
 _ENGINE = _ProcessEngine()
@@ -167,31 +151,27 @@ def default_runtime() -> Runtime:
 # ----- trap texts (docs/abi.md §10) --------------------------------------------------------------------
 
 
-def trap_text(e: BaseException, timeout_text: str, host_failure: str | None = None,
-              error_frames: bool = False) -> str:
+def trap_text(e: native.GuestFault, timeout_text: str, host_failure: str | None = None) -> str:
     """`wasm error: <kind>` plus the stack trace, for any failure of guest code.
 
-    error_frames: e is the error of the host's epoch-deadline callback (a timeout in a store that
-    has one), whose stack trace wasmtime keeps on the error rather than on a trap.
+    e carries (kind, code, message, frames) from the native host: kind "trap" (code: wasmtime's trap
+    code), "exit" (code: proc_exit's status), "timeout" (the call's deadline passed) or "error".
     """
+    kind_name, code, message, frames = e.args
     if host_failure is not None:
         kind = host_failure
-    elif isinstance(e, wasmtime.ExitTrap):
-        kind = f"guest exited with code {e.code}"
-    elif isinstance(e, wasmtime.Trap):
-        code = e.trap_code
-        if code == wasmtime.TrapCode.INTERRUPT:
-            kind = f"timeout after {timeout_text}"
-        elif code is not None and code in _TRAP_KINDS:
-            kind = _TRAP_KINDS[code]
-        else:
-            kind = _cause(str(e))
+    elif kind_name == "exit":
+        kind = f"guest exited with code {code}"
+    elif kind_name == "timeout" or (kind_name == "trap" and code == wasmtime.TrapCode.INTERRUPT.value):
+        kind = f"timeout after {timeout_text}"
+    elif kind_name == "trap" and code is not None and wasmtime.TrapCode(code) in _TRAP_KINDS:
+        kind = _TRAP_KINDS[wasmtime.TrapCode(code)]
     else:
-        kind = _cause(str(e))
+        kind = _cause(message)
     text = f"wasm error: {kind}"
-    frames = _error_frames(e) if error_frames else _frames(e)
-    if frames:
-        text += "\nwasm stack trace:" + "".join(f"\n\t{f}" for f in frames)
+    names = [f"{module or 'guest'}.{func or f'$f{index}'}" for module, func, index in frames]
+    if names:
+        text += "\nwasm stack trace:" + "".join(f"\n\t{f}" for f in names)
     return text
 
 
@@ -200,33 +180,6 @@ def _cause(msg: str) -> str:
     if "Caused by:" in msg:
         msg = msg.rsplit("Caused by:", 1)[1]
     return _first_line(msg.strip()).removeprefix("wasm trap: ")
-
-
-def _frames(e: BaseException) -> list[str]:
-    if not isinstance(e, wasmtime.Trap):
-        return []
-    try:
-        frames = e.frames
-    except Exception:  # noqa: BLE001 - the stack trace is informative only
-        return []
-    return _frame_names(frames)
-
-
-def _frame_names(frames: list[Frame]) -> list[str]:
-    out = []
-    for fr in frames:
-        module = fr.module_name or "guest"
-        func = fr.func_name or f"$f{fr.func_index}"
-        out.append(f"{module}.{func}")
-    return out
-
-
-def _error_frames(e: BaseException) -> list[str]:
-    if not isinstance(e, wasmtime.WasmtimeError):
-        return []
-    frames = FrameList(e)
-    ffi.wasmtime_error_wasm_trace(e.ptr(), ctypes.byref(frames.vec))
-    return _frame_names([Frame._from_ptr(frames.vec.data[i], frames) for i in range(frames.vec.size)])
 
 
 def _first_line(s: str) -> str:
