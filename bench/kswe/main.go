@@ -91,10 +91,6 @@ func run(guest, call string, nodes, rounds, roundMs int, guestConfig string, ser
 	ctx := context.Background()
 	nodeObjs := makeNodes(nodes)
 	snapshot := cache.NewSnapshot(nil, nodeObjs)
-	infos, err := snapshot.NodeInfos().List()
-	if err != nil {
-		return err
-	}
 	handle := &test.FakeHandle{SharedLister: snapshot, Recorder: &test.FakeRecorder{}}
 	pl, err := wasm.NewFromConfig(ctx, "wasm", wasm.PluginConfig{GuestURL: "file://" + abs, GuestConfig: guestConfig}, handle)
 	if err != nil {
@@ -103,7 +99,7 @@ func run(guest, call string, nodes, rounds, roundMs int, guestConfig string, ser
 	defer pl.(io.Closer).Close()
 
 	pod := makePod()
-	op, err := newOp(ctx, pl, call, pod, infos)
+	op, err := newOp(ctx, pl, call, pod, snapshot.NodeInfos())
 	if err != nil {
 		return err
 	}
@@ -113,7 +109,7 @@ func run(guest, call string, nodes, rounds, roundMs int, guestConfig string, ser
 	}
 	perUnit := 1.0
 	if call == "filter-batch" || call == "score-batch" {
-		perUnit = float64(len(infos))
+		perUnit = float64(nodes)
 	}
 	round := func() (float64, error) {
 		start := time.Now()
@@ -165,13 +161,20 @@ func run(guest, call string, nodes, rounds, roundMs int, guestConfig string, ser
 // writes what Score reads) and returns one operation. The framework asserts interfaces, as KSWE
 // masks the plugin's by what the guest exports; a call the guest does not implement is an error.
 func newOp(ctx context.Context, pl framework.Plugin, call string, pod *v1.Pod,
-	infos []*framework.NodeInfo) (func() error, error) {
+	snapshot framework.NodeInfoLister) (func() error, error) {
+	infos, err := snapshot.List()
+	if err != nil {
+		return nil, err
+	}
 	state := framework.NewCycleState()
 	preFilter, _ := pl.(framework.PreFilterPlugin)
 	filter, _ := pl.(framework.FilterPlugin)
 	preScore, _ := pl.(framework.PreScorePlugin)
 	score, _ := pl.(framework.ScorePlugin)
-	node := infos[8]
+	node, err := snapshot.Get("node-8")
+	if err != nil {
+		return nil, err
+	}
 	check := func(what string, s *framework.Status) error {
 		if s.Code() == framework.Error {
 			return fmt.Errorf("%s: %v", what, s.AsError())
