@@ -66,11 +66,13 @@ def test_json_rows_and_host_overhead() -> None:
     first = out["rows"][0]
     assert (first["key"], first["call"], first["unit"]) == ("empty_filter", "filter", "call")
     assert first["wasmsched"]["median_ns"] == 10_000.0 and first["kswe"]["min_ns"] == 750.0
-    assert out["host_overhead"]["per_call_ns"] == {"wasmsched": 10_000.0, "kswe": 750.0, "target_ns": 300.0}
+    assert out["host_overhead"]["per_call_ns"] == {"wasmsched": 10_000.0, "wasmsched_min": 10_000.0, "kswe": 750.0,
+                                                   "target_ns": 300.0}
     assert out["host_overhead"]["per_node_in_batch_ns"]["wasmsched"] == 4_000.0
     assert out["host_overhead"]["cycle_ratio"]["ratio"] == pytest.approx(1.5)
     text = abi.format_targets(out["host_overhead"])
-    assert "10.00 us (target <= 300 ns)" in text and "1.50x (target <= 0.5x)" in text
+    assert "median 10.00 us, min 10.00 us (target <= 300 ns)" in text
+    assert "1.50x of the medians, 1.50x of the mins (target <= 0.5x)" in text
 
 
 def test_without_kswe_there_is_no_cycle_ratio() -> None:
@@ -83,6 +85,7 @@ def test_without_kswe_there_is_no_cycle_ratio() -> None:
     (["--nodes", "5"], "--nodes 5: at least 9"),
     (["--rounds", "0"], "--rounds 0: at least 1"),
     (["--wasmsched-only"], "--wasmsched-only needs --kswe"),
+    (["--gomaxprocs", "0"], "--gomaxprocs 0: at least 1"),
     (["--kswe", "/nonexistent/kswe"], "guest/testdata/filter/main.wasm is missing"),
 ])
 def test_argument_errors_name_the_argument(argv: list[str], message: str,
