@@ -17,7 +17,7 @@ SDK_SRC := $(shell find sdk/go -name '*.go' -not -name '*_test.go') sdk/go/go.mo
 # Reproducible builds: the same sources give the same bytes, so the compiled-module cache keeps hitting.
 GO_WASM_BUILD := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -buildvcs=false
 
-.PHONY: all setup examples gotest demo test test-fast pytest lint dist test-wheel clean kube kube-scheduler kube-oracle fuzz-kube
+.PHONY: all setup examples gotest demo test test-fast pytest lint dist test-wheel clean kube kube-scheduler kube-oracle fuzz-kube bench-abi
 
 all: setup examples
 
@@ -58,6 +58,11 @@ SEEDS ?= 20000
 JOBS ?= 2
 fuzz-kube: setup kube-oracle
 	$(PY) -m wasmsched.testing.differential.fuzz --seeds $(SEEDS) --jobs $(JOBS) --out .cache/fuzz-kube
+
+# Benchmarks (bench/, never part of `make test`). KSWE=PATH: a kube-scheduler-wasm-extension source checkout
+# (commit 9b2791f1bbea) for its Go host and prebuilt guests; without it only wasmsched's column is printed.
+bench-abi: setup
+	$(PY) bench/abi.py $(if $(KSWE),--kswe $(KSWE))
 
 examples: $(EXAMPLE_WASM)
 
