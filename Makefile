@@ -14,7 +14,7 @@ SDK_SRC := $(shell find sdk/go -name '*.go' -not -name '*_test.go') sdk/go/go.mo
 # Reproducible builds: the same sources give the same bytes, so the compiled-module cache keeps hitting.
 GO_WASM_BUILD := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -buildvcs=false
 
-.PHONY: all setup examples gotest demo test test-fast pytest lint dist test-wheel clean kube kube-scheduler kube-oracle fuzz-kube
+.PHONY: all setup examples gotest demo test test-fast pytest lint dist test-wheel clean kube kube-scheduler kube-oracle fuzz-kube bench
 
 all: setup examples
 
@@ -50,6 +50,18 @@ SEEDS ?= 20000
 JOBS ?= 2
 fuzz-kube: setup kube-oracle
 	$(PY) -m wasmsched.testing.differential.fuzz --seeds $(SEEDS) --jobs $(JOBS) --out .cache/fuzz-kube
+
+# Issue 13's benchmarks (never part of `make test`): tables on stdout, JSON in bench/results/; under 20 minutes
+# on 2 cores once the Go programs are cached. KSWE=PATH, a kube-scheduler-wasm-extension checkout at 9b2791f1bbea,
+# adds the runs on KSWE's own Go host (its programs are built against the checkout); without it only wasmsched
+# and kube-scheduler run.
+KSWE ?=
+bench: setup
+	@[ -n "$(KSWE)" ] || echo "make bench: KSWE=PATH not given: KSWE's host and the NodeNumber runs are skipped"
+	GO=$(GO) tools/kube/build.sh bench-kube
+	if [ -f bench/abi.py ]; then $(PY) bench/abi.py $(if $(KSWE),--kswe $(KSWE)); fi
+	$(PY) bench/scheduler_perf.py $(if $(KSWE),--kswe $(KSWE))
+	$(PY) bench/startup.py
 
 examples: $(EXAMPLE_WASM)
 

@@ -80,7 +80,9 @@ def build_kswe_program(name: str, module: Path, kswe: Path) -> Path:
         shutil.copy(module / "go.mod", modfile)
         shutil.copy(module / "go.sum", Path(tmp) / "go.sum")
         edits = [f"-replace={mod}={kswe / rel}" for mod, rel in KSWE_MODULES.items()]
-        subprocess.run([go, "mod", "edit", f"-modfile={modfile}", *edits], check=True)
+        edit = subprocess.run([go, "mod", "edit", *edits, str(modfile)], capture_output=True, text=True, check=False)
+        if edit.returncode != 0:
+            raise RuntimeError(f"go mod edit {modfile} failed:\n{edit.stderr}")
         proc = subprocess.run(
             ["nice", "-n", "19", go, "build", f"-modfile={modfile}", "-mod=readonly", "-trimpath",
              "-ldflags=-s -w", "-o", str(binary) + ".tmp", "."],
