@@ -358,7 +358,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  {k}: {r:.2f}x (target >= 1.5x)")
         for host, ms in results[size]["nodenumber_ms_per_pod"].items():
             target = " (target <= 1.0)" if host == "wasmsched" else ""
-            print(f"  NodeNumber adds on {host}: {ms['wall_ms']:.2f} ms/pod wall, {ms['cpu_ms']:.2f} ms/pod CPU{target}")
+            print(f"  NodeNumber adds on {host}: {ms['wall_ms']:.2f} ms/pod wall, "
+                  f"{ms['cpu_ms']:.2f} ms/pod CPU{target}")
     for note in notes:
         print(f"note: {note}")
     load_after = load_avg()
