@@ -3,9 +3,10 @@
 # tree, shared by every clone: kube-apiserver, kubectl and kube-scheduler of k8s.io/kubernetes v1.37.2, etcd
 # v3.7.3 and KWOK v0.8.0. A binary is rebuilt only when its pins (go.mod/go.sum here), this script or
 # the Go toolchain change: the cache key is a hash of those and the link flags. Usage: build.sh [--print-dir] [COMPONENT...]
-# (components: kube-apiserver etcd kwok kubectl kube-scheduler kube-oracle; default: all but kube-scheduler and
-# kube-oracle). kube-oracle is the differential-testing oracle of ../kube-oracle, whose key also covers its Go
-# sources. The binaries are linked from $root/v1.37.2/bin, where `wasmsched dev-cluster` looks for them.
+# (components: kube-apiserver etcd kwok kubectl kube-scheduler kube-oracle bench-kube; default: all but kube-scheduler,
+# kube-oracle and bench-kube). kube-oracle is the differential-testing oracle of ../kube-oracle, bench-kube the
+# in-process kube-scheduler of bench/kube (bench/scheduler_perf.py); their keys also cover their Go sources.
+# The binaries are linked from $root/v1.37.2/bin, where `wasmsched dev-cluster` looks for them.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -62,8 +63,8 @@ components=()
 for arg in "$@"; do
 	case "$arg" in
 		--print-dir) print_dir=true ;;
-		kube-apiserver|etcd|kwok|kubectl|kube-scheduler|kube-oracle) components+=("$arg") ;;
-		*) echo "build.sh: unknown component '$arg' (kube-apiserver, etcd, kwok, kubectl, kube-scheduler, kube-oracle)" >&2; exit 2 ;;
+		kube-apiserver|etcd|kwok|kubectl|kube-scheduler|kube-oracle|bench-kube) components+=("$arg") ;;
+		*) echo "build.sh: unknown component '$arg' (kube-apiserver, etcd, kwok, kubectl, kube-scheduler, kube-oracle, bench-kube)" >&2; exit 2 ;;
 	esac
 done
 [[ ${#components[@]} -gt 0 ]] || components=(kube-apiserver etcd kwok kubectl)
@@ -76,11 +77,13 @@ for c in "${components[@]}"; do
 		etcd) build etcd etcd go.etcd.io/etcd/server/v3 "-s -w" ;;
 		kwok) build kwok kwok sigs.k8s.io/kwok/cmd/kwok "-s -w" ;;
 		kube-oracle) build kube-oracle ../kube-oracle . "-s -w" ;;
+		bench-kube) build bench-kube ../../bench/kube . "-s -w" ;;
 	esac
 	if $print_dir; then
 		case "$c" in
 			kube-apiserver|kube-scheduler|kubectl) echo "$c=$(bin_dir "$c" kubernetes "$(kube_ldflags)")/$c" ;;
 			kube-oracle) echo "$c=$(bin_dir "$c" ../kube-oracle "-s -w")/$c" ;;
+			bench-kube) echo "$c=$(bin_dir "$c" ../../bench/kube "-s -w")/$c" ;;
 			*) echo "$c=$(bin_dir "$c" "$c" "-s -w")/$c" ;;
 		esac
 	fi
