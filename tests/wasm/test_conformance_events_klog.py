@@ -306,3 +306,72 @@ def test_48_fatal_logs_at_error_and_process_continues(tmp_path: Path, guest_log:
     st = k.plugin.filter(CycleState(), k.pod, nodes_of(k.handle)[0])
     assert st is not None and st.code == Code.UNSCHEDULABLE
     assert k.probe.inst.id == iid and k.plugin.counters()["discarded"] == 0
+
+
+# ----- guest lines written natively (the CLI's logging) ---------------------------------------------------
+
+
+@pytest.fixture
+def cli_logging(tmp_path: Path) -> Any:
+    """The CLI's logging set-up (cli/logs.py), its handler writing to a file instead of stderr."""
+    from wasmsched.cli.logs import setup_logging
+    from wasmsched.wasm import native
+
+    root = logging.getLogger("wasmsched")
+    saved = (root.handlers[:], root.level, root.propagate, logging.getLogger(GUEST_LOGGER).level)
+    setup_logging(0)
+    out = open(tmp_path / "stderr.log", "w")  # noqa: SIM115 - closed by the fixture
+    root.handlers[0].setStream(out)  # type: ignore[attr-defined]
+    yield out
+    root.handlers[:], level, root.propagate, guest_level = saved
+    root.setLevel(level)
+    logging.getLogger(GUEST_LOGGER).setLevel(guest_level)
+    native.set_log_sink(-1)
+    out.close()
+
+
+def _klog_script(k: Klog) -> None:
+    k.log(0, b"plain\n").log(1, b'quote " backslash \\ tab \t nl \n end').log(2, b"caf\xc3\xa9 \x01\x1f \x7f")
+    k.logs(0, b"with pairs", b"k\0v\0empty\0\0odd\0").logs(3, b"keep newline\n", b"a\0b \"c\"\0")
+    k.logs(0, b"no pairs\n", None).log(0, b"bad utf-8 \xff\xfe").logs(0, b"m", b"k\0\xc3(\0")
+
+
+def test_native_lines_are_the_python_handlers_lines(tmp_path: Path, cli_logging: Any) -> None:
+    """With the CLI's logging, guest lines are formatted and written natively (wasm/_host.c); each is the
+    line cli/logs.py's KlogFormatter makes of the record the Python handler logs, timestamps aside."""
+    from wasmsched.wasm import host, native
+
+    # pytest's own capturing handlers on the non-propagating logger would see the lines too.
+    cli = logging.getLogger("wasmsched")
+    cli.handlers[:] = [h for h in cli.handlers if type(h) is logging.StreamHandler]
+    k = Klog(tmp_path)
+    assert host.guest_log_fd(k.plugin.compiled.host.guest_log) == cli_logging.fileno()
+    _klog_script(k)
+    k.run()
+    cli_logging.flush()
+    native_lines = (tmp_path / "stderr.log").read_text().splitlines()
+    native.set_log_sink(-1)  # now every line goes through Python's logging
+    _klog_script(k)
+    k.run()
+    cli_logging.flush()
+    python_lines = (tmp_path / "stderr.log").read_text().splitlines()[len(native_lines):]
+
+    def untimed(lines: list[str]) -> list[str]:
+        return [line[0] + line[line.index(" ", 22):] for line in lines]  # drop "MMDD hh:mm:ss.uuuuuu"
+
+    assert len(native_lines) == 8
+    assert untimed(native_lines) == untimed(python_lines)
+    assert native_lines[0].endswith(f'host.py:{native_lines[0].split("host.py:")[1].split("]")[0]}] "plain" '
+                                    'plugin="wasm"')
+
+
+def test_no_native_lines_when_another_handler_would_see_them(tmp_path: Path, cli_logging: Any,
+                                                              caplog: pytest.LogCaptureFixture) -> None:
+    """A handler or filter besides the CLI's (here caplog's) keeps every guest line in Python's logging."""
+    caplog.set_level(logging.INFO, logger=GUEST_LOGGER)
+    from wasmsched.wasm import host
+
+    k = Klog(tmp_path)
+    assert host.guest_log_fd(k.plugin.compiled.host.guest_log) == -1
+    k.log(0, b"seen").run()
+    assert [m for _, m in guest_records(caplog)] == ['"seen" plugin="wasm"']

@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <wasmtime.h>
 
@@ -126,6 +127,7 @@ typedef struct {
     PyObject *fn;       /* the Python handler (H_PYTHON, H_KLOG, H_NODE) */
     PyObject *on_error; /* exception -> trap text */
     PyObject *fault_text; /* the trap text of an out-of-bounds access, as bytes */
+    PyObject *aux;        /* H_KLOG: the line's tail (` plugin="<name>"`) and source, as bytes "tail\0source" */
 } ImportEnv;
 
 /* ===== the instance =========================================================================== */
@@ -286,6 +288,59 @@ static void capture(Inst *inst, const uint8_t *data, size_t n) {
     inst->out_len += n;
 }
 
+/* ===== guest klog lines: the pending output ====================================================== */
+
+/* Set by the CLI's logging set-up (wasmsched/cli/logs.py) when guest lines go, unfiltered, to its klog
+ * handler on a file descriptor: the line is then formatted here exactly as that handler would, and
+ * written out when the guest call returns. -1: every line goes to the Python handler. */
+static int log_fd = -1;
+static long log_pid = 0;
+
+typedef struct {
+    char *p;
+    size_t n, cap;
+    int oom;
+    int heap; /* p was malloc'ed here */
+} Buf;
+
+static void buf_put(Buf *b, const char *s, size_t n) {
+    if (b->oom)
+        return;
+    if (b->n + n > b->cap) {
+        size_t cap = (b->n + n) * 2;
+        char *q = malloc(cap);
+        if (q == NULL) {
+            b->oom = 1;
+            return;
+        }
+        if (b->n)
+            memcpy(q, b->p, b->n);
+        if (b->heap)
+            free(b->p);
+        b->p = q;
+        b->cap = cap;
+        b->heap = 1;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+}
+
+/* Lines written by this thread's guest calls, written out when the call returns to Python (or calls a
+ * Python handler, which may log too), so that a Score over many nodes costs one write. */
+#define LOG_FLUSH_BYTES (64 << 10)
+static __thread Buf pending_log = {NULL, 0, 0, 0, 0};
+
+static void flush_log(void) {
+    size_t off = 0;
+    while (off < pending_log.n) {
+        ssize_t w = write(log_fd, pending_log.p + off, pending_log.n - off);
+        if (w <= 0)
+            break; /* as a logging handler would, a failed write loses the lines, never the call */
+        off += (size_t)w;
+    }
+    pending_log.n = 0;
+}
+
 /* ===== the Caller handed to Python handlers ==================================================== */
 
 typedef struct {
@@ -379,6 +434,8 @@ static wasm_trap_t *python_failure(ImportEnv *env) {
 
 static wasm_trap_t *call_python(ImportEnv *env, Inst *inst, wasmtime_caller_t *caller, wasmtime_val_raw_t *args) {
     PyObject *argv[9];
+    if (pending_log.n)
+        flush_log(); /* the handler may log too: lines stay in order */
     CallerObject *c = PyObject_New(CallerObject, &CallerType);
     if (c == NULL)
         return python_failure(env);
@@ -437,6 +494,157 @@ static int clock_now(uint32_t id, uint64_t *out) {
     return 1;
 }
 
+/* ===== guest klog lines, written natively ===================================================== */
+
+
+/* Whether s[0:n] is valid UTF-8 (what Python's strict decoder accepts). */
+static int utf8_valid(const uint8_t *s, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        uint8_t c = s[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t len;
+        uint32_t cp;
+        if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; }
+        else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; }
+        else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; }
+        else return 0;
+        if (i + len > n)
+            return 0;
+        for (size_t k = 1; k < len; k++) {
+            if ((s[i + k] & 0xC0) != 0x80)
+                return 0;
+            cp = (cp << 6) | (s[i + k] & 0x3F);
+        }
+        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+            (cp >= 0xD800 && cp <= 0xDFFF))
+            return 0;
+        i += len;
+    }
+    return 1;
+}
+
+/* json.dumps(s, ensure_ascii=False) of valid UTF-8. */
+static void buf_json(Buf *b, const uint8_t *s, size_t n) {
+    buf_put(b, "\"", 1);
+    size_t start = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t c = s[i];
+        const char *esc = NULL;
+        char tmp[8];
+        switch (c) {
+        case '"': esc = "\\\""; break;
+        case '\\': esc = "\\\\"; break;
+        case '\n': esc = "\\n"; break;
+        case '\r': esc = "\\r"; break;
+        case '\t': esc = "\\t"; break;
+        case '\b': esc = "\\b"; break;
+        case '\f': esc = "\\f"; break;
+        default:
+            if (c < 0x20) {
+                snprintf(tmp, sizeof tmp, "\\u%04x", c);
+                esc = tmp;
+            }
+        }
+        if (esc != NULL) {
+            buf_put(b, (const char *)s + start, i - start);
+            buf_put(b, esc, strlen(esc));
+            start = i + 1;
+        }
+    }
+    buf_put(b, (const char *)s + start, n - start);
+    buf_put(b, "\"", 1);
+}
+
+/* klog.log (nparams 3) or klog.logs (5), formatted as cli/logs.py's KlogFormatter formats
+ * Host.klog_log's record. 1: written (or dropped as the Python handler would drop it); 0: the
+ * Python handler must do it (text that is not valid UTF-8). */
+static int emit_klog(Inst *inst, ImportEnv *env, wasmtime_caller_t *caller, wasmtime_val_raw_t *args) {
+    int32_t severity = args[0].i32;
+    uint32_t msg_len = (uint32_t)args[2].i32;
+    const uint8_t *msg = msg_len ? guest_span(inst, caller, (uint32_t)args[1].i32, msg_len) : (const uint8_t *)"";
+    if (msg == NULL)
+        return 1; /* §4.2: an unreadable klog message is dropped, never a trap */
+    const uint8_t *kvs = NULL;
+    uint32_t kvs_len = 0;
+    if (env->nparams == 5) {
+        kvs_len = (uint32_t)args[4].i32;
+        if (kvs_len) {
+            kvs = guest_span(inst, caller, (uint32_t)args[3].i32, kvs_len);
+            if (kvs == NULL)
+                return 1;
+        }
+    }
+    if (!utf8_valid(msg, msg_len) || (kvs != NULL && !utf8_valid(kvs, kvs_len)))
+        return 0;
+    if (kvs_len == 0 && msg_len && msg[msg_len - 1] == '\n')
+        msg_len--; /* one trailing newline is dropped, as by `log` */
+    char stack[512];
+    Buf b = {stack, 0, sizeof stack, 0, 0};
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    time_t secs = ts.tv_sec;
+    localtime_r(&secs, &tm);
+    const char *aux = PyBytes_AS_STRING(env->aux);
+    const char *source = aux + strlen(aux) + 1;
+    char head[128];
+    char level = severity <= 0 ? 'I' : severity == 1 ? 'W' : 'E';
+    int hn = snprintf(head, sizeof head, "%c%02d%02d %02d:%02d:%02d.%06ld %7ld %s] ", level, tm.tm_mon + 1, tm.tm_mday,
+                      tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000, log_pid, source);
+    buf_put(&b, head, (size_t)hn);
+    buf_json(&b, msg, msg_len);
+    if (kvs != NULL) {
+        /* entries each followed by NUL; bytes after the last NUL are ignored; an odd count pairs the
+         * last key with "(MISSING)" */
+        size_t i = 0, npart = 0;
+        while (i < kvs_len) {
+            const uint8_t *nul = memchr(kvs + i, 0, kvs_len - i);
+            if (nul == NULL)
+                break;
+            size_t len = (size_t)(nul - (kvs + i));
+            if (npart % 2 == 0) {
+                buf_put(&b, " ", 1);
+                buf_put(&b, (const char *)kvs + i, len);
+                buf_put(&b, "=", 1);
+            } else {
+                buf_json(&b, kvs + i, len);
+            }
+            npart++;
+            i += len + 1;
+        }
+        if (npart % 2)
+            buf_put(&b, "\"(MISSING)\"", 11);
+    }
+    buf_put(&b, aux, strlen(aux));
+    buf_put(&b, "\n", 1);
+    if (!b.oom) {
+        if (pending_log.n + b.n > LOG_FLUSH_BYTES)
+            flush_log();
+        buf_put(&pending_log, b.p, b.n);
+        if (pending_log.oom) {
+            pending_log.oom = 0; /* lost, as a failed write loses a line */
+        }
+    }
+    if (b.heap)
+        free(b.p);
+    return 1;
+}
+
+/* set_log_sink(fd, pid): guest klog lines go natively to fd (-1: to the Python handler). */
+static PyObject *set_log_sink(PyObject *self, PyObject *args) {
+    int fd;
+    long pid;
+    if (!PyArg_ParseTuple(args, "il", &fd, &pid))
+        return NULL;
+    log_fd = fd;
+    log_pid = pid;
+    Py_RETURN_NONE;
+}
+
 static wasm_trap_t *dispatch(void *envp, wasmtime_caller_t *caller, wasmtime_val_raw_t *args, size_t nargs) {
     ImportEnv *env = envp;
     Inst *inst = current;
@@ -447,6 +655,8 @@ static wasm_trap_t *dispatch(void *envp, wasmtime_caller_t *caller, wasmtime_val
     case H_KLOG:
         if (inst != NULL && args[0].i32 < inst->log_severity)
             return NULL; /* filtered before anything is read or formatted */
+        if (log_fd >= 0 && env->aux != NULL && emit_klog(inst, env, caller, args))
+            return NULL;
         return call_python(env, inst, caller, args);
     case H_GET_CONFIG:
         return serve_bytes(inst, env, caller, args, inst ? inst->config : NULL, (uint32_t)args[0].i32, (uint32_t)args[1].i32);
@@ -591,21 +801,26 @@ static void env_finalize(void *p) {
     Py_XDECREF(env->fn);
     Py_XDECREF(env->on_error);
     Py_XDECREF(env->fault_text);
+    Py_XDECREF(env->aux);
     PyGILState_Release(g);
     free(env);
 }
 
 /* define_import(linker_ptr, module, name, functype_ptr, handler, kinds, has_result, fn, on_error,
- *               fault_text, slot, export_id) */
+ *               fault_text, slot, export_id, aux) */
 static PyObject *define_import(PyObject *self, PyObject *args) {
     unsigned long long linker, ty;
     const char *module, *name, *kinds;
     Py_ssize_t mlen, nlen;
     int handler, has_result, slot, export_id;
-    PyObject *fn, *on_error, *fault_text;
-    if (!PyArg_ParseTuple(args, "Ks#s#KispOOSii", &linker, &module, &mlen, &name, &nlen, &ty, &handler, &kinds,
-                          &has_result, &fn, &on_error, &fault_text, &slot, &export_id))
+    PyObject *fn, *on_error, *fault_text, *aux;
+    if (!PyArg_ParseTuple(args, "Ks#s#KispOOSiiO", &linker, &module, &mlen, &name, &nlen, &ty, &handler, &kinds,
+                          &has_result, &fn, &on_error, &fault_text, &slot, &export_id, &aux))
         return NULL;
+    if (aux != Py_None && !PyBytes_Check(aux)) {
+        PyErr_SetString(PyExc_TypeError, "aux must be bytes or None");
+        return NULL;
+    }
     if (strlen(kinds) >= sizeof(((ImportEnv *)0)->kinds)) {
         PyErr_SetString(PyExc_ValueError, "too many parameters");
         return NULL;
@@ -622,6 +837,7 @@ static PyObject *define_import(PyObject *self, PyObject *args) {
     env->fn = fn == Py_None ? NULL : Py_NewRef(fn);
     env->on_error = Py_NewRef(on_error);
     env->fault_text = Py_NewRef(fault_text);
+    env->aux = aux == Py_None ? NULL : Py_NewRef(aux);
     wasmtime_error_t *err = p_wasmtime_linker_define_func_unchecked(
         (wasmtime_linker_t *)(uintptr_t)linker, module, (size_t)mlen, name, (size_t)nlen,
         (const wasm_functype_t *)(uintptr_t)ty, dispatch, env, env_finalize);
@@ -723,6 +939,8 @@ static uint64_t ticks_for(int64_t ns) { return (uint64_t)((ns + tick_ns - 1) / t
 static wasmtime_error_t *on_epoch(const wasmtime_context_t *ctx, void *data, uint64_t *delta,
                                   wasmtime_update_deadline_kind_t *kind) {
     Inst *inst = data;
+    if (pending_log.n)
+        flush_log();
     Py_BEGIN_ALLOW_THREADS
     Py_END_ALLOW_THREADS
     if (inst->epoch_fn != NULL) {
@@ -835,6 +1053,8 @@ static int run_call(Inst *self, wasmtime_func_t *func, wasmtime_val_raw_t *out, 
     current = self;
     wasmtime_error_t *err = p_wasmtime_func_call_unchecked(self->ctx, func, out, 1, &trap);
     current = prev;
+    if (pending_log.n)
+        flush_log();
     if (err != NULL && exit0_ok) {
         int status;
         if (p_wasmtime_error_exit_status(err, &status) && status == 0) {
@@ -881,6 +1101,8 @@ static PyObject *inst_instantiate(Inst *self, PyObject *args) {
     current = self;
     wasmtime_error_t *err = p_wasmtime_instance_pre_instantiate(self->pre, self->ctx, &self->instance, &trap);
     current = prev;
+    if (pending_log.n)
+        flush_log();
     if (err != NULL || trap != NULL)
         return raise_fault(self, err, trap);
     self->instantiated = 1;
@@ -1071,12 +1293,16 @@ static PyObject *inst_call_nodes(Inst *self, PyObject *const *args, Py_ssize_t n
         }
         done = i + 1;
     }
+    if (pending_log.n)
+        flush_log();
     if (i64 && done < n && PyList_SetSlice(values, done, n, NULL) < 0)
         goto error;
     Py_DECREF(names);
     release_call(self);
     return Py_BuildValue("(NNnN)", values, notes, failed, fault_exc);
 error:
+    if (pending_log.n)
+        flush_log();
     /* unfilled list slots are NULL, which list dealloc tolerates */
     Py_DECREF(names);
     Py_XDECREF(values);
@@ -1325,6 +1551,7 @@ static PyMethodDef module_methods[] = {
     {"start_epoch_ticker", start_epoch_ticker, METH_VARARGS, NULL},
     {"define_import", define_import, METH_VARARGS, NULL},
     {"current_owner", current_owner, METH_NOARGS, "the owner of the instance whose call runs on this thread"},
+    {"set_log_sink", set_log_sink, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 

@@ -9,8 +9,10 @@ The hot imports are served by the native host (wasm/_host.c) from the bytes stag
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -95,6 +97,49 @@ NATIVE: dict[str, tuple[int, int, str | None]] = {
 }
 
 
+def _log_call_site(method: str) -> str:
+    """`host.py:<line>` of the guest_log.log call in Host.<method>: what a record it makes names."""
+    fn = getattr(Host, method)
+    lines, first = inspect.getsourcelines(fn)
+    for i, line in enumerate(lines):
+        if "self.guest_log.log(" in line:
+            return f"{os.path.basename(fn.__code__.co_filename)}:{first + i}"
+    raise AssertionError(f"Host.{method} has no guest_log.log call")
+
+
+def guest_log_fd(guest_log: logging.Logger) -> int:
+    """The file descriptor guest lines can be written to natively, or -1.
+
+    Only when nothing but the CLI's klog handler (cli/logs.py) would see them: no logger on the way
+    up has a filter, the guest logger passes INFO, and the one handler reached is that unfiltered
+    handler, on a stream with a file descriptor.
+    """
+    from wasmsched.cli.logs import KlogFormatter
+
+    if guest_log.getEffectiveLevel() > logging.INFO or guest_log.disabled:
+        return -1
+    handlers: list[logging.Handler] = []
+    c: logging.Logger | None = guest_log
+    while c is not None:
+        if c.filters or c.disabled:
+            return -1
+        handlers.extend(c.handlers)
+        if not c.propagate:
+            break
+        c = c.parent
+    if len(handlers) != 1:
+        return -1
+    handler = handlers[0]
+    if (type(handler) is not logging.StreamHandler or type(handler.formatter) is not KlogFormatter
+            or handler.filters or handler.level > logging.INFO):
+        return -1
+    try:
+        handler.flush()
+        return int(handler.stream.fileno())
+    except (AttributeError, OSError, ValueError):
+        return -1
+
+
 class Host:
     """Defines every import of §4 on a plugin's Linker.
 
@@ -110,6 +155,9 @@ class Host:
         self.handle = handle
         self.pods = pods if pods is not None else PodEncoder()
         self.guest_log = logging.getLogger("wasmsched.wasm.guest")
+        # The logging configuration as of this plugin's creation decides for every plugin (one process,
+        # one configuration: the CLI's, or an embedder's).
+        native.set_log_sink(guest_log_fd(self.guest_log))
         self.warned_gvks: set[int] = set()
         self.dropped_events = 0
 
@@ -159,11 +207,16 @@ class Host:
                 if fn is None:
                     raise WasmLoadError(f"wasm: plugin {self.plugin}: no host function {imp.host_method} serves "
                                         f"import {imp.module}.{imp.name}")
+            aux = self._klog_aux(imp.host_method) if handler == native.H_KLOG else None
             native.define_import(linker, imp.module, imp.name, "i" * len(imp.params), bool(imp.results), handler, fn,
                                  self.import_error(imp.module, imp.name), self.fault_text(imp.module, imp.name),
-                                 slot, export)
+                                 slot, export, aux)
         linker.define_wasi()
         Wasi(self).define(linker)
+
+    def _klog_aux(self, method: str) -> bytes:
+        """For a natively written klog line: its tail and the source the Python handler's record names."""
+        return f" plugin={json.dumps(self.plugin)}".encode() + b"\0" + _log_call_site(method).encode()
 
     @staticmethod
     def fault_text(module: str, name: str) -> str:

@@ -11,6 +11,7 @@ over all nodes), serves the hot imports from bytes staged per call, and reports 
 from __future__ import annotations
 
 import ctypes
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -92,7 +93,7 @@ def start_epoch_ticker(engine: wasmtime.Engine, tick_seconds: float) -> None:
 
 def define_import(linker: wasmtime.Linker, module: str, name: str, params: str, has_result: bool, handler: int,
                   fn: Callable[..., Any] | None, on_error: Callable[[BaseException], str], fault_text: str,
-                  slot: int = 0, export: str | None = None) -> None:
+                  slot: int = 0, export: str | None = None, aux: bytes | None = None) -> None:
     """Defines module.name on the linker, served by `handler`.
 
     params: the parameter types as a string of "i" (i32) and "I" (i64). H_PYTHON handlers are called
@@ -100,9 +101,17 @@ def define_import(linker: wasmtime.Linker, module: str, name: str, params: str, 
     i32 result or None; H_NODE's fn maps a node name (bytes) to the node's bytes. An exception in fn
     becomes a trap with on_error's text; fault_text is the trap text of an access outside memory.
     H_RESULT stores the setter's bytes in `slot` when `export` (None: every export with a status) runs.
+    H_KLOG's aux is b"<line tail>\0<source>": what a natively written guest line ends with and the
+    `file:line` it names (set_log_sink).
     """
     types = {"i": wasmtime.ValType.i32, "I": wasmtime.ValType.i64}
     ty = wasmtime.FuncType([types[k]() for k in params], [wasmtime.ValType.i32()] if has_result else [])
     export_id = EXPORT_IDS[export] if export is not None else -1
     _host.define_import(address(linker), module.encode(), name.encode(), address(ty), handler, params, has_result, fn,
-                        on_error, fault_text.encode(), slot, export_id)
+                        on_error, fault_text.encode(), slot, export_id, aux)
+
+
+def set_log_sink(fd: int) -> None:
+    """Guest klog lines passing the plugin's logSeverity are formatted natively, as
+    cli/logs.py's KlogFormatter formats them, and written to fd; -1: through the Python handler."""
+    _host.set_log_sink(fd, os.getpid())
