@@ -1159,6 +1159,7 @@ static int stage(Inst *self, int export_id, PyObject *pod, PyObject *node_name, 
         return -1;
     }
     clear_call(self);
+    self->out_len = 0; /* a call's output is its own: kept until the next call, for the error text */
     self->export_id = export_id;
     if (pod != Py_None && (self->pod = bytes_or_null(pod)) == NULL)
         return -1;
@@ -1183,7 +1184,8 @@ static PyObject *result_value(Inst *self, int export_id, wasmtime_val_raw_t *out
     }
 }
 
-/* call(export_id, pod, node_name, target_pod, timeout_ns) -> int | None. Raises GuestFault. */
+/* call(export_id, pod, node_name, target_pod, timeout_ns) -> (result or None, status reason bytes or
+ * None). The other results stay readable with result(slot) until the next call. Raises GuestFault. */
 static PyObject *inst_call(Inst *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 5) {
         PyErr_SetString(PyExc_TypeError, "call(export_id, pod, node_name, target_pod, timeout_ns)");
@@ -1199,9 +1201,14 @@ static PyObject *inst_call(Inst *self, PyObject *const *args, Py_ssize_t nargs) 
     out[0].i64 = 0;
     int rc = run(self, &self->funcs[export_id], out);
     self->export_id = -1;
+    release_call(self);
     if (rc < 0)
         return NULL;
-    return result_value(self, export_id, out);
+    PyObject *value = result_value(self, export_id, out);
+    if (value == NULL)
+        return NULL;
+    PyObject *reason = self->results[R_STATUS_REASON] ? self->results[R_STATUS_REASON] : Py_None;
+    return Py_BuildValue("(NO)", value, reason);
 }
 
 /* call_nodes(export_id, pod, node_names, timeout_ns) -> (values, notes, failed, fault): the export

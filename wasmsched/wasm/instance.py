@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from wasmsched.api.types import Pod
 
 _ids = itertools.count(1)
+EXPORT_IDS = native.EXPORT_IDS
+# Exports that read a result.* setter besides result.status_reason (GuestInstance._collect).
+_OTHER_RESULTS = frozenset(("prefilter", "postfilter", "normalizescore", "enqueue"))
 
 
 @dataclass
@@ -53,7 +56,7 @@ class CompiledGuest:
 
 
 class GuestInstance:
-    __slots__ = ("_pod_encoder", "compiled", "ctx", "deadline_text", "host_failure", "id", "interrupt", "native",
+    __slots__ = ("_pod_encoder", "_timeout_ns", "_timeout_text", "compiled", "ctx", "deadline_text", "host_failure", "id", "interrupt", "native",
                  "store")
 
     def __init__(self, compiled: CompiledGuest) -> None:
@@ -68,6 +71,8 @@ class GuestInstance:
         args = compiled.args
         host = compiled.host
         self._pod_encoder = host.pods.encode
+        self._timeout_ns = _ns(args.timeout)
+        self._timeout_text = args.timeout_text
         store = wasmtime.Store(compiled.runtime.engine)
         wasi = wasmtime.WasiConfig()
         # Sandbox: argv verbatim, no environment, no preopened directories, stdin at EOF. stdout and
@@ -128,23 +133,25 @@ class GuestInstance:
 
     def call(self, ctx: CallContext) -> Any:
         """Runs ctx.export; raises GuestCallError (with discard=True) when the guest fails."""
-        c = self.compiled
         self.ctx = ctx
         self.host_failure = None
-        self.deadline_text = c.args.timeout_text
+        self.deadline_text = self._timeout_text
         enc = self._pod_encoder
+        pod, target = ctx.pod, ctx.target_pod
         try:
-            result = self.native.call(native.EXPORT_IDS[ctx.export], None if ctx.pod is None else enc(ctx.pod),
-                                      ctx.node_name or None,
-                                      None if ctx.target_pod is None else enc(ctx.target_pod), _ns(c.args.timeout))
+            result, reason = self.native.call(EXPORT_IDS[ctx.export], None if pod is None else enc(pod),
+                                              ctx.node_name or None, None if target is None else enc(target),
+                                              self._timeout_ns)
         except native.GuestFault as e:
             raise self._call_error(ctx.export, e) from e
         finally:
             self.ctx = None
-            self.native.clear_output()
         if interrupt.state.pending or self.interrupt is not None:
             self._raise_interrupt()
-        self._collect(ctx)
+        if reason is not None:
+            ctx.status_reason = reason.decode("utf-8", "replace")
+        if ctx.export in _OTHER_RESULTS:
+            self._collect(ctx)
         return result
 
     def call_nodes(self, export: str, pod: Pod, node_names: list[str]
@@ -152,17 +159,15 @@ class GuestInstance:
         """Runs `export` (filter or score) once per node name, in one crossing: the scores (score) of the
         calls that ran, (index, code, reason) of each call with a non-zero code or a reason, how many
         calls succeeded, and the error of the call that failed (nothing runs after it)."""
-        c = self.compiled
         self.ctx = CallContext(export, pod=pod)
         self.host_failure = None
-        self.deadline_text = c.args.timeout_text
+        self.deadline_text = self._timeout_text
         try:
-            values, notes, failed, fault = self.native.call_nodes(native.EXPORT_IDS[export], self._pod_encoder(pod),
-                                                                  node_names, _ns(c.args.timeout))
+            values, notes, failed, fault = self.native.call_nodes(EXPORT_IDS[export], self._pod_encoder(pod),
+                                                                  node_names, self._timeout_ns)
             error = self._call_error(export, fault) if fault is not None else None
         finally:
             self.ctx = None
-            self.native.clear_output()
         if interrupt.state.pending or self.interrupt is not None:
             self._raise_interrupt()
         return values, notes, (failed if error is not None else len(node_names)), error
@@ -175,11 +180,9 @@ class GuestInstance:
         return GuestCallError(msg, discard=True)
 
     def _collect(self, ctx: CallContext) -> None:
-        """The results the guest set during the call (§4.1 setters), into ctx."""
+        """The results the guest set during the call with the setters of §4.1 other than
+        result.status_reason, into ctx."""
         n = self.native
-        reason = n.result(native.R_STATUS_REASON)
-        if reason is not None:
-            ctx.status_reason = reason.decode("utf-8", "replace")
         export = ctx.export
         if export == "prefilter":
             names = n.result(native.R_NODE_NAMES)

@@ -106,14 +106,18 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
 
     def _call(self, pod: Pod, pin: Pin, ctx: CallContext) -> Any:
         """Runs ctx.export on the pod's instance; raises _Failed with the Error status on failure."""
+        pool = self.pool
         try:
-            with self.pool.pinned(get_pod_key(pod), pin) as inst:
-                if inst is None:
-                    raise _Failed(Status.error(f"wasm: {ctx.export} error: no guest instance is pinned to pod "
-                                               f"{get_pod_key(pod)}"))
-                return self._invoke(inst, ctx)
+            inst = pool.enter(get_pod_key(pod), pin)
         except PoolError as e:
             raise _Failed(Status.error(f"wasm: {ctx.export} error: {e}")) from None
+        if inst is None:
+            raise _Failed(Status.error(f"wasm: {ctx.export} error: no guest instance is pinned to pod "
+                                       f"{get_pod_key(pod)}"))
+        try:
+            return self._invoke(inst, ctx)
+        finally:
+            pool.exit(inst)
 
     def _status_call(self, pod: Pod, pin: Pin, ctx: CallContext) -> Status | None:
         """An export returning just a status (i32)."""
@@ -180,12 +184,16 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         """One pin and one native crossing for the whole batch; after a trap the remaining nodes fail
         without entering the guest."""
         n = len(node_infos)
+        pool = self.pool
         try:
-            with self.pool.pinned(get_pod_key(pod), Pin.SCHEDULING) as inst:
-                assert inst is not None
-                _, notes, ran, error = self._invoke_nodes(inst, "filter", pod, node_infos)
+            inst = pool.enter(get_pod_key(pod), Pin.SCHEDULING)
         except PoolError as e:
             return [Status.error(f"wasm: filter error: {e}")] * n
+        assert inst is not None
+        try:
+            _, notes, ran, error = self._invoke_nodes(inst, "filter", pod, node_infos)
+        finally:
+            pool.exit(inst)
         out: list[Status | None] = [None] * n
         for i, code, reason in notes:
             out[i] = _batch_status("filter", code, reason)
@@ -243,12 +251,16 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
 
     def score_nodes(self, state: CycleState, pod: Pod,
                     node_infos: Sequence[NodeInfo]) -> tuple[list[int], Status | None]:
+        pool = self.pool
         try:
-            with self.pool.pinned(get_pod_key(pod), Pin.SCHEDULING) as inst:
-                assert inst is not None
-                scores, notes, _, error = self._invoke_nodes(inst, "score", pod, node_infos)
+            inst = pool.enter(get_pod_key(pod), Pin.SCHEDULING)
         except PoolError as e:
             return [], Status.error(f"wasm: score error: {e}")
+        assert inst is not None
+        try:
+            scores, notes, _, error = self._invoke_nodes(inst, "score", pod, node_infos)
+        finally:
+            pool.exit(inst)
         for _, code, reason in notes:  # in node order: the first failing status is the result
             st = _batch_status("score", code, reason)
             if not_success(st):

@@ -110,23 +110,37 @@ class InstancePool:
         Yields None for a binding-cycle call of a pod that holds no instance (Unreserve/PostBind
         then do nothing). Raises PoolError when the call must fail without entering the guest.
         """
-        with self._cv:
-            inst = self._resolve_locked(pod_key, pin)
-            if inst is not None:
-                self._busy[inst.id] += 1
+        inst = self.enter(pod_key, pin)
         if inst is None:
             yield None
             return
-        lock = self._locks[inst.id]
-        lock.acquire()
         try:
-            if inst.id in self._discarded_ids:
-                # A parallel call for the same pod trapped while this one waited for the instance.
-                raise PoolError(DISCARDED_TEXT)
             yield inst
         finally:
+            self.exit(inst)
+
+    def enter(self, pod_key: str, pin: Pin) -> GuestInstance | None:
+        """pinned() without the context manager, for the per-call hot path: the instance, held until
+        exit(inst) (which the caller must call), or None; raises PoolError."""
+        with self._cv:
+            inst = self._resolve_locked(pod_key, pin)
+            if inst is None:
+                return None
+            self._busy[inst.id] += 1
+            lock = self._locks[inst.id]
+        if not lock.acquire(blocking=False):
+            lock.acquire()
+        if inst.id in self._discarded_ids:
+            # A parallel call for the same pod trapped while this one waited for the instance.
             lock.release()
             self._call_finished(inst)
+            raise PoolError(DISCARDED_TEXT)
+        return inst
+
+    def exit(self, inst: GuestInstance) -> None:
+        """Ends a call entered with enter()."""
+        self._locks[inst.id].release()
+        self._call_finished(inst)
 
     def _resolve_locked(self, pod_key: str, pin: Pin) -> GuestInstance | None:
         if self._closed:
