@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
-import importlib.resources
 import logging
 import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
+# Every subcommand's module is imported to build its parser, so each keeps its top-level imports to what
+# `simulate` needs anyway and imports the rest (kubernetes client, servers) when it runs.
 from wasmsched.cli import cache, devcluster, run, simulate, snapshot
 from wasmsched.cli.logs import setup_logging
-from wasmsched.util.version import dist_version
 
 
 def version_text() -> str:
     """`wasmsched <version> (wasmtime <version>, kubernetes <version>)`, from the installed packages'
     metadata; kubernetes is the version whose API protos are built in (tools/gen_protos.py writes its
     k8s.io/api module version, v0.X.Y for Kubernetes v1.X.Y, next to them), left out if unknown."""
+    import importlib.resources
+
+    from wasmsched.util.version import dist_version
+
     extra = [f"wasmtime {dist_version('wasmtime')}"]
     try:
         api = (importlib.resources.files("wasmsched.api.gen") / "VERSION").read_text().strip()
@@ -27,12 +32,25 @@ def version_text() -> str:
     return f"wasmsched {dist_version('wasmsched')} ({', '.join(extra)})"
 
 
+class _VersionAction(argparse.Action):
+    """argparse's "version" action with the text found when --version is given: reading the packages'
+    metadata (importlib.metadata) costs more start-up time than the rest of the parser."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> NoReturn:
+        print(version_text())
+        parser.exit()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="wasmsched", description="A Kubernetes scheduler in Python "
                                      "that runs WebAssembly scheduler plugins.")
     parser.add_argument("-v", "--v", type=int, default=0, dest="verbosity",
                         help="log verbosity on stderr (0: warnings, 2: info, 5: debug)")
-    parser.add_argument("--version", action="version", version=version_text(),
+    parser.add_argument("--version", action=_VersionAction,
                         help="print the versions of wasmsched, wasmtime and the Kubernetes API, then exit")
     sub = parser.add_subparsers(dest="command", required=True)
     simulate.add_parser(sub)

@@ -7,18 +7,20 @@ import logging
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from wasmsched.cli.simulate import BadInput, _error_text
+from wasmsched.cli.simulate import BadInput, _error_text, register_wasm_plugins
 from wasmsched.config import ConfigError, load_config
-from wasmsched.config.types import KubeSchedulerConfiguration
 from wasmsched.framework.runtime import FrameworkError
-from wasmsched.kube.api import ClientConfigError, ClientConnection, KubeApi, load_configuration
-from wasmsched.kube.app import SchedulerApp, install_signal_handlers
-from wasmsched.kube.leaderelection import HEALTH_CHECK_NAME, LeaderElectionConfig, LeaderElector, new_identity
-from wasmsched.kube.serving import SecureServer
 from wasmsched.plugins.registry import in_tree_registry
-from wasmsched.wasm.plugin import register_wasm_plugins
+
+# The kubernetes client, the HTTPS server and leader election are imported when `run` runs: `main` builds
+# every subcommand's parser, and the other commands never need them (tests/cli/test_startup_imports.py).
+if TYPE_CHECKING:
+    from wasmsched.config.types import KubeSchedulerConfiguration
+    from wasmsched.kube.app import SchedulerApp
+    from wasmsched.kube.leaderelection import LeaderElectionConfig, LeaderElector
+    from wasmsched.kube.serving import SecureServer
 
 log = logging.getLogger("wasmsched.run")
 
@@ -86,6 +88,9 @@ def _load(args: argparse.Namespace) -> KubeSchedulerConfiguration:
 
 
 def build(args: argparse.Namespace, cfg: KubeSchedulerConfiguration) -> SchedulerApp:
+    from wasmsched.kube.api import ClientConfigError, ClientConnection, KubeApi, load_configuration
+    from wasmsched.kube.app import SchedulerApp
+
     connection = ClientConnection.from_dict(cfg.client_connection)
     kubeconfig = args.kubeconfig or connection.kubeconfig
     try:
@@ -105,6 +110,9 @@ def build(args: argparse.Namespace, cfg: KubeSchedulerConfiguration) -> Schedule
 
 
 def run(args: argparse.Namespace) -> int:
+    from wasmsched.kube.app import install_signal_handlers
+    from wasmsched.kube.leaderelection import LeaderElectionConfig
+
     try:
         cfg = _load(args)
         le = LeaderElectionConfig.from_dict(leader_election_dict(cfg, args))
@@ -139,6 +147,9 @@ def _secure_server(args: argparse.Namespace, app: SchedulerApp, elector: LeaderE
     """kube-scheduler's checks: ping everywhere; the leader election watchdog on healthz and livez;
     readyz also waits for the informers' caches (sched-handler-sync). A request without a token is
     refused with 401 (kube-scheduler lets it through as system:anonymous, whom RBAC then refuses: 403)."""
+    from wasmsched.kube.leaderelection import HEALTH_CHECK_NAME
+    from wasmsched.kube.serving import SecureServer
+
     health: dict[str, Any] = {}
     if elector is not None:
         health[HEALTH_CHECK_NAME] = elector.check
@@ -150,6 +161,8 @@ def _secure_server(args: argparse.Namespace, app: SchedulerApp, elector: LeaderE
 
 
 def _elector(app: SchedulerApp, le: LeaderElectionConfig) -> LeaderElector:
+    from wasmsched.kube.leaderelection import LeaderElector, new_identity
+
     def started(leading_ended: threading.Event) -> None:
         app.start_scheduling()
         leading_ended.wait()

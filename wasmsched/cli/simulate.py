@@ -8,7 +8,7 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import yaml
 
@@ -22,7 +22,11 @@ from wasmsched.config import ConfigError, load_config
 from wasmsched.framework.runtime import FrameworkError
 from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.simulator.simulation import Simulation, SimulationResult
-from wasmsched.wasm.plugin import register_wasm_plugins
+from wasmsched.wasm.args import is_wasm_args
+
+if TYPE_CHECKING:
+    from wasmsched.config.types import KubeSchedulerConfiguration
+    from wasmsched.plugins.registry import Registry
 
 # Every pod of the input ends in one of these; the summary counts each.
 PHASES = ("Scheduled", "Unschedulable", "Preempted", "Error", "Ignored", "Running")
@@ -139,6 +143,15 @@ def _build(args: argparse.Namespace) -> tuple[Simulation, list[str]]:
         warnings.append(f'{where}: spec.nodeName: node "{pod.spec.nodeName}" does not exist: pod '
                         f'{object_key(pod)} is reported Running and holds no node\'s resources')
     return sim, warnings
+
+
+def register_wasm_plugins(registry: Registry, cfg: KubeSchedulerConfiguration, base_dir: Path | None) -> None:
+    """wasm/plugin.py's register_wasm_plugins, imported only when a profile configures a wasm plugin:
+    the wasm host (wasmtime, ctypes bindings) is the largest part of start-up, and most runs have none."""
+    if any(is_wasm_args(pc.args) for profile in cfg.profiles for pc in profile.plugin_config):
+        from wasmsched.wasm import plugin
+
+        plugin.register_wasm_plugins(registry, cfg, base_dir)
 
 
 def _error_text(message: str) -> str:

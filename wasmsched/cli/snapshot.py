@@ -6,20 +6,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from wasmsched.api.manifest import write_manifests
 from wasmsched.cli.simulate import BadInput, check_out_dir
-from wasmsched.kube.api import (
-    ApiError,
-    ClientConfigError,
-    ClientConnection,
-    KubeApi,
-    TransportError,
-    load_configuration,
-)
-from wasmsched.kube.informer import POD_FIELD_SELECTOR
-from wasmsched.kube.resources import RESOURCES
+
+# The kubernetes client is imported when `snapshot` runs, not when `main` builds the parsers.
+if TYPE_CHECKING:
+    from wasmsched.kube.api import KubeApi
 
 # What a scheduler's decisions depend on, in the order simulate applies them (one file per kind).
 SNAPSHOT_KINDS = ("Namespace", "PriorityClass", "Node", "PodDisruptionBudget", "StorageClass", "CSINode",
@@ -40,6 +33,10 @@ def add_parser(sub: Any) -> None:
 
 def snapshot(api: KubeApi, out_dir: Path) -> dict[str, int]:
     """Writes DIR/<kind plural>.yaml for each kind with objects; returns the count per kind."""
+    from wasmsched.api.manifest import write_manifests
+    from wasmsched.kube.informer import POD_FIELD_SELECTOR
+    from wasmsched.kube.resources import RESOURCES
+
     counts: dict[str, int] = {}
     lists: dict[str, list[Any]] = {}
     for kind in SNAPSHOT_KINDS:
@@ -60,6 +57,16 @@ def snapshot(api: KubeApi, out_dir: Path) -> dict[str, int]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from wasmsched.kube.api import (
+        ApiError,
+        ClientConfigError,
+        ClientConnection,
+        KubeApi,
+        TransportError,
+        load_configuration,
+    )
+    from wasmsched.kube.resources import RESOURCES
+
     try:
         check_out_dir(Path(args.dir), "snapshot DIR")
         api = KubeApi(load_configuration(args.kubeconfig, args.master), ClientConnection())
