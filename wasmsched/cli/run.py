@@ -7,20 +7,17 @@ import logging
 import sys
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from wasmsched.cli.simulate import BadInput, _error_text, register_wasm_plugins
 from wasmsched.config import ConfigError, load_config
+from wasmsched.config.types import KubeSchedulerConfiguration
 from wasmsched.framework.runtime import FrameworkError
+from wasmsched.kube.api import ClientConfigError, ClientConnection, KubeApi, load_configuration
+from wasmsched.kube.app import SchedulerApp, install_signal_handlers
+from wasmsched.kube.leaderelection import HEALTH_CHECK_NAME, LeaderElectionConfig, LeaderElector, new_identity
+from wasmsched.kube.serving import SecureServer
 from wasmsched.plugins.registry import in_tree_registry
-
-# The kubernetes client, the HTTPS server and leader election are imported when `run` runs: `main` builds
-# every subcommand's parser, and the other commands never need them (tests/cli/test_startup_imports.py).
-if TYPE_CHECKING:
-    from wasmsched.config.types import KubeSchedulerConfiguration
-    from wasmsched.kube.app import SchedulerApp
-    from wasmsched.kube.leaderelection import LeaderElectionConfig, LeaderElector
-    from wasmsched.kube.serving import SecureServer
 
 log = logging.getLogger("wasmsched.run")
 
@@ -28,9 +25,7 @@ log = logging.getLogger("wasmsched.run")
 DEFAULT_SECURE_PORT = 10259
 
 
-def add_parser(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser(
-        "run", help="schedule the pods of a real cluster (a Kubernetes API server), as kube-scheduler does")
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", help="a KubeSchedulerConfiguration file (the same one `simulate` takes)")
     p.add_argument("--kubeconfig", default="", help="kubeconfig file (overrides clientConnection.kubeconfig); "
                    "neither it nor --master: in-cluster configuration")
@@ -88,9 +83,6 @@ def _load(args: argparse.Namespace) -> KubeSchedulerConfiguration:
 
 
 def build(args: argparse.Namespace, cfg: KubeSchedulerConfiguration) -> SchedulerApp:
-    from wasmsched.kube.api import ClientConfigError, ClientConnection, KubeApi, load_configuration
-    from wasmsched.kube.app import SchedulerApp
-
     connection = ClientConnection.from_dict(cfg.client_connection)
     kubeconfig = args.kubeconfig or connection.kubeconfig
     try:
@@ -110,9 +102,6 @@ def build(args: argparse.Namespace, cfg: KubeSchedulerConfiguration) -> Schedule
 
 
 def run(args: argparse.Namespace) -> int:
-    from wasmsched.kube.app import install_signal_handlers
-    from wasmsched.kube.leaderelection import LeaderElectionConfig
-
     try:
         cfg = _load(args)
         le = LeaderElectionConfig.from_dict(leader_election_dict(cfg, args))
@@ -147,9 +136,6 @@ def _secure_server(args: argparse.Namespace, app: SchedulerApp, elector: LeaderE
     """kube-scheduler's checks: ping everywhere; the leader election watchdog on healthz and livez;
     readyz also waits for the informers' caches (sched-handler-sync). A request without a token is
     refused with 401 (kube-scheduler lets it through as system:anonymous, whom RBAC then refuses: 403)."""
-    from wasmsched.kube.leaderelection import HEALTH_CHECK_NAME
-    from wasmsched.kube.serving import SecureServer
-
     health: dict[str, Any] = {}
     if elector is not None:
         health[HEALTH_CHECK_NAME] = elector.check
@@ -161,8 +147,6 @@ def _secure_server(args: argparse.Namespace, app: SchedulerApp, elector: LeaderE
 
 
 def _elector(app: SchedulerApp, le: LeaderElectionConfig) -> LeaderElector:
-    from wasmsched.kube.leaderelection import LeaderElector, new_identity
-
     def started(leading_ended: threading.Event) -> None:
         app.start_scheduling()
         leading_ended.wait()

@@ -36,8 +36,7 @@ class BadInput(Exception):
     """Exit code 2: the user's files or flags are wrong; the text says which and where."""
 
 
-def add_parser(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser("simulate", help="schedule manifests on an embedded in-memory cluster")
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) file")
     p.add_argument("--output", "-o", choices=("table", "json", "yaml"), default="table")
     p.add_argument("--explain", action="store_true", help="per pod: filter result and scores of every node")

@@ -6,13 +6,20 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from wasmsched.api.manifest import write_manifests
 from wasmsched.cli.simulate import BadInput, check_out_dir
-
-# The kubernetes client is imported when `snapshot` runs, not when `main` builds the parsers.
-if TYPE_CHECKING:
-    from wasmsched.kube.api import KubeApi
+from wasmsched.kube.api import (
+    ApiError,
+    ClientConfigError,
+    ClientConnection,
+    KubeApi,
+    TransportError,
+    load_configuration,
+)
+from wasmsched.kube.informer import POD_FIELD_SELECTOR
+from wasmsched.kube.resources import RESOURCES
 
 # What a scheduler's decisions depend on, in the order simulate applies them (one file per kind).
 SNAPSHOT_KINDS = ("Namespace", "PriorityClass", "Node", "PodDisruptionBudget", "StorageClass", "CSINode",
@@ -20,9 +27,7 @@ SNAPSHOT_KINDS = ("Namespace", "PriorityClass", "Node", "PodDisruptionBudget", "
                   "StatefulSet", "Pod")
 
 
-def add_parser(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser(
-        "snapshot", help="write a cluster's nodes, pods and what scheduling depends on as manifests for simulate")
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kubeconfig", default="", help="kubeconfig file (default: in-cluster configuration)")
     p.add_argument("--master", default="", help="the API server's address (overrides the kubeconfig's)")
     p.add_argument("dir", metavar="DIR", help="where to write the manifests (one file per kind)")
@@ -33,10 +38,6 @@ def add_parser(sub: Any) -> None:
 
 def snapshot(api: KubeApi, out_dir: Path) -> dict[str, int]:
     """Writes DIR/<kind plural>.yaml for each kind with objects; returns the count per kind."""
-    from wasmsched.api.manifest import write_manifests
-    from wasmsched.kube.informer import POD_FIELD_SELECTOR
-    from wasmsched.kube.resources import RESOURCES
-
     counts: dict[str, int] = {}
     lists: dict[str, list[Any]] = {}
     for kind in SNAPSHOT_KINDS:
@@ -57,16 +58,6 @@ def snapshot(api: KubeApi, out_dir: Path) -> dict[str, int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from wasmsched.kube.api import (
-        ApiError,
-        ClientConfigError,
-        ClientConnection,
-        KubeApi,
-        TransportError,
-        load_configuration,
-    )
-    from wasmsched.kube.resources import RESOURCES
-
     try:
         check_out_dir(Path(args.dir), "snapshot DIR")
         api = KubeApi(load_configuration(args.kubeconfig, args.master), ClientConnection())
