@@ -16,7 +16,6 @@ from wasmsched.api.manifest import ManifestError, load_paths, write_manifests
 from wasmsched.api.types import object_key
 from wasmsched.cli.explain import explain_document
 from wasmsched.cli.table import format_table, one_line
-from wasmsched.cluster.generate import GenerateSpecError, generate, parse_spec
 from wasmsched.cluster.memory import AdmissionError, ConflictError
 from wasmsched.config import ConfigError, load_config
 from wasmsched.framework.runtime import FrameworkError
@@ -107,6 +106,8 @@ def _build(args: argparse.Namespace) -> tuple[Simulation, list[str]]:
         for kind, msgs in loaded.by_kind.items():
             objects.setdefault(kind, []).extend(msgs)
     if args.generate:
+        from wasmsched.cluster.generate import GenerateSpecError, generate, parse_spec
+
         try:
             spec = parse_spec(args.generate)
         except GenerateSpecError as e:
