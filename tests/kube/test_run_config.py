@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.go_guests import ROOT
-from wasmsched.cli.run import add_parser, leader_election_dict
+from wasmsched.cli.run import add_arguments, leader_election_dict
 from wasmsched.config import load_config
 from wasmsched.kube.api import ClientConfigError, KubeApi, load_configuration
 from wasmsched.kube.leaderelection import LeaderElectionConfig
@@ -21,8 +21,8 @@ from wasmsched.kube.resources import RESOURCES
 
 def parse(*argv: str) -> argparse.Namespace:
     p = argparse.ArgumentParser()
-    add_parser(p.add_subparsers())
-    return p.parse_args(["run", *argv])
+    add_arguments(p)
+    return p.parse_args(list(argv))
 
 
 def test_leader_elect_flags_override_the_file(tmp_path: Path) -> None:

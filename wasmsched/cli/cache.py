@@ -7,17 +7,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from wasmsched.wasm.cache import CACHE_DIR_ENV, CACHE_MAX_BYTES_ENV, ModuleCache
 
 
-def add_parser(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser(
-        "cache", help="the cache of compiled wasm modules",
-        description=f"The cache of compiled wasm modules: ${CACHE_DIR_ENV} (default ~/.cache/wasmsched/modules), "
-                    f"at most ${CACHE_MAX_BYTES_ENV} bytes (default 256Mi; least recently used entries are "
-                    "evicted).")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.description = (f"The cache of compiled wasm modules: ${CACHE_DIR_ENV} (default ~/.cache/wasmsched/modules), "
+                     f"at most ${CACHE_MAX_BYTES_ENV} bytes (default 256Mi; least recently used entries are "
+                     "evicted).")
     cmds = p.add_subparsers(dest="cache_command", required=True)
     cmds.add_parser("info", help="print the cache's path, entries, size and cap").set_defaults(func=run_info)
     cmds.add_parser("clear", help="remove every entry").set_defaults(func=run_clear)

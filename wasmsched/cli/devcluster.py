@@ -7,7 +7,6 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from wasmsched.devcluster.binaries import BIN_ENV, CACHE_ENV, BinariesMissingError
 
@@ -16,12 +15,10 @@ from wasmsched.devcluster.binaries import BIN_ENV, CACHE_ENV, BinariesMissingErr
 DEFAULT_DIR = Path(".dev-cluster")
 
 
-def add_parser(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser(
-        "dev-cluster", help="start or stop a local Kubernetes control plane with KWOK fake nodes",
-        description=f"A local control plane on 127.0.0.1: etcd, kube-apiserver (RBAC, static tokens) and KWOK "
-                    f"(nodes with the kwok.x-k8s.io/node=fake annotation become Ready, their pods Running). "
-                    f"Binaries: ${BIN_ENV}, else ${CACHE_ENV}/<version>/bin (`make kube` builds them).")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.description = (f"A local control plane on 127.0.0.1: etcd, kube-apiserver (RBAC, static tokens) and KWOK "
+                     f"(nodes with the kwok.x-k8s.io/node=fake annotation become Ready, their pods Running). "
+                     f"Binaries: ${BIN_ENV}, else ${CACHE_ENV}/<version>/bin (`make kube` builds them).")
     cmds = p.add_subparsers(dest="dev_cluster_command", required=True)
     dir_help = f"the cluster's directory: state, kubeconfig, certificates, data, logs (default ./{DEFAULT_DIR})"
     up = cmds.add_parser("up", help="start a cluster in the background and wait until it is ready")

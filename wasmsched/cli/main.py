@@ -3,20 +3,37 @@
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
-import importlib.resources
+import importlib
 import logging
 import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
-from wasmsched.cli import cache, devcluster, run, simulate, snapshot
 from wasmsched.cli.logs import setup_logging
-from wasmsched.util.version import dist_version
+
+# name -> (module, help). A subcommand's module adds its arguments (`add_arguments(parser)`) and is
+# imported only when the subcommand is given: `run` and `snapshot` load the kubernetes client, `cache`
+# the wasm module cache, none of which `simulate` needs (tests/cli/test_startup_imports.py).
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "simulate": ("wasmsched.cli.simulate", "schedule manifests on an embedded in-memory cluster"),
+    "cache": ("wasmsched.cli.cache", "the cache of compiled wasm modules"),
+    "run": ("wasmsched.cli.run",
+            "schedule the pods of a real cluster (a Kubernetes API server), as kube-scheduler does"),
+    "snapshot": ("wasmsched.cli.snapshot",
+                 "write a cluster's nodes, pods and what scheduling depends on as manifests for simulate"),
+    "dev-cluster": ("wasmsched.cli.devcluster",
+                    "start or stop a local Kubernetes control plane with KWOK fake nodes"),
+}
 
 
 def version_text() -> str:
     """`wasmsched <version> (wasmtime <version>, kubernetes <version>)`, from the installed packages'
     metadata; kubernetes is the version whose API protos are built in (tools/gen_protos.py writes its
     k8s.io/api module version, v0.X.Y for Kubernetes v1.X.Y, next to them), left out if unknown."""
+    import importlib.resources
+
+    from wasmsched.util.version import dist_version
+
     extra = [f"wasmtime {dist_version('wasmtime')}"]
     try:
         api = (importlib.resources.files("wasmsched.api.gen") / "VERSION").read_text().strip()
@@ -27,19 +44,40 @@ def version_text() -> str:
     return f"wasmsched {dist_version('wasmsched')} ({', '.join(extra)})"
 
 
+class _LazySubcommands(argparse._SubParsersAction):  # type: ignore[type-arg]
+    """Subparsers whose arguments are added when their subcommand is chosen, from its module."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        sub = self.choices.get(values[0])
+        if isinstance(sub, argparse.ArgumentParser):  # else argparse reports the invalid choice
+            importlib.import_module(SUBCOMMANDS[values[0]][0]).add_arguments(sub)
+        super().__call__(parser, namespace, values, option_string)
+
+
+class _VersionAction(argparse.Action):
+    """argparse's "version" action with the text found when --version is given: reading the packages'
+    metadata (importlib.metadata) costs more start-up time than the rest of the parser."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> NoReturn:
+        print(version_text())
+        parser.exit()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="wasmsched", description="A Kubernetes scheduler in Python "
                                      "that runs WebAssembly scheduler plugins.")
     parser.add_argument("-v", "--v", type=int, default=0, dest="verbosity",
                         help="log verbosity on stderr (0: warnings, 2: info, 5: debug)")
-    parser.add_argument("--version", action="version", version=version_text(),
+    parser.add_argument("--version", action=_VersionAction,
                         help="print the versions of wasmsched, wasmtime and the Kubernetes API, then exit")
-    sub = parser.add_subparsers(dest="command", required=True)
-    simulate.add_parser(sub)
-    cache.add_parser(sub)
-    run.add_parser(sub)
-    snapshot.add_parser(sub)
-    devcluster.add_parser(sub)
+    sub = parser.add_subparsers(dest="command", required=True, action=_LazySubcommands)
+    for name, (_, text) in SUBCOMMANDS.items():
+        sub.add_parser(name, help=text)
     args = parser.parse_args(argv)
     setup_logging(args.verbosity)
     try:

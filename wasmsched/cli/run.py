@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from wasmsched.cli.simulate import BadInput, _error_text
+from wasmsched.cli.simulate import BadInput, _error_text, register_wasm_plugins
 from wasmsched.config import ConfigError, load_config
 from wasmsched.config.types import KubeSchedulerConfiguration
 from wasmsched.framework.runtime import FrameworkError
@@ -18,7 +18,6 @@ from wasmsched.kube.app import SchedulerApp, install_signal_handlers
 from wasmsched.kube.leaderelection import HEALTH_CHECK_NAME, LeaderElectionConfig, LeaderElector, new_identity
 from wasmsched.kube.serving import SecureServer
 from wasmsched.plugins.registry import in_tree_registry
-from wasmsched.wasm.plugin import register_wasm_plugins
 
 log = logging.getLogger("wasmsched.run")
 
@@ -26,9 +25,7 @@ log = logging.getLogger("wasmsched.run")
 DEFAULT_SECURE_PORT = 10259
 
 
-def add_parser(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser(
-        "run", help="schedule the pods of a real cluster (a Kubernetes API server), as kube-scheduler does")
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", help="a KubeSchedulerConfiguration file (the same one `simulate` takes)")
     p.add_argument("--kubeconfig", default="", help="kubeconfig file (overrides clientConnection.kubeconfig); "
                    "neither it nor --master: in-cluster configuration")

@@ -8,7 +8,7 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import yaml
 
@@ -16,13 +16,16 @@ from wasmsched.api.manifest import ManifestError, load_paths, write_manifests
 from wasmsched.api.types import object_key
 from wasmsched.cli.explain import explain_document
 from wasmsched.cli.table import format_table, one_line
-from wasmsched.cluster.generate import GenerateSpecError, generate, parse_spec
 from wasmsched.cluster.memory import AdmissionError, ConflictError
 from wasmsched.config import ConfigError, load_config
 from wasmsched.framework.runtime import FrameworkError
 from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.simulator.simulation import Simulation, SimulationResult
-from wasmsched.wasm.plugin import register_wasm_plugins
+from wasmsched.wasm.args import is_wasm_args
+
+if TYPE_CHECKING:
+    from wasmsched.config.types import KubeSchedulerConfiguration
+    from wasmsched.plugins.registry import Registry
 
 # Every pod of the input ends in one of these; the summary counts each.
 PHASES = ("Scheduled", "Unschedulable", "Preempted", "Error", "Ignored", "Running")
@@ -32,8 +35,7 @@ class BadInput(Exception):
     """Exit code 2: the user's files or flags are wrong; the text says which and where."""
 
 
-def add_parser(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser("simulate", help="schedule manifests on an embedded in-memory cluster")
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", help="a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) file")
     p.add_argument("--output", "-o", choices=("table", "json", "yaml"), default="table")
     p.add_argument("--explain", action="store_true", help="per pod: filter result and scores of every node")
@@ -104,6 +106,8 @@ def _build(args: argparse.Namespace) -> tuple[Simulation, list[str]]:
         for kind, msgs in loaded.by_kind.items():
             objects.setdefault(kind, []).extend(msgs)
     if args.generate:
+        from wasmsched.cluster.generate import GenerateSpecError, generate, parse_spec
+
         try:
             spec = parse_spec(args.generate)
         except GenerateSpecError as e:
@@ -139,6 +143,15 @@ def _build(args: argparse.Namespace) -> tuple[Simulation, list[str]]:
         warnings.append(f'{where}: spec.nodeName: node "{pod.spec.nodeName}" does not exist: pod '
                         f'{object_key(pod)} is reported Running and holds no node\'s resources')
     return sim, warnings
+
+
+def register_wasm_plugins(registry: Registry, cfg: KubeSchedulerConfiguration, base_dir: Path | None) -> None:
+    """wasm/plugin.py's register_wasm_plugins, imported only when a profile configures a wasm plugin:
+    the wasm host (wasmtime, ctypes bindings) is the largest part of start-up, and most runs have none."""
+    if any(is_wasm_args(pc.args) for profile in cfg.profiles for pc in profile.plugin_config):
+        from wasmsched.wasm import plugin
+
+        plugin.register_wasm_plugins(registry, cfg, base_dir)
 
 
 def _error_text(message: str) -> str:

@@ -27,9 +27,7 @@ SNAPSHOT_KINDS = ("Namespace", "PriorityClass", "Node", "PodDisruptionBudget", "
                   "StatefulSet", "Pod")
 
 
-def add_parser(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser(
-        "snapshot", help="write a cluster's nodes, pods and what scheduling depends on as manifests for simulate")
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kubeconfig", default="", help="kubeconfig file (default: in-cluster configuration)")
     p.add_argument("--master", default="", help="the API server's address (overrides the kubeconfig's)")
     p.add_argument("dir", metavar="DIR", help="where to write the manifests (one file per kind)")

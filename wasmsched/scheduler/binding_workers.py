@@ -7,7 +7,11 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+# concurrent.futures only when there are worker threads: `simulate` runs binding cycles deferred.
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 log = logging.getLogger("wasmsched.scheduler")
 
@@ -16,8 +20,11 @@ class BindingWorkers:
     def __init__(self, workers: int) -> None:
         self._lock = threading.Condition()
         self._in_flight = 0
-        self._executor = (ThreadPoolExecutor(max_workers=workers, thread_name_prefix="binding")
-                          if workers > 0 else None)
+        self._executor: ThreadPoolExecutor | None = None
+        if workers > 0:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="binding")
         self._futures: set[Future[None]] = set()
         self._deferred: deque[Callable[[], None]] = deque()
 

@@ -56,8 +56,8 @@ class CompiledGuest:
 
 
 class GuestInstance:
-    __slots__ = ("_pod_encoder", "_timeout_ns", "_timeout_text", "compiled", "ctx", "deadline_text", "host_failure", "id", "interrupt", "native",
-                 "store")
+    __slots__ = ("_pod_encoder", "_timeout_ns", "_timeout_text", "compiled", "ctx", "deadline_text",
+                 "host_failure", "id", "interrupt", "native", "store")
 
     def __init__(self, compiled: CompiledGuest) -> None:
         self.id = next(_ids)
