@@ -15,8 +15,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import urllib.error
-import urllib.request
 import zlib
 from typing import BinaryIO
 
@@ -72,12 +70,17 @@ def _local_path(path: str, base_dir: str | os.PathLike[str] | None) -> str:
 
 def _read_file(path: str) -> bytes:
     with open(path, "rb") as f:
-        return _read_limited(f)
+        size = os.fstat(f.fileno()).st_size
+        if size > MAX_GUEST_BYTES:
+            raise GuestTooLarge
+        # One read of the known size (a guest is tens of MB): chunks only for what grows meanwhile.
+        data = f.read(size)
+        rest = _read_limited(f, MAX_GUEST_BYTES - len(data))
+        return data + rest if rest else data
 
 
-def _read_limited(f: BinaryIO) -> bytes:
-    """At most MAX_GUEST_BYTES from f, in chunks; GuestTooLarge as soon as there is more."""
-    limit = MAX_GUEST_BYTES
+def _read_limited(f: BinaryIO, limit: int = MAX_GUEST_BYTES) -> bytes:
+    """At most limit bytes from f, in chunks; GuestTooLarge as soon as there is more."""
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -110,6 +113,9 @@ def _gunzip(body: bytes) -> bytes:
 
 
 def _http_get(url: str) -> bytes:
+    import urllib.error  # only for http(s) guestURLs: http.client and ssl cost start-up
+    import urllib.request
+
     req = urllib.request.Request(url, headers={"Accept-Encoding": "gzip"})
     try:
         with urllib.request.urlopen(req, timeout=HTTP_TIMEOUT) as resp:
@@ -126,6 +132,8 @@ def _http_get(url: str) -> bytes:
 
 
 def _detail(e: BaseException) -> str:
+    import urllib.error  # an error path: the import's cost does not matter here
+
     if isinstance(e, urllib.error.URLError):
         return str(e.reason)
     if isinstance(e, OSError) and e.strerror:

@@ -7,8 +7,8 @@ Reads like wasmtime's embedding API: `Runtime` owns the Engine; `Runtime.compile
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import importlib.metadata
 import logging
 import threading
 from pathlib import Path
@@ -30,7 +30,15 @@ EPOCH_TICK_SECONDS = 0.005
 SLICE_TICKS = 2
 WASM_MAGIC = b"\x00asm"
 
-_WASMTIME_VERSION = importlib.metadata.version("wasmtime")
+
+
+@functools.cache
+def _wasmtime_version() -> str:
+    # Package metadata costs ~10 ms to import and read: only when the disk cache is used.
+    import importlib.metadata
+
+    return importlib.metadata.version("wasmtime")
+
 
 _TRAP_KINDS = {
     wasmtime.TrapCode.UNREACHABLE: "unreachable",
@@ -90,7 +98,7 @@ class Runtime:
     @staticmethod
     def _cache_key(digest: str) -> str:
         # The engine's settings and wasmtime's version decide whether a compiled artifact is valid.
-        return f"{digest}-wasmtime-{_WASMTIME_VERSION}"
+        return f"{digest}-wasmtime-{_wasmtime_version()}"
 
     def _load_cached(self, digest: str) -> wasmtime.Module | None:
         path = self.disk_cache.path(self._cache_key(digest))
