@@ -70,6 +70,7 @@ bench: setup examples
 	$(PY) bench/abi.py $(if $(KSWE),--kswe $(KSWE))
 	$(PY) bench/scheduler_perf.py $(if $(KSWE),--kswe $(KSWE))
 	$(PY) bench/startup.py
+	$(PY) bench/soak.py
 
 # Only the per-call costs against KSWE's Go host (bench/abi.py).
 bench-abi: setup

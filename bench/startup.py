@@ -98,10 +98,15 @@ print(json.dumps({"phases": out, "total_ms": (prev - t0) * 1000}))
 """
 
 
+# What a user's process does: read (and, the first time, write) bytecode caches. An inherited
+# PYTHONDONTWRITEBYTECODE would make every round compile every module.
+CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def timed_child(argv: list[str]) -> tuple[float, float]:
     """Wall seconds from spawn to exit, and the child's peak RSS in MB (its own rusage, from wait4)."""
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=CHILD_ENV)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -121,7 +126,7 @@ def importtime(python: str, entry: str, cluster: Path, top: int, runs: int) -> d
     best: dict[str, dict[str, Any]] = {}
     for _ in range(runs):
         proc = subprocess.run([python, "-X", "importtime", entry, "simulate", str(cluster)],
-                              capture_output=True, text=True, check=True)
+                              capture_output=True, text=True, check=True, env=CHILD_ENV)
         for line in proc.stderr.splitlines():
             if not line.startswith("import time:") or "[us]" in line:
                 continue
@@ -166,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
             sim_wall.append(w)
             sim_rss.append(r)
         phases = json.loads(subprocess.run([python, "-c", PHASES, str(cluster)], capture_output=True, text=True,
-                                           check=True).stdout.splitlines()[-1])
+                                           check=True, env=CHILD_ENV).stdout.splitlines()[-1])
         imports = importtime(python, str(entry), cluster, args.top, args.importtime_runs)
     load_after = load_avg()
 
