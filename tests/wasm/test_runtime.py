@@ -56,3 +56,16 @@ def test_guest_larger_than_the_limit_is_refused(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setattr(loader, "MAX_GUEST_BYTES", 64)
     with pytest.raises(WasmLoadError, match=r"^wasm: error reading guestURL .*big\.wasm: .*larger than 64 bytes"):
         loader.fetch_guest(str(big))
+
+
+def test_guests_start_no_runtime_threads(tmp_path: Path) -> None:
+    """WASI is the native host's (wasm/wasi.py), not wasmtime's, whose context starts tokio worker
+    threads (compiling a module may still leave Cranelift's worker pool)."""
+    import os
+
+    plugin = load("wasi/sandbox_probe", tmp_path)
+    pod = make_pod("p").obj()
+    plugin.pre_filter(CycleState(), pod, [])
+    assert plugin.filter(CycleState(), pod, NodeInfo(make_node("n1").obj())) is None
+    names = [Path(f"/proc/self/task/{t}/comm").read_text().strip() for t in os.listdir("/proc/self/task")]
+    assert not [n for n in names if n.startswith("tokio")], names

@@ -1,9 +1,9 @@
 /* The native host path (docs/abi.md, docs/architecture.md "Performance architecture").
  *
- * Set-up stays on wasmtime-py's public API (Engine, Module, Linker, Store, WasiConfig). This
+ * Set-up stays on wasmtime-py's public API (Engine, Module, Linker, Store). This
  * extension takes over everything a guest call touches: it instantiates the InstancePre in the
  * Store, calls exports, serves the hot imports (§4.1 getters of staged bytes, result setters,
- * klog's severity filter, WASI clock_time_get and fd_write) from per-call values held here, runs
+ * klog's severity filter, WASI preview 1 but poll_oneoff) from per-call values held here, runs
  * Filter and Score over a list of nodes in one call, advances the Engine's epoch on a native thread,
  * and turns traps and errors into GuestFault exceptions carrying plain data. Rare imports call the
  * Python handler given for them, with a Caller that reads and writes guest memory.
@@ -22,6 +22,8 @@
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
+#include <errno.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <wasmtime.h>
@@ -113,14 +115,52 @@ enum handler {
     H_RESULT,           /* a setter: stored here for the export it belongs to */
     H_CLOCK_TIME_GET,
     H_FD_WRITE,
+    H_WASI,             /* every other WASI preview 1 function (env->slot: which) */
 };
+
+/* WASI preview 1 (wasi_snapshot_preview1.witx), served here: the sandbox of docs/abi.md §2 (argv is the
+ * configured args, no environment, no preopened directories, stdin at EOF, stdout and stderr captured,
+ * real clocks and randomness). No WASI context and no runtime threads are involved. */
+enum wasi_fn {
+    W_ARGS_GET, W_ARGS_SIZES_GET, W_ENVIRON_GET, W_ENVIRON_SIZES_GET, W_CLOCK_RES_GET, W_CLOCK_TIME_GET,
+    W_FD_ADVISE, W_FD_ALLOCATE, W_FD_CLOSE, W_FD_DATASYNC, W_FD_FDSTAT_GET, W_FD_FDSTAT_SET_FLAGS,
+    W_FD_FDSTAT_SET_RIGHTS, W_FD_FILESTAT_GET, W_FD_FILESTAT_SET_SIZE, W_FD_FILESTAT_SET_TIMES, W_FD_PREAD,
+    W_FD_PRESTAT_GET, W_FD_PRESTAT_DIR_NAME, W_FD_PWRITE, W_FD_READ, W_FD_READDIR, W_FD_RENUMBER, W_FD_SEEK,
+    W_FD_SYNC, W_FD_TELL, W_FD_WRITE, W_PATH_CREATE_DIRECTORY, W_PATH_FILESTAT_GET, W_PATH_FILESTAT_SET_TIMES,
+    W_PATH_LINK, W_PATH_OPEN, W_PATH_READLINK, W_PATH_REMOVE_DIRECTORY, W_PATH_RENAME, W_PATH_SYMLINK,
+    W_PATH_UNLINK_FILE, W_POLL_ONEOFF, W_PROC_EXIT, W_PROC_RAISE, W_SCHED_YIELD, W_RANDOM_GET, W_SOCK_ACCEPT,
+    W_SOCK_RECV, W_SOCK_SEND, W_SOCK_SHUTDOWN, W_COUNT
+};
+
+static const char *const wasi_names[W_COUNT] = {
+    "args_get", "args_sizes_get", "environ_get", "environ_sizes_get", "clock_res_get", "clock_time_get",
+    "fd_advise", "fd_allocate", "fd_close", "fd_datasync", "fd_fdstat_get", "fd_fdstat_set_flags",
+    "fd_fdstat_set_rights", "fd_filestat_get", "fd_filestat_set_size", "fd_filestat_set_times", "fd_pread",
+    "fd_prestat_get", "fd_prestat_dir_name", "fd_pwrite", "fd_read", "fd_readdir", "fd_renumber", "fd_seek",
+    "fd_sync", "fd_tell", "fd_write", "path_create_directory", "path_filestat_get", "path_filestat_set_times",
+    "path_link", "path_open", "path_readlink", "path_remove_directory", "path_rename", "path_symlink",
+    "path_unlink_file", "poll_oneoff", "proc_exit", "proc_raise", "sched_yield", "random_get", "sock_accept",
+    "sock_recv", "sock_send", "sock_shutdown",
+};
+
+#define ERRNO_SUCCESS 0
+#define ERRNO_BADF 8
+#define ERRNO_FAULT 21
+#define ERRNO_INVAL 28
+#define ERRNO_NOSYS 52
+#define ERRNO_NOTSUP 58
+#define ERRNO_SPIPE 70
+#define FILETYPE_CHARACTER_DEVICE 2
+#define RIGHT_FD_READ (1ull << 1)
+#define RIGHT_FD_WRITE (1ull << 6)
+#define RIGHT_POLL_FD_READWRITE (1ull << 27)
 
 enum result_slot { R_STATUS_REASON = 0, R_NODE_NAMES, R_NOMINATED, R_NORMALIZED, R_CLUSTER_EVENTS, N_RESULTS };
 
 typedef struct {
     int handler;
     int nparams;
-    char kinds[8];      /* "i"/"I" per parameter */
+    char kinds[12];     /* "i"/"I" per parameter */
     int has_result;
     int slot;           /* H_RESULT: the result slot */
     int export_id;      /* H_RESULT: the export consuming it (-1: every export with a result) */
@@ -157,6 +197,9 @@ typedef struct Inst {
     int64_t deadline_ns;    /* 0: none */
     int timed_out;
     PyObject *epoch_exc;    /* what the epoch check raised */
+    PyObject *args;         /* WASI argv: a tuple of bytes */
+    int exited;             /* proc_exit was called during the running call */
+    int32_t exit_code;
     /* guest output (fd 1 and 2), the last OUTPUT_LIMIT bytes */
     char *out;
     size_t out_len;
@@ -645,6 +688,163 @@ static PyObject *set_log_sink(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* ===== WASI preview 1 ========================================================================== */
+
+static int put_u32(Inst *inst, wasmtime_caller_t *caller, uint32_t ptr, uint32_t v) {
+    uint8_t *p = guest_span(inst, caller, ptr, 4);
+    if (p == NULL)
+        return 0;
+    memcpy(p, &v, 4);
+    return 1;
+}
+
+static int put_u64(Inst *inst, wasmtime_caller_t *caller, uint32_t ptr, uint64_t v) {
+    uint8_t *p = guest_span(inst, caller, ptr, 8);
+    if (p == NULL)
+        return 0;
+    memcpy(p, &v, 8);
+    return 1;
+}
+
+static int32_t wasi_args(Inst *inst, wasmtime_caller_t *caller, uint32_t a0, uint32_t a1, int sizes_only) {
+    PyObject *argv = inst ? inst->args : NULL;
+    Py_ssize_t argc = argv ? PyTuple_GET_SIZE(argv) : 0;
+    if (sizes_only) {
+        uint64_t total = 0;
+        for (Py_ssize_t i = 0; i < argc; i++)
+            total += (uint64_t)PyBytes_GET_SIZE(PyTuple_GET_ITEM(argv, i)) + 1;
+        return put_u32(inst, caller, a0, (uint32_t)argc) && put_u32(inst, caller, a1, (uint32_t)total) ? ERRNO_SUCCESS
+                                                                                                     : ERRNO_FAULT;
+    }
+    uint32_t at = a1;
+    for (Py_ssize_t i = 0; i < argc; i++) {
+        PyObject *arg = PyTuple_GET_ITEM(argv, i);
+        uint32_t n = (uint32_t)PyBytes_GET_SIZE(arg);
+        uint8_t *dst = guest_span(inst, caller, at, n + 1);
+        if (dst == NULL || !put_u32(inst, caller, a0 + 4 * (uint32_t)i, at))
+            return ERRNO_FAULT;
+        dst = guest_span(inst, caller, at, n + 1); /* put_u32 cannot move memory; re-read for clarity */
+        memcpy(dst, PyBytes_AS_STRING(arg), n);
+        dst[n] = 0;
+        at += n + 1;
+    }
+    return ERRNO_SUCCESS;
+}
+
+static int32_t wasi_random(Inst *inst, wasmtime_caller_t *caller, uint32_t buf, uint32_t n) {
+    uint8_t *p = n ? guest_span(inst, caller, buf, n) : (uint8_t *)"";
+    if (p == NULL)
+        return ERRNO_FAULT;
+    size_t done = 0;
+    while (done < n) {
+        ssize_t r = getrandom(p + done, n - done, 0);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return ERRNO_NOSYS;
+        }
+        done += (size_t)r;
+    }
+    return ERRNO_SUCCESS;
+}
+
+/* Every WASI function but fd_write, clock_time_get (their own handlers) and poll_oneoff (Python). */
+static wasm_trap_t *wasi(Inst *inst, ImportEnv *env, wasmtime_caller_t *caller, wasmtime_val_raw_t *args) {
+    uint32_t a0 = (uint32_t)args[0].i32, a1 = env->nparams > 1 && env->kinds[1] == 'i' ? (uint32_t)args[1].i32 : 0;
+    int32_t r;
+    int stdio = a0 <= 2;
+    switch (env->slot) {
+    case W_ARGS_GET: r = wasi_args(inst, caller, a0, a1, 0); break;
+    case W_ARGS_SIZES_GET: r = wasi_args(inst, caller, a0, a1, 1); break;
+    case W_ENVIRON_GET: r = ERRNO_SUCCESS; break;
+    case W_ENVIRON_SIZES_GET:
+        r = put_u32(inst, caller, a0, 0) && put_u32(inst, caller, a1, 0) ? ERRNO_SUCCESS : ERRNO_FAULT;
+        break;
+    case W_CLOCK_RES_GET:
+        if (a0 > 3)
+            r = ERRNO_INVAL;
+        else
+            r = put_u64(inst, caller, a1, 1) ? ERRNO_SUCCESS : ERRNO_FAULT;
+        break;
+    case W_FD_READ: /* stdin is at EOF; nothing else is readable */
+        if (a0 != 0) {
+            r = ERRNO_BADF;
+            break;
+        }
+        r = put_u32(inst, caller, (uint32_t)args[3].i32, 0) ? ERRNO_SUCCESS : ERRNO_FAULT;
+        break;
+    case W_FD_CLOSE:
+    case W_FD_FDSTAT_SET_FLAGS:
+        r = stdio ? ERRNO_SUCCESS : ERRNO_BADF;
+        break;
+    case W_FD_FDSTAT_GET: {
+        if (!stdio) {
+            r = ERRNO_BADF;
+            break;
+        }
+        /* fdstat: fs_filetype u8, fs_flags u16 at 2, fs_rights_base u64 at 8, fs_rights_inheriting at 16 */
+        uint8_t *p = guest_span(inst, caller, a1, 24);
+        if (p == NULL) {
+            r = ERRNO_FAULT;
+            break;
+        }
+        memset(p, 0, 24);
+        p[0] = FILETYPE_CHARACTER_DEVICE;
+        uint64_t rights = (a0 == 0 ? RIGHT_FD_READ : RIGHT_FD_WRITE) | RIGHT_POLL_FD_READWRITE;
+        memcpy(p + 8, &rights, 8);
+        r = ERRNO_SUCCESS;
+        break;
+    }
+    case W_FD_FILESTAT_GET: {
+        if (!stdio) {
+            r = ERRNO_BADF;
+            break;
+        }
+        /* filestat: dev, ino u64, filetype u8 at 16, nlink, size, atim, mtim, ctim u64: 64 bytes */
+        uint8_t *p = guest_span(inst, caller, a1, 64);
+        if (p == NULL) {
+            r = ERRNO_FAULT;
+            break;
+        }
+        memset(p, 0, 64);
+        p[16] = FILETYPE_CHARACTER_DEVICE;
+        r = ERRNO_SUCCESS;
+        break;
+    }
+    case W_FD_SEEK:
+    case W_FD_TELL:
+    case W_FD_PREAD:
+    case W_FD_PWRITE:
+        r = stdio ? ERRNO_SPIPE : ERRNO_BADF;
+        break;
+    case W_FD_PRESTAT_GET:
+    case W_FD_PRESTAT_DIR_NAME:
+        r = ERRNO_BADF; /* no preopened directories */
+        break;
+    case W_PROC_EXIT:
+        if (inst != NULL) {
+            inst->exited = 1;
+            inst->exit_code = args[0].i32;
+        }
+        return trap_text("proc_exit", 9);
+    case W_PROC_RAISE:
+        r = ERRNO_NOSYS;
+        break;
+    case W_SCHED_YIELD:
+        r = ERRNO_SUCCESS;
+        break;
+    case W_RANDOM_GET:
+        r = wasi_random(inst, caller, a0, a1);
+        break;
+    default:
+        /* the remaining fd_* on stdio are not supported; path_* and sock_* name descriptors that do not
+         * exist (there are no directories and no sockets) */
+        r = stdio && env->slot < W_PATH_CREATE_DIRECTORY ? ERRNO_NOTSUP : ERRNO_BADF;
+    }
+    args[0].i32 = r;
+    return NULL;
+}
+
 static wasm_trap_t *dispatch(void *envp, wasmtime_caller_t *caller, wasmtime_val_raw_t *args, size_t nargs) {
     ImportEnv *env = envp;
     Inst *inst = current;
@@ -787,6 +987,8 @@ static wasm_trap_t *dispatch(void *envp, wasmtime_caller_t *caller, wasmtime_val
         args[0].i32 = 0;
         return NULL;
     }
+    case H_WASI:
+        return wasi(inst, env, caller, args);
     default:
         return call_python(env, inst, caller, args);
     }
@@ -824,6 +1026,16 @@ static PyObject *define_import(PyObject *self, PyObject *args) {
     if (strlen(kinds) >= sizeof(((ImportEnv *)0)->kinds)) {
         PyErr_SetString(PyExc_ValueError, "too many parameters");
         return NULL;
+    }
+    if (handler == H_WASI) {
+        slot = -1;
+        for (int i = 0; i < W_COUNT; i++)
+            if (strlen(wasi_names[i]) == (size_t)nlen && memcmp(wasi_names[i], name, (size_t)nlen) == 0)
+                slot = i;
+        if (slot < 0) {
+            PyErr_Format(PyExc_ValueError, "no WASI preview 1 function %s", name);
+            return NULL;
+        }
     }
     ImportEnv *env = calloc(1, sizeof(ImportEnv));
     if (env == NULL)
@@ -883,7 +1095,12 @@ static PyObject *raise_fault(Inst *inst, wasmtime_error_t *err, wasm_trap_t *tra
     PyObject *kind, *code = Py_NewRef(Py_None), *message, *frames;
     wasm_frame_vec_t fv = {0, NULL};
     wasm_byte_vec_t msg = {0, NULL};
-    if (trap != NULL) {
+    if (trap != NULL && inst != NULL && inst->exited) {
+        kind = PyUnicode_FromString("exit");
+        Py_SETREF(code, PyLong_FromLong(inst->exit_code));
+        p_wasm_trap_message(trap, &msg);
+        p_wasm_trap_trace(trap, &fv);
+    } else if (trap != NULL) {
         wasmtime_trap_code_t tc;
         if (p_wasmtime_trap_code(trap, &tc))
             Py_SETREF(code, PyLong_FromLong(tc));
@@ -892,7 +1109,10 @@ static PyObject *raise_fault(Inst *inst, wasmtime_error_t *err, wasm_trap_t *tra
         p_wasm_trap_trace(trap, &fv);
     } else {
         int status;
-        if (p_wasmtime_error_exit_status(err, &status)) {
+        if (inst != NULL && inst->exited) {
+            kind = PyUnicode_FromString("exit");
+            Py_SETREF(code, PyLong_FromLong(inst->exit_code));
+        } else if (p_wasmtime_error_exit_status(err, &status)) {
             kind = PyUnicode_FromString("exit");
             Py_SETREF(code, PyLong_FromLong(status));
         } else {
@@ -989,13 +1209,21 @@ static void clear_call(Inst *self) {
     self->timed_out = 0;
 }
 
-/* Instance(store_ptr, pre_ptr, keep, owner, epoch_fn, config, log_severity) */
+/* Instance(store_ptr, pre_ptr, keep, owner, epoch_fn, config, log_severity, argv) */
 static int inst_init(Inst *self, PyObject *args, PyObject *kw) {
     unsigned long long store, pre;
-    PyObject *keep, *owner, *epoch_fn, *config;
+    PyObject *keep, *owner, *epoch_fn, *config, *argv;
     int sev;
-    if (!PyArg_ParseTuple(args, "KKOOOSi", &store, &pre, &keep, &owner, &epoch_fn, &config, &sev))
+    if (!PyArg_ParseTuple(args, "KKOOOSiO!", &store, &pre, &keep, &owner, &epoch_fn, &config, &sev, &PyTuple_Type,
+                          &argv))
         return -1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(argv); i++) {
+        if (!PyBytes_Check(PyTuple_GET_ITEM(argv, i))) {
+            PyErr_SetString(PyExc_TypeError, "argv must be a tuple of bytes");
+            return -1;
+        }
+    }
+    Py_XSETREF(self->args, Py_NewRef(argv));
     if (!resolved) {
         PyErr_SetString(PyExc_RuntimeError, "wasmsched.wasm._host.init() was not called");
         return -1;
@@ -1028,6 +1256,7 @@ static int inst_clear(Inst *self) {
     Py_CLEAR(self->epoch_fn);
     Py_CLEAR(self->epoch_exc);
     Py_CLEAR(self->config);
+    Py_CLEAR(self->args);
     clear_call(self);
     return 0;
 }
@@ -1051,16 +1280,19 @@ static int run_call(Inst *self, wasmtime_func_t *func, wasmtime_val_raw_t *out, 
     wasm_trap_t *trap = NULL;
     Inst *prev = current;
     current = self;
+    self->exited = 0;
     wasmtime_error_t *err = p_wasmtime_func_call_unchecked(self->ctx, func, out, 1, &trap);
     current = prev;
     if (pending_log.n)
         flush_log();
-    if (err != NULL && exit0_ok) {
-        int status;
-        if (p_wasmtime_error_exit_status(err, &status) && status == 0) {
+    if ((trap != NULL || err != NULL) && exit0_ok && self->exited && self->exit_code == 0) {
+        /* a host function's trap may come back as a trap or as an error */
+        if (trap != NULL)
+            p_wasm_trap_delete(trap);
+        if (err != NULL)
             p_wasmtime_error_delete(err);
-            return 0;
-        }
+        self->exited = 0;
+        return 0;
     }
     if (err != NULL || trap != NULL) {
         raise_fault(self, err, trap);
@@ -1099,6 +1331,7 @@ static PyObject *inst_instantiate(Inst *self, PyObject *args) {
     wasm_trap_t *trap = NULL;
     Inst *prev = current;
     current = self;
+    self->exited = 0;
     wasmtime_error_t *err = p_wasmtime_instance_pre_instantiate(self->pre, self->ctx, &self->instance, &trap);
     current = prev;
     if (pending_log.n)
@@ -1267,6 +1500,7 @@ static PyObject *inst_call_nodes(Inst *self, PyObject *const *args, Py_ssize_t n
         wasm_trap_t *trap = NULL;
         Inst *prev = current;
         current = self;
+        self->exited = 0;
         wasmtime_error_t *err = p_wasmtime_func_call_unchecked(self->ctx, &self->funcs[export_id], out, 1, &trap);
         current = prev;
         self->export_id = -1;
@@ -1583,7 +1817,7 @@ PyMODINIT_FUNC PyInit__host(void) {
         PyModule_AddIntConstant(m, "H_CURRENT_NODE_NAME", H_CURRENT_NODE_NAME) < 0 ||
         PyModule_AddIntConstant(m, "H_RESULT", H_RESULT) < 0 ||
         PyModule_AddIntConstant(m, "H_CLOCK_TIME_GET", H_CLOCK_TIME_GET) < 0 ||
-        PyModule_AddIntConstant(m, "H_FD_WRITE", H_FD_WRITE) < 0 ||
+        PyModule_AddIntConstant(m, "H_FD_WRITE", H_FD_WRITE) < 0 || PyModule_AddIntConstant(m, "H_WASI", H_WASI) < 0 ||
         PyModule_AddIntConstant(m, "R_STATUS_REASON", R_STATUS_REASON) < 0 ||
         PyModule_AddIntConstant(m, "R_NODE_NAMES", R_NODE_NAMES) < 0 ||
         PyModule_AddIntConstant(m, "R_NOMINATED", R_NOMINATED) < 0 ||

@@ -14,6 +14,7 @@ H_CURRENT_NODE_NAME: int
 H_RESULT: int
 H_CLOCK_TIME_GET: int
 H_FD_WRITE: int
+H_WASI: int
 R_STATUS_REASON: int
 R_NODE_NAMES: int
 R_NOMINATED: int
@@ -33,7 +34,7 @@ class Instance:
     export: str | None
     owner: Any
     def __init__(self, store: int, pre: int, keep: object, owner: object, epoch_fn: Callable[[], None] | None,
-                 config: bytes, log_severity: int, /) -> None: ...
+                 config: bytes, log_severity: int, argv: tuple[bytes, ...], /) -> None: ...
     def instantiate(self, timeout_ns: int, /) -> None: ...
     def call(self, export_id: int, pod: bytes | None, node_name: str | bytes | None, target_pod: bytes | None,
              timeout_ns: int, /) -> tuple[int | None, bytes | None]: ...

@@ -57,7 +57,7 @@ def check_import(imp: wasmtime.ImportType) -> None:
     if module == WASI_MODULE:
         if name not in WASI_FUNCTIONS:
             raise WasmLoadError(f"wasm: guest imports unknown function {module}.{name}")
-        return  # wasmtime's linker checks WASI signatures; a mismatch fails linking with its text
+        return  # the linker checks WASI signatures; a mismatch fails linking with wasmtime's text
     want = IMPORT_INDEX.get((module, name))
     if want is None:
         raise WasmLoadError(f"wasm: guest imports unknown function {module}.{name}")
@@ -139,17 +139,22 @@ IMPORTS: tuple[Import, ...] = (
 )
 IMPORT_INDEX: dict[tuple[str, str], Import] = {(i.module, i.name): i for i in IMPORTS}
 
-# §2: every WASI preview1 function is linkable (wasmtime's, a few shadowed by wasm/wasi.py).
-WASI_FUNCTIONS = frozenset((
-    "args_get", "args_sizes_get", "environ_get", "environ_sizes_get", "clock_res_get", "clock_time_get",
-    "fd_advise", "fd_allocate", "fd_close", "fd_datasync", "fd_fdstat_get", "fd_fdstat_set_flags",
-    "fd_fdstat_set_rights", "fd_filestat_get", "fd_filestat_set_size", "fd_filestat_set_times", "fd_pread",
-    "fd_prestat_get", "fd_prestat_dir_name", "fd_pwrite", "fd_read", "fd_readdir", "fd_renumber", "fd_seek",
-    "fd_sync", "fd_tell", "fd_write", "path_create_directory", "path_filestat_get", "path_filestat_set_times",
-    "path_link", "path_open", "path_readlink", "path_remove_directory", "path_rename", "path_symlink",
-    "path_unlink_file", "poll_oneoff", "proc_exit", "proc_raise", "sched_yield", "random_get", "sock_accept",
-    "sock_recv", "sock_send", "sock_shutdown",
-))
+# §2: every WASI preview1 function is linkable, served by the host (wasm/wasi.py): name -> its
+# parameters ("i" i32, "I" i64; wasi_snapshot_preview1.witx). Each returns an errno (i32) but proc_exit.
+WASI_FUNCTIONS: dict[str, str] = {
+    "args_get": "ii", "args_sizes_get": "ii", "environ_get": "ii", "environ_sizes_get": "ii",
+    "clock_res_get": "ii", "clock_time_get": "iIi", "fd_advise": "iIIi", "fd_allocate": "iII", "fd_close": "i",
+    "fd_datasync": "i", "fd_fdstat_get": "ii", "fd_fdstat_set_flags": "ii", "fd_fdstat_set_rights": "iII",
+    "fd_filestat_get": "ii", "fd_filestat_set_size": "iI", "fd_filestat_set_times": "iIIi", "fd_pread": "iiiIi",
+    "fd_prestat_get": "ii", "fd_prestat_dir_name": "iii", "fd_pwrite": "iiiIi", "fd_read": "iiii",
+    "fd_readdir": "iiiIi", "fd_renumber": "ii", "fd_seek": "iIii", "fd_sync": "i", "fd_tell": "ii",
+    "fd_write": "iiii", "path_create_directory": "iii", "path_filestat_get": "iiiii",
+    "path_filestat_set_times": "iiiiIIi", "path_link": "iiiiiii", "path_open": "iiiiiIIii",
+    "path_readlink": "iiiiii", "path_remove_directory": "iii", "path_rename": "iiiiii", "path_symlink": "iiiii",
+    "path_unlink_file": "iii", "poll_oneoff": "iiii", "proc_exit": "i", "proc_raise": "i", "sched_yield": "",
+    "random_get": "ii", "sock_accept": "iii", "sock_recv": "iiiiii", "sock_send": "iiiii", "sock_shutdown": "ii",
+}
+WASI_NO_RESULT = frozenset(("proc_exit",))
 
 # §4.2: every export with a result reads result.status_reason (wasm/host.py serves the other setters
 # to their one export each).

@@ -211,7 +211,6 @@ class Host:
             native.define_import(linker, imp.module, imp.name, "i" * len(imp.params), bool(imp.results), handler, fn,
                                  self.import_error(imp.module, imp.name), self.fault_text(imp.module, imp.name),
                                  slot, export, aux)
-        linker.define_wasi()
         Wasi(self).define(linker)
 
     def _klog_aux(self, method: str) -> bytes:

@@ -74,15 +74,12 @@ class GuestInstance:
         self._timeout_ns = _ns(args.timeout)
         self._timeout_text = args.timeout_text
         store = wasmtime.Store(compiled.runtime.engine)
-        wasi = wasmtime.WasiConfig()
-        # Sandbox: argv verbatim, no environment, no preopened directories, stdin at EOF. stdout and
-        # stderr are left unset: the native host's fd_write captures them.
-        wasi.argv = list(args.args)
-        store.set_wasi(wasi)
         store.set_limits(memory_size=args.memory_limit_pages * WASM_PAGE)
         self.store = store
+        # WASI's sandbox is the native host's (wasm/wasi.py): argv is `args` verbatim.
+        argv = tuple(a.encode() for a in args.args)
         self.native = native.NativeInstance(native.address(store), native.address(compiled.pre), (store, compiled.pre),
-                                            self, self._epoch_check, host.guest_config, host.log_severity)
+                                            self, self._epoch_check, host.guest_config, host.log_severity, argv)
         for name, result in EXPORTS.items():
             self.native.set_func_result(native.EXPORT_IDS[name], native.RESULT_KINDS[result])
         self._instantiate()

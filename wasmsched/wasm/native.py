@@ -2,7 +2,7 @@
 
 wasmtime-py's high-level `Func.__call__` costs ~33 us per call with one import, and even its raw
 ctypes functions ~2-3 us per crossing plus ~2 us per import served in Python. So Python keeps
-wasmtime-py's public API for set-up (Engine, Module, Linker, Store, WasiConfig), and hands the
+wasmtime-py's public API for set-up (Engine, Module, Linker, Store), and hands the
 native host the pointers (`.ptr()`): it instantiates, calls exports (one crossing for Filter or Score
 over all nodes), serves the hot imports from bytes staged per call, and reports failures as
 `GuestFault`s carrying plain data. Both sides use the one wasmtime library wasmtime-py loaded.
@@ -47,6 +47,7 @@ H_CURRENT_NODE_NAME = _host.H_CURRENT_NODE_NAME
 H_RESULT = _host.H_RESULT
 H_CLOCK_TIME_GET = _host.H_CLOCK_TIME_GET
 H_FD_WRITE = _host.H_FD_WRITE
+H_WASI = _host.H_WASI
 R_STATUS_REASON = _host.R_STATUS_REASON
 R_NODE_NAMES = _host.R_NODE_NAMES
 R_NOMINATED = _host.R_NOMINATED

@@ -1,17 +1,17 @@
-"""WASI preview 1 as the host serves it: wasmtime's functions, three of them shadowed.
+"""WASI preview 1 as the host serves it: the sandbox of docs/abi.md §2, without a WASI context.
 
-`poll_oneoff` is the one WASI call that blocks (a guest's sleep: standard Go's time.Sleep, its idle
-scheduler). wasmtime's version sleeps in native code where the epoch deadline cannot reach, so one
-`time.Sleep(time.Hour)` would hold the scheduler for an hour. Here it sleeps at most until the
-call's deadline and then fails the call with the same `timeout after <timeout>` a spinning guest
-gets (docs/abi.md §9: time in imports counts), and Ctrl-C ends the sleep.
+The native host (wasm/_host.c) serves every function but one: argv is the plugin's `args`, there
+is no environment and there are no preopened directories (`fd_prestat_get` is `EBADF`), stdin reads
+as EOF, stdout and stderr (`fd_write`) land in the instance's capture buffer (docs/abi.md §2, the
+last OUTPUT_LIMIT bytes), clocks are the host's, `random_get` the OS CSPRNG, `proc_exit` ends the
+call with the guest's exit code, and what needs a file, directory or socket is `EBADF` (`ENOTSUP`
+on stdio). wasmtime's own WASI is not linked: it would start runtime threads, and its custom-output
+streams call back from them.
 
-The native host (wasm/_host.c) serves `clock_time_get` (Go's runtime reads the clock on every call
-into the guest; served on the same clocks `poll_oneoff` measures absolute deadlines on) and
-`fd_write`: the guest's stdout and stderr land in the instance's capture buffer (docs/abi.md §2,
-the last OUTPUT_LIMIT bytes), synchronously on the calling thread, never through wasmtime's
-custom-output streams, whose callbacks run on wasmtime's own threads. No other descriptor is
-writable: stdin is read-only and there are no preopened directories.
+`poll_oneoff` is served here: it is the one WASI call that blocks (a guest's sleep: standard Go's
+time.Sleep, its idle scheduler). It sleeps at most until the call's deadline and then fails the
+call with the same `timeout after <timeout>` a spinning guest gets (docs/abi.md §9: time in imports
+counts), and Ctrl-C ends the sleep. Absolute deadlines are measured on the clocks the guest reads.
 
 Layouts are WASI preview 1's (wasi_snapshot_preview1.witx): subscription 48 bytes, event 32 bytes.
 """
@@ -23,6 +23,7 @@ import time
 from typing import TYPE_CHECKING
 
 from wasmsched.wasm import interrupt, native
+from wasmsched.wasm.abi import WASI_FUNCTIONS, WASI_NO_RESULT
 from wasmsched.wasm.abi import WASI_MODULE as MODULE
 
 if TYPE_CHECKING:
@@ -75,18 +76,15 @@ class Wasi:
         self.host = host
 
     def define(self, linker: wasmtime.Linker) -> None:
-        """Shadows wasmtime's definitions (call after Linker.define_wasi): clock_time_get and fd_write
-        natively (Go's runtime reads the clock on every call), poll_oneoff here."""
+        """Defines every WASI preview 1 function (abi.WASI_FUNCTIONS): natively, but poll_oneoff here."""
         host = self.host
-        linker.allow_shadowing = True
-        try:
-            for name, params, handler, fn in (("clock_time_get", "iIi", native.H_CLOCK_TIME_GET, None),
-                                              ("fd_write", "iiii", native.H_FD_WRITE, None),
-                                              ("poll_oneoff", "iiii", native.H_PYTHON, self.poll_oneoff)):
-                native.define_import(linker, MODULE, name, params, True, handler, fn, host.import_error(MODULE, name),
-                                     host.fault_text(MODULE, name))
-        finally:
-            linker.allow_shadowing = False
+        special = {"clock_time_get": native.H_CLOCK_TIME_GET, "fd_write": native.H_FD_WRITE,
+                   "poll_oneoff": native.H_PYTHON}
+        for name, params in WASI_FUNCTIONS.items():
+            handler = special.get(name, native.H_WASI)
+            native.define_import(linker, MODULE, name, params, name not in WASI_NO_RESULT, handler,
+                                 self.poll_oneoff if handler == native.H_PYTHON else None,
+                                 host.import_error(MODULE, name), host.fault_text(MODULE, name))
 
     def poll_oneoff(self, caller: native.Caller, in_ptr: int, out_ptr: int, nsubscriptions: int,
                     nevents_ptr: int) -> int:
