@@ -4,6 +4,7 @@
 # everything wasmsched needs at run time, the generated protobuf modules (wasmsched/api/gen) included.
 # Dependencies come from the package index (or pip's cache).
 set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
 python=${1:?usage: tools/test_wheel.sh PYTHON WHEEL}
 wheel=$(realpath "${2:?usage: tools/test_wheel.sh PYTHON WHEEL}")
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/wasmsched-wheel.XXXXXX")
@@ -38,4 +39,24 @@ if ! grep -Eq '^[0-9]+ scheduled, [0-9]+ unschedulable, [0-9]+ preempted in [0-9
   cat out.txt >&2
   exit 1
 fi
-echo "test_wheel: $(basename "$wheel") installs into a fresh venv; wasmsched simulate: $last"
+# The native wasm host is in the wheel: a wasm plugin (the WAT example, assembled with wasmtime's wat2wasm)
+# scores the same nodes; its filter rejects names ending in 0.
+env -u PYTHONPATH "$tmp/venv/bin/python" -c 'import sys, wasmtime; open("guest.wasm", "wb").write(wasmtime.wat2wasm(open(sys.argv[1]).read()))' \
+  "$root/examples/wasm/last-digit/last_digit.wat"
+cat >sched.yaml <<'YAML'
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins: {multiPoint: {enabled: [{name: LastDigit}]}}
+  pluginConfig: [{name: LastDigit, args: {guestURL: guest.wasm}}]
+YAML
+env -u PYTHONPATH "$tmp/venv/bin/wasmsched" simulate --config sched.yaml --generate nodes=10,pods=20 >wasm.txt
+wlast=$(tail -n 1 wasm.txt)
+if ! grep -Eq '^20 scheduled, 0 unschedulable' <<<"$wlast" \
+  || [ "$(awk '$1 == "default" && $4 ~ /0$/' wasm.txt)" != "" ] || [ "$(grep -c '^default ' wasm.txt)" != 20 ]; then
+  echo "test_wheel: unexpected output of wasmsched simulate with the LastDigit wasm plugin:" >&2
+  cat wasm.txt >&2
+  exit 1
+fi
+echo "test_wheel: $(basename "$wheel") installs into a fresh venv; wasmsched simulate: $last; with a wasm plugin: $wlast"
