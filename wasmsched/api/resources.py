@@ -207,6 +207,9 @@ def _aggregate_container_requests(
     infeasible = is_pod_resize_infeasible(pod)
     statuses = _container_statuses(pod)
     spec = _aggregate(pod, _spec_requests, statuses, infeasible, non_missing)
+    if not statuses and not infeasible:
+        # No container status (a pod not yet running): allocated and actuated requests are the spec's.
+        return spec
     allocated = _aggregate(pod, _allocated_requests, statuses, infeasible, non_missing)
     actuated = _aggregate(pod, _actuated_requests, statuses, infeasible, non_missing)
     if infeasible:

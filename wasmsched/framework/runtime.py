@@ -42,6 +42,7 @@ from wasmsched.framework.waiting_pods import WaitingPodImpl, WaitingPodsMap
 from wasmsched.metrics import names as mn
 
 if TYPE_CHECKING:
+    from wasmsched.framework.nodetable import NodeColumns, ScoredNodes
     from wasmsched.metrics.metrics import SchedulerMetrics
 
 log = logging.getLogger("wasmsched.framework")
@@ -396,9 +397,15 @@ class Framework:
         st.plugin = plugin
         return st
 
-    def run_filter_plugins_batch(self, state: CycleState, pod: Pod,
-                                 node_infos: Sequence[NodeInfo]) -> list[Status | None]:
-        """Filter for many nodes, plugin by plugin over the nodes still feasible (same result as per node)."""
+    def run_filter_plugins_batch(self, state: CycleState, pod: Pod, node_infos: Sequence[NodeInfo],
+                                 columns: NodeColumns | None = None) -> list[Status | None]:
+        """Filter for many nodes, plugin by plugin over the nodes still feasible (same result as per node).
+
+        With `columns` (the nodes' rows in the snapshot's node table), plugins with a columnar form
+        answer for all the nodes at once, and only the nodes they reject are asked of `filter_nodes`.
+        """
+        if columns is not None and not state.record_plugin_metrics:
+            return self._run_filter_plugins_columns(state, pod, node_infos, columns)
         results: list[Status | None] = [None] * len(node_infos)
         alive = list(range(len(node_infos)))
         skip = state.skip_filter_plugins
@@ -427,6 +434,53 @@ class Framework:
                 codes = rejected | {Code.SUCCESS} if still else rejected
                 self._observe_plugin_batch(pl.name, mn.FILTER, codes, elapsed, len(alive))
             alive = still
+        return results
+
+    def _run_filter_plugins_columns(self, state: CycleState, pod: Pod, node_infos: Sequence[NodeInfo],
+                                    columns: NodeColumns) -> list[Status | None]:
+        """run_filter_plugins_batch with the columnar forms (a cycle whose plugin metrics are not sampled)."""
+        import numpy as np  # loaded with the node table
+
+        from wasmsched.framework.nodetable import NodeColumns
+
+        results: list[Status | None] = [None] * len(node_infos)
+        # Indexes into node_infos of the nodes still feasible, and their rows.
+        alive = np.arange(len(node_infos), dtype=np.intp)
+        rows = columns.rows
+        skip = state.skip_filter_plugins
+        for pl in self.points["filter"]:
+            if pl.name in skip:
+                continue
+            if not len(alive):
+                break
+            ok = None
+            try:
+                ok = pl.filter_columns(state, pod, NodeColumns(columns.table, rows))
+                if ok is not None:
+                    if ok.all():
+                        continue
+                    # The rejected nodes' statuses come from the per-node form, which has the final word.
+                    rejected = np.flatnonzero(~ok)
+                    asked = rejected.tolist()
+                    sts = pl.filter_nodes(state, pod, [node_infos[i] for i in alive[rejected].tolist()])
+                else:
+                    asked = list(range(len(alive)))
+                    sts = pl.filter_nodes(state, pod, [node_infos[i] for i in alive.tolist()])
+            except Exception as e:
+                asked = list(range(len(alive))) if ok is None else np.flatnonzero(~ok).tolist()
+                sts = [Status.error(e)] * len(asked)
+            if sts.count(None) == len(asked):
+                continue  # every node asked passed (a per-node form that rejects nothing here)
+            keep = np.ones(len(alive), dtype=np.bool_)
+            idx = alive.tolist()
+            # One status per node asked is the plugin's contract (see run_filter_plugins_batch).
+            for j, st in zip(asked, sts, strict=False):
+                if not_success(st):
+                    results[idx[j]] = self._filter_failure(pl.name, st)
+                    keep[j] = False
+            if not keep.all():
+                alive = alive[keep]
+                rows = rows[keep]
         return results
 
     def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, info: NodeInfo) -> Status | None:
@@ -510,8 +564,14 @@ class Framework:
         state.skip_score_plugins = skip
         return None
 
-    def run_score_plugins(self, state: CycleState, pod: Pod,
-                          nodes: Sequence[NodeInfo]) -> tuple[list[NodePluginScores], Status | None]:
+    def run_score_plugins(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo],
+                          columns: NodeColumns | None = None
+                          ) -> tuple[Sequence[NodePluginScores], Status | None]:
+        """Score, NormalizeScore and weights for every node. With `columns` (the nodes' rows in the
+        snapshot's node table) plugins with a columnar form answer for all nodes at once, and the
+        result is a ScoredNodes (arrays; NodePluginScores are made when read)."""
+        if columns is not None and not state.record_plugin_metrics:
+            return self._run_score_plugins_columns(state, pod, nodes, columns)
         plugins = [pl for pl in self.points["score"] if pl.name not in state.skip_score_plugins]
         per_plugin: list[list[int]] = []
         rec = state.record_plugin_metrics
@@ -545,11 +605,7 @@ class Framework:
         weighted: list[list[int]] = []
         for pl, scores in zip(plugins, per_plugin, strict=True):
             if scores and (max(scores) > MAX_NODE_SCORE or min(scores) < MIN_NODE_SCORE):
-                bad = next(s for s in scores if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE)
-                return [], Status.error(
-                    f'applying score defaultWeights on Score plugins: plugin "{pl.name}" returns an invalid score '
-                    f"{bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
-                )
+                return [], _invalid_score(pl.name, scores)
             w = self.score_plugin_weight.get(pl.name, 1)
             weighted.append(scores if w == 1 else [s * w for s in scores])
         if not weighted:
@@ -558,6 +614,60 @@ class Framework:
         rows = list(zip(*weighted, strict=False))
         return [NodePluginScores(ni.name, None, sum(row), names, row)
                 for ni, row in zip(nodes, rows, strict=False)], None
+
+    def _run_score_plugins_columns(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo],
+                                   columns: NodeColumns) -> tuple[ScoredNodes, Status | None]:
+        """run_score_plugins with the columnar forms (a cycle whose plugin metrics are not sampled)."""
+        import numpy as np  # loaded with the node table
+
+        from wasmsched.framework.nodetable import ScoredNodes
+
+        plugins = [pl for pl in self.points["score"] if pl.name not in state.skip_score_plugins]
+        names = [ni.name for ni in nodes]
+        failed = ScoredNodes([], (), [])
+        # Per plugin its normalized scores: an array (columnar form) or a list (per-node form).
+        per_plugin: list[Any] = []
+        for pl in plugins:
+            try:
+                arr = pl.score_columns(state, pod, columns)
+                scores, st = pl.score_nodes(state, pod, nodes) if arr is None else ([], None)
+            except Exception as e:
+                arr, scores, st = None, [], Status.error(e)
+            if not_success(st):
+                return failed, Status.error(f'running Score plugins: plugin "{pl.name}" failed with: {st.message()}')
+            if arr is not None:
+                per_plugin.append(arr)
+                continue
+            ext = pl.score_extensions()
+            if ext is not None:
+                lst = [NodeScore(n, sc) for n, sc in zip(names, scores, strict=False)]
+                try:
+                    st = ext.normalize_score(state, pod, lst)
+                except Exception as e:
+                    st = Status.error(e)
+                if not_success(st):
+                    return failed, Status.error(f'running Normalize on Score plugins: plugin "{pl.name}" failed '
+                                                f"with: {st.message()}")
+                scores = [ns.score for ns in lst]
+            per_plugin.append(scores)
+        weighted = []
+        for pl, scores in zip(plugins, per_plugin, strict=True):
+            if isinstance(scores, np.ndarray):
+                if len(scores) and (scores.max() > MAX_NODE_SCORE or scores.min() < MIN_NODE_SCORE):
+                    return failed, _invalid_score(pl.name, scores.tolist())
+                arr = scores
+            else:
+                if scores and (max(scores) > MAX_NODE_SCORE or min(scores) < MIN_NODE_SCORE):
+                    return failed, _invalid_score(pl.name, scores)
+                arr = np.array(scores, dtype=np.int64)
+            w = self.score_plugin_weight.get(pl.name, 1)
+            weighted.append(arr if w == 1 else arr * w)
+        # One score per node is the plugins' contract (not checked): a shorter list drops the nodes past
+        # its end, as zip does in run_score_plugins.
+        n = min([len(names)] + [len(w) for w in weighted])
+        if n < len(names) or any(len(w) != n for w in weighted):
+            names, weighted = names[:n], [w[:n] for w in weighted]
+        return ScoredNodes(names, tuple(pl.name for pl in plugins), weighted), None
 
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         return self._run_until_failure("reserve", "Reserve", set(), state, pod, node_name)
@@ -749,6 +859,14 @@ def _timed(fn: Callable[..., Any], m: SchedulerMetrics, point: str, profile: str
     run.__name__ = fn.__name__
     run.__doc__ = fn.__doc__
     return run
+
+
+def _invalid_score(plugin: str, scores: Sequence[int]) -> Status:
+    bad = next(s for s in scores if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE)
+    return Status.error(
+        f'applying score defaultWeights on Score plugins: plugin "{plugin}" returns an invalid score '
+        f"{bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+    )
 
 
 def _go_list(items: Sequence[str]) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from wasmsched.api.types import Pod
 from wasmsched.framework.cycle_state import CycleState
@@ -11,6 +12,12 @@ from wasmsched.framework.status import Status
 from wasmsched.framework.types import ImageStateSummary, NodeInfo
 from wasmsched.plugins.helper.gomath import div_trunc
 from wasmsched.plugins.helper.nodefacts import MAX_MEMO_ENTRIES, token
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from wasmsched.framework.nodetable import NodeColumns
 
 NAME = "ImageLocality"
 
@@ -123,3 +130,19 @@ class ImageLocality(ScorePlugin):
                 scores[pod_key] = score
             append(score)
         return out, None
+
+    def score_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> NDArray[np.int64] | None:
+        """Nodes without image states all score calculate_priority(0, n); the others per node."""
+        import numpy as np
+
+        table = columns.table
+        rows = columns.rows
+        images = pod_images(pod)
+        out = np.full(len(rows), calculate_priority(0, len(images)), dtype=np.int64)
+        if table.image_rows:
+            which = np.flatnonzero(table.has_images[rows])
+            if len(which):
+                infos = table.infos
+                scores, _ = self.score_nodes(state, pod, [infos[r] for r in rows[which].tolist()])
+                out[which] = scores
+        return out

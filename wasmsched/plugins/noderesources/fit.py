@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wasmsched.api import resources as res
 from wasmsched.api.types import Node, Pod
@@ -50,10 +50,20 @@ from wasmsched.framework.types import (
     Resource,
 )
 from wasmsched.plugins.helper.objects import as_pair
-from wasmsched.plugins.noderesources.least_allocated import least_cpu_mem, least_resource_scorer
-from wasmsched.plugins.noderesources.most_allocated import most_resource_scorer
+from wasmsched.plugins.noderesources.least_allocated import (
+    least_cpu_mem,
+    least_cpu_mem_columns,
+    least_resource_scorer,
+)
+from wasmsched.plugins.noderesources.most_allocated import most_cpu_mem_columns, most_resource_scorer
 from wasmsched.plugins.noderesources.requested_to_capacity_ratio import requested_to_capacity_ratio_scorer
 from wasmsched.plugins.noderesources.resource_allocation import ResourceAllocationScorer
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from wasmsched.framework.nodetable import NodeColumns
 
 NAME = "NodeResourcesFit"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -210,17 +220,21 @@ def _scorer_for(args: NodeResourcesFitArgs) -> ResourceAllocationScorer:
     strategy = args.scoring_strategy
     resources = strategy.resources
     batch = None
+    columns = None
     if strategy.type == LEAST_ALLOCATED:
         fn = least_resource_scorer(resources)
         batch = least_cpu_mem(resources)
+        columns = least_cpu_mem_columns(resources)
     elif strategy.type == MOST_ALLOCATED:
         fn = most_resource_scorer(resources)
+        columns = most_cpu_mem_columns(resources)
     elif strategy.type == REQUESTED_TO_CAPACITY_RATIO:
         rtc = strategy.requested_to_capacity_ratio
         fn = requested_to_capacity_ratio_scorer(resources, rtc.shape if rtc is not None else [])
     else:
         raise ValueError(f"scoring strategy {strategy.type} is not supported")
-    return ResourceAllocationScorer(strategy.type, fn, resources, cpu_mem_fn=batch, enable_pod_level_resources=False)
+    return ResourceAllocationScorer(strategy.type, fn, resources, cpu_mem_fn=batch, enable_pod_level_resources=False,
+                                    cpu_mem_columns_fn=columns)
 
 
 class Fit(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreScorePlugin, ScorePlugin):
@@ -288,6 +302,28 @@ class Fit(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreScorePlugin, Scor
                 out[i] = _status_for(fits_request(s, ni))
         return out
 
+    def filter_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> NDArray[np.bool_] | None:
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(s, PreFilterState) or s.scalars:
+            return None  # no state (an Error, per node) or extended resources: per node
+        from wasmsched.framework import nodetable as nt
+
+        table = columns.table
+        cpu, mem, eph = s.milli_cpu, s.memory, s.ephemeral_storage
+        if not table.regular() or not (0 <= cpu < nt.EXACT_LIMIT and 0 <= mem < nt.EXACT_LIMIT
+                                       and 0 <= eph < nt.EXACT_LIMIT):
+            return None
+        v = table.values[columns.rows]
+        # fits_request's checks, in its order (each rejects on its own, so the order does not matter here).
+        ok = v[:, nt.NUM_PODS] + 1 <= v[:, nt.ALLOC_PODS]
+        if cpu > 0:
+            ok &= cpu <= v[:, nt.ALLOC_CPU] - v[:, nt.REQ_CPU]
+        if mem > 0:
+            ok &= mem <= v[:, nt.ALLOC_MEMORY] - v[:, nt.REQ_MEMORY]
+        if eph > 0:
+            ok &= eph <= v[:, nt.ALLOC_EPHEMERAL] - v[:, nt.REQ_EPHEMERAL]
+        return ok
+
     # --- PreScore / Score --------------------------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
@@ -307,6 +343,9 @@ class Fit(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreScorePlugin, Scor
     def score_nodes(self, state: CycleState, pod: Pod,
                     node_infos: Sequence[NodeInfo]) -> tuple[list[int], Status | None]:
         return self.scorer.score_nodes(node_infos, self._pod_requests(state, pod))
+
+    def score_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> NDArray[np.int64] | None:
+        return self.scorer.score_columns(columns, self._pod_requests(state, pod))
 
     def score_extensions(self) -> ScoreExtensions | None:
         return None

@@ -1,0 +1,183 @@
+"""The snapshot's nodes as columns (one row per node, in the snapshot's order), for Filter and Score
+plugins that answer for many nodes at once with array operations (`filter_columns`, `score_columns`).
+
+A row holds what the hot in-tree plugins read of a NodeInfo: allocatable and requested resources,
+the pod count, node.spec.unschedulable, the node's taints (as an id into a table of distinct taint
+lists) and whether it has image states. The cache keeps the rows in step with the snapshot: a
+NodeInfo that changed is re-read into its row when the snapshot takes its clone; a change of the node
+order drops the table, which is rebuilt when next asked for.
+
+Only numbers that are exact in int64 and float64 arithmetic go into the array passes: a row holding a
+value outside [0, 2**53) is marked irregular, and the plugins answer per node (Python integers) while
+the table has any, so both paths give identical results.
+
+This module imports numpy; it is imported on the first scheduling cycle, not at start-up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, overload
+
+import numpy as np
+
+from wasmsched.framework.interface import NodePluginScores
+from wasmsched.framework.types import NodeInfo
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from wasmsched.api.types import Taint
+
+# Column indexes of NodeTable.values.
+ALLOC_CPU, ALLOC_MEMORY, ALLOC_EPHEMERAL, ALLOC_PODS = 0, 1, 2, 3
+REQ_CPU, REQ_MEMORY, REQ_EPHEMERAL = 4, 5, 6
+NONZERO_CPU, NONZERO_MEMORY = 7, 8
+NUM_PODS = 9
+_COLUMNS = 10
+
+# Values at or above this are not exact in float64 and may overflow int64 once scaled by a score.
+EXACT_LIMIT = 1 << 53
+
+# Taint lists, by a row's `taint_id`; id 0 is "no taints".
+NO_TAINTS = 0
+_TAINTS_MEMO = "wasmsched.framework.nodetable.taints"
+
+
+class NodeTable:
+    """Columns over `infos` (the snapshot's node list itself, so row i is infos[i])."""
+
+    __slots__ = ("_taint_ids", "has_images", "image_rows", "infos", "irregular", "irregular_rows", "taint_id",
+                 "taint_lists", "tainted_rows", "unschedulable", "unschedulable_rows", "values")
+
+    def __init__(self, infos: list[NodeInfo]) -> None:
+        n = len(infos)
+        self.infos = infos
+        self.values: NDArray[np.int64] = np.zeros((n, _COLUMNS), dtype=np.int64)
+        self.irregular: NDArray[np.bool_] = np.zeros(n, dtype=np.bool_)
+        self.unschedulable: NDArray[np.bool_] = np.zeros(n, dtype=np.bool_)
+        self.has_images: NDArray[np.bool_] = np.zeros(n, dtype=np.bool_)
+        self.taint_id: NDArray[np.int32] = np.zeros(n, dtype=np.int32)
+        # Distinct taint lists seen (by value), and their ids; they only grow while the table lives.
+        self.taint_lists: list[tuple[Taint, ...]] = [()]
+        self._taint_ids: dict[tuple[tuple[str, str, str], ...], int] = {(): NO_TAINTS}
+        # How many rows have each flag: a pass skips what no row has.
+        self.irregular_rows = 0
+        self.unschedulable_rows = 0
+        self.tainted_rows = 0
+        self.image_rows = 0
+        for i, ni in enumerate(infos):
+            self._fill(i, ni)
+
+    def __len__(self) -> int:
+        return len(self.infos)
+
+    def set_row(self, row: int, ni: NodeInfo) -> None:
+        """Re-reads row `row` from `ni` (which the snapshot now holds at that position)."""
+        self.irregular_rows -= int(self.irregular[row])
+        self.unschedulable_rows -= int(self.unschedulable[row])
+        self.tainted_rows -= int(self.taint_id[row] != NO_TAINTS)
+        self.image_rows -= int(self.has_images[row])
+        self._fill(row, ni)
+
+    def _fill(self, row: int, ni: NodeInfo) -> None:
+        alloc, req, nz = ni.allocatable, ni.requested, ni.non_zero_requested
+        vals = (alloc.milli_cpu, alloc.memory, alloc.ephemeral_storage, alloc.allowed_pod_number,
+                req.milli_cpu, req.memory, req.ephemeral_storage, nz.milli_cpu, nz.memory, len(ni.pods))
+        irregular = not all(0 <= v < EXACT_LIMIT for v in vals)
+        self.values[row] = (0,) * _COLUMNS if irregular else vals
+        self.irregular[row] = irregular
+        self.irregular_rows += irregular
+        node = ni.node
+        unschedulable = node is not None and bool(node.spec.unschedulable)
+        self.unschedulable[row] = unschedulable
+        self.unschedulable_rows += unschedulable
+        tid = self._taints_of(ni)
+        self.taint_id[row] = tid
+        self.tainted_rows += tid != NO_TAINTS
+        images = bool(ni.image_states)
+        self.has_images[row] = images
+        self.image_rows += images
+
+    def _taints_of(self, ni: NodeInfo) -> int:
+        node = ni.node
+        if node is None or not node.spec.taints:
+            return NO_TAINTS
+        # Reading the taints of a protobuf node costs microseconds: memoized per node object (the
+        # memo is shared by a NodeInfo's clones and replaced with the node object).
+        memo = ni.memo()
+        entry: tuple[Any, tuple[Taint, ...], tuple[tuple[str, str, str], ...]] | None = memo.get(_TAINTS_MEMO)
+        if entry is None or entry[0] is not node:
+            taints = tuple(node.spec.taints)
+            entry = (node, taints, tuple((t.key, t.value, t.effect) for t in taints))
+            memo[_TAINTS_MEMO] = entry
+        key = entry[2]
+        tid = self._taint_ids.get(key)
+        if tid is None:
+            tid = len(self.taint_lists)
+            self._taint_ids[key] = tid
+            self.taint_lists.append(entry[1])
+        return tid
+
+    def regular(self) -> bool:
+        """Whether every row's numbers are exact in the array passes."""
+        return self.irregular_rows == 0
+
+
+def rotated_rows(n: int, start: int) -> NDArray[np.intp]:
+    """Rows start, start+1, ..., n-1, 0, ..., start-1 (the walk's order from the rotating start index)."""
+    rows = np.arange(n, dtype=np.intp)
+    return np.concatenate((rows[start:], rows[:start])) if start else rows
+
+
+class NodeColumns:
+    """Some nodes of a cycle as rows of the table: node_infos[i] is table.infos[rows[i]]."""
+
+    __slots__ = ("rows", "table")
+
+    def __init__(self, table: NodeTable, rows: NDArray[np.intp]) -> None:
+        self.table = table
+        self.rows = rows
+
+    def take(self, which: NDArray[np.intp] | NDArray[np.bool_]) -> NodeColumns:
+        return NodeColumns(self.table, self.rows[which])
+
+
+class ScoredNodes(Sequence[NodePluginScores]):
+    """The weighted scores of a cycle's nodes as arrays (one row per Score plugin); a node's
+    NodePluginScores is made only when read (explain, tests): selecting the host needs the totals."""
+
+    __slots__ = ("names", "plugins", "totals", "weighted")
+
+    def __init__(self, names: list[str], plugins: tuple[str, ...], weighted: list[NDArray[np.int64]]) -> None:
+        self.names = names
+        self.plugins = plugins
+        self.weighted = weighted
+        total = np.zeros(len(names), dtype=np.int64)
+        for w in weighted:
+            total += w
+        self.totals: NDArray[np.int64] = total
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    @overload
+    def __getitem__(self, i: int) -> NodePluginScores: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[NodePluginScores]: ...
+
+    def __getitem__(self, i: int | slice) -> NodePluginScores | list[NodePluginScores]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return NodePluginScores(self.names[i], None, int(self.totals[i]), self.plugins,
+                                tuple(int(w[i]) for w in self.weighted))
+
+    def best(self) -> list[int]:
+        """Indexes of the nodes with the highest total, in node order."""
+        top = self.totals.max()
+        return [int(i) for i in np.flatnonzero(self.totals == top)]
