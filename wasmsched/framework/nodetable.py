@@ -41,7 +41,7 @@ EXACT_LIMIT = 1 << 53
 
 # Taint lists, by a row's `taint_id`; id 0 is "no taints".
 NO_TAINTS = 0
-_TAINTS_MEMO = "wasmsched.framework.nodetable.taints"
+_FACTS_MEMO = "wasmsched.framework.nodetable.facts"
 
 
 class NodeTable:
@@ -88,36 +88,36 @@ class NodeTable:
         self.values[row] = (0,) * _COLUMNS if irregular else vals
         self.irregular[row] = irregular
         self.irregular_rows += irregular
-        node = ni.node
-        unschedulable = node is not None and bool(node.spec.unschedulable)
+        unschedulable, tid = self._node_facts(ni)
         self.unschedulable[row] = unschedulable
         self.unschedulable_rows += unschedulable
-        tid = self._taints_of(ni)
         self.taint_id[row] = tid
         self.tainted_rows += tid != NO_TAINTS
         images = bool(ni.image_states)
         self.has_images[row] = images
         self.image_rows += images
 
-    def _taints_of(self, ni: NodeInfo) -> int:
+    def _node_facts(self, ni: NodeInfo) -> tuple[bool, int]:
+        """(node.spec.unschedulable, the id of the node's taint list)."""
         node = ni.node
-        if node is None or not node.spec.taints:
-            return NO_TAINTS
-        # Reading the taints of a protobuf node costs microseconds: memoized per node object (the
-        # memo is shared by a NodeInfo's clones and replaced with the node object).
+        if node is None:
+            return False, NO_TAINTS
+        # Reading a protobuf node's taints costs microseconds, and rows are re-read whenever a pod is
+        # added: memoized per node object (the memo is shared by a NodeInfo's clones and replaced with
+        # the node object).
         memo = ni.memo()
-        entry: tuple[Any, tuple[Taint, ...], tuple[tuple[str, str, str], ...]] | None = memo.get(_TAINTS_MEMO)
+        entry: tuple[Any, bool, tuple[Taint, ...], tuple[tuple[str, str, str], ...]] | None = memo.get(_FACTS_MEMO)
         if entry is None or entry[0] is not node:
             taints = tuple(node.spec.taints)
-            entry = (node, taints, tuple((t.key, t.value, t.effect) for t in taints))
-            memo[_TAINTS_MEMO] = entry
-        key = entry[2]
+            entry = (node, bool(node.spec.unschedulable), taints, tuple((t.key, t.value, t.effect) for t in taints))
+            memo[_FACTS_MEMO] = entry
+        key = entry[3]
         tid = self._taint_ids.get(key)
         if tid is None:
             tid = len(self.taint_lists)
             self._taint_ids[key] = tid
-            self.taint_lists.append(entry[1])
-        return tid
+            self.taint_lists.append(entry[2])
+        return entry[1], tid
 
     def regular(self) -> bool:
         """Whether every row's numbers are exact in the array passes."""
@@ -133,11 +133,20 @@ def rotated_rows(n: int, start: int) -> NDArray[np.intp]:
 class NodeColumns:
     """Some nodes of a cycle as rows of the table: node_infos[i] is table.infos[rows[i]]."""
 
-    __slots__ = ("rows", "table")
+    __slots__ = ("_values", "rows", "table")
 
     def __init__(self, table: NodeTable, rows: NDArray[np.intp]) -> None:
         self.table = table
         self.rows = rows
+        self._values: NDArray[np.int64] | None = None
+
+    def values(self) -> NDArray[np.int64]:
+        """table.values at the rows (gathered once, shared by the plugins of one pass; read-only)."""
+        v = self._values
+        if v is None:
+            v = self._values = self.table.values[self.rows]
+            v.flags.writeable = False
+        return v
 
     def take(self, which: NDArray[np.intp] | NDArray[np.bool_]) -> NodeColumns:
         return NodeColumns(self.table, self.rows[which])
@@ -180,4 +189,4 @@ class ScoredNodes(Sequence[NodePluginScores]):
     def best(self) -> list[int]:
         """Indexes of the nodes with the highest total, in node order."""
         top = self.totals.max()
-        return [int(i) for i in np.flatnonzero(self.totals == top)]
+        return np.flatnonzero(self.totals == top).tolist()  # type: ignore[no-any-return]

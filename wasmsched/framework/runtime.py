@@ -441,12 +441,10 @@ class Framework:
         """run_filter_plugins_batch with the columnar forms (a cycle whose plugin metrics are not sampled)."""
         import numpy as np  # loaded with the node table
 
-        from wasmsched.framework.nodetable import NodeColumns
-
         results: list[Status | None] = [None] * len(node_infos)
         # Indexes into node_infos of the nodes still feasible, and their rows.
         alive = np.arange(len(node_infos), dtype=np.intp)
-        rows = columns.rows
+        cols = columns
         skip = state.skip_filter_plugins
         for pl in self.points["filter"]:
             if pl.name in skip:
@@ -455,7 +453,7 @@ class Framework:
                 break
             ok = None
             try:
-                ok = pl.filter_columns(state, pod, NodeColumns(columns.table, rows))
+                ok = pl.filter_columns(state, pod, cols)
                 if ok is not None:
                     if ok.all():
                         continue
@@ -480,7 +478,7 @@ class Framework:
                     keep[j] = False
             if not keep.all():
                 alive = alive[keep]
-                rows = rows[keep]
+                cols = cols.take(keep)
         return results
 
     def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, info: NodeInfo) -> Status | None:

@@ -186,6 +186,23 @@ class PodInfo:
                     for w in paa.preferredDuringSchedulingIgnoredDuringExecution
                 ]
 
+    def with_pod(self, pod: Pod) -> PodInfo:
+        """A PodInfo of `pod`, a copy of this one's pod differing only in fields nothing here is computed
+        from (the assumed pod: spec.nodeName set), without computing it all again. Its memo is new."""
+        c = PodInfo.__new__(PodInfo)
+        c.pod = pod
+        c.key = self.key
+        c.requests = self.requests
+        c.non_zero_requests = self.non_zero_requests
+        c.priority = self.priority
+        c.host_ports = self.host_ports
+        c._cache = {}
+        c.required_affinity_terms = self.required_affinity_terms
+        c.required_anti_affinity_terms = self.required_anti_affinity_terms
+        c.preferred_affinity_terms = self.preferred_affinity_terms
+        c.preferred_anti_affinity_terms = self.preferred_anti_affinity_terms
+        return c
+
     @property
     def name(self) -> str:
         return self.pod.metadata.name

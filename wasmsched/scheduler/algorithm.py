@@ -324,7 +324,7 @@ class SchedulingAlgorithm:
                 if self.rng is None:
                     return min(names[i] for i in top)
                 # The same draw as choice() over the tied NodePluginScores: it depends on their count only.
-                return names[self.rng.choice(top)]
+                return names[top[self.rng.choice(range(len(top)))]]
         best = max(s.total_score for s in scores)
         ties = [s for s in scores if s.total_score == best]
         if len(ties) == 1:

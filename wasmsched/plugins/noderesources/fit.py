@@ -313,7 +313,7 @@ class Fit(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreScorePlugin, Scor
         if not table.regular() or not (0 <= cpu < nt.EXACT_LIMIT and 0 <= mem < nt.EXACT_LIMIT
                                        and 0 <= eph < nt.EXACT_LIMIT):
             return None
-        v = table.values[columns.rows]
+        v = columns.values()
         # fits_request's checks, in its order (each rejects on its own, so the order does not matter here).
         ok = v[:, nt.NUM_PODS] + 1 <= v[:, nt.ALLOC_PODS]
         if cpu > 0:

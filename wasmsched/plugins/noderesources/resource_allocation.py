@@ -216,7 +216,7 @@ class ResourceAllocationScorer:
         pod_cpu, pod_mem = pod_requests[0], pod_requests[1]
         if not table.regular() or not (0 <= pod_cpu < nt.EXACT_LIMIT and 0 <= pod_mem < nt.EXACT_LIMIT):
             return None
-        v = table.values[columns.rows]
+        v = columns.values()
         if self.use_requested:
             used_cpu, used_mem = v[:, nt.REQ_CPU], v[:, nt.REQ_MEMORY]
         else:

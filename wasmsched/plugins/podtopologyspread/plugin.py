@@ -54,6 +54,9 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         self.system_defaulted = args.defaulting_type == SYSTEM_DEFAULTING
         # For pods without constraints of their own: the system defaults, or the configured list.
         self.default_constraints: list[TopologySpreadConstraint] = args.effective_default_constraints()
+        # The whenUnsatisfiable actions the default constraints have: build_default_constraints for
+        # another action has nothing to build, without compiling or listing anything.
+        self._default_actions = frozenset(c.whenUnsatisfiable for c in self.default_constraints)
 
     # -- constraints -------------------------------------------------------------------------
 
@@ -72,6 +75,8 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
 
     def build_default_constraints(self, pod: Pod, action: str) -> list[SpreadConstraint]:
         """Default constraints with the selector of the pod's Services/controllers; none if empty."""
+        if action not in self._default_actions:
+            return []
         constraints = filter_topology_spread_constraints(self.default_constraints, pod.metadata.labels, action)
         if not constraints:
             return []
