@@ -239,7 +239,7 @@ def test_cache_keeps_the_table_in_step_with_the_snapshot() -> None:
 
 
 def test_scored_nodes_reads_like_node_plugin_scores() -> None:
-    scored = ScoredNodes(["a", "b", "c"], ("P1", "P2"),
+    scored = ScoredNodes([NodeInfo(make_node(n).obj()) for n in "abc"], ("P1", "P2"),
                          [np.array([1, 5, 5], dtype=np.int64), np.array([4, 0, 0], dtype=np.int64)])
     assert len(scored) == 3
     assert scored.totals.tolist() == [5, 5, 5]

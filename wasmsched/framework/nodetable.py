@@ -156,19 +156,22 @@ class ScoredNodes(Sequence[NodePluginScores]):
     """The weighted scores of a cycle's nodes as arrays (one row per Score plugin); a node's
     NodePluginScores is made only when read (explain, tests): selecting the host needs the totals."""
 
-    __slots__ = ("names", "plugins", "totals", "weighted")
+    __slots__ = ("nodes", "plugins", "totals", "weighted")
 
-    def __init__(self, names: list[str], plugins: tuple[str, ...], weighted: list[NDArray[np.int64]]) -> None:
-        self.names = names
+    def __init__(self, nodes: Sequence[NodeInfo], plugins: tuple[str, ...], weighted: list[NDArray[np.int64]]) -> None:
+        self.nodes = nodes
         self.plugins = plugins
         self.weighted = weighted
-        total = np.zeros(len(names), dtype=np.int64)
+        total = np.zeros(len(nodes), dtype=np.int64)
         for w in weighted:
             total += w
         self.totals: NDArray[np.int64] = total
 
+    def name(self, i: int) -> str:
+        return self.nodes[i].name
+
     def __len__(self) -> int:
-        return len(self.names)
+        return len(self.nodes)
 
     @overload
     def __getitem__(self, i: int) -> NodePluginScores: ...
@@ -183,7 +186,7 @@ class ScoredNodes(Sequence[NodePluginScores]):
             i += len(self)
         if not 0 <= i < len(self):
             raise IndexError(i)
-        return NodePluginScores(self.names[i], None, int(self.totals[i]), self.plugins,
+        return NodePluginScores(self.name(i), None, int(self.totals[i]), self.plugins,
                                 tuple(int(w[i]) for w in self.weighted))
 
     def best(self) -> list[int]:

@@ -621,7 +621,6 @@ class Framework:
         from wasmsched.framework.nodetable import ScoredNodes
 
         plugins = [pl for pl in self.points["score"] if pl.name not in state.skip_score_plugins]
-        names = [ni.name for ni in nodes]
         failed = ScoredNodes([], (), [])
         # Per plugin its normalized scores: an array (columnar form) or a list (per-node form).
         per_plugin: list[Any] = []
@@ -638,7 +637,7 @@ class Framework:
                 continue
             ext = pl.score_extensions()
             if ext is not None:
-                lst = [NodeScore(n, sc) for n, sc in zip(names, scores, strict=False)]
+                lst = [NodeScore(ni.name, sc) for ni, sc in zip(nodes, scores, strict=False)]
                 try:
                     st = ext.normalize_score(state, pod, lst)
                 except Exception as e:
@@ -662,10 +661,10 @@ class Framework:
             weighted.append(arr if w == 1 else arr * w)
         # One score per node is the plugins' contract (not checked): a shorter list drops the nodes past
         # its end, as zip does in run_score_plugins.
-        n = min([len(names)] + [len(w) for w in weighted])
-        if n < len(names) or any(len(w) != n for w in weighted):
-            names, weighted = names[:n], [w[:n] for w in weighted]
-        return ScoredNodes(names, tuple(pl.name for pl in plugins), weighted), None
+        n = min([len(nodes)] + [len(w) for w in weighted])
+        if n < len(nodes) or any(len(w) != n for w in weighted):
+            nodes, weighted = nodes[:n], [w[:n] for w in weighted]
+        return ScoredNodes(nodes, tuple(pl.name for pl in plugins), weighted), None
 
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         return self._run_until_failure("reserve", "Reserve", set(), state, pod, node_name)

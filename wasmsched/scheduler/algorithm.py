@@ -317,14 +317,13 @@ class SchedulingAlgorithm:
             from wasmsched.framework.nodetable import ScoredNodes
 
             if isinstance(scores, ScoredNodes):
-                names = scores.names
                 top = scores.best()
                 if len(top) == 1:
-                    return names[top[0]]
+                    return scores.name(top[0])
                 if self.rng is None:
-                    return min(names[i] for i in top)
+                    return min(scores.name(i) for i in top)
                 # The same draw as choice() over the tied NodePluginScores: it depends on their count only.
-                return names[top[self.rng.choice(range(len(top)))]]
+                return scores.name(top[self.rng.choice(range(len(top)))])
         best = max(s.total_score for s in scores)
         ties = [s for s in scores if s.total_score == best]
         if len(ties) == 1:

@@ -82,6 +82,7 @@ class ScheduleOne:
         # a pod is scheduled (in `run` both are real time).
         start = perf_counter() if self.metrics is not None else None
         state = CycleState()
+        state.pod_info = qpi.pod_info
         if self.metrics is not None:
             state.record_plugin_metrics = self.metrics.should_record_plugin_metrics()
         explain = CycleExplain() if self.options.explain else None

@@ -165,7 +165,7 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
                                                cpu_mem_columns_fn=balanced_cpu_mem_columns)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
-        pod_requests = self.scorer.calculate_pod_resource_request_list(pod)
+        pod_requests = self.scorer.pod_resource_request_list(state, pod)
         if self.scorer.is_best_effort_pod(pod_requests):
             # Best-effort pods would otherwise all be steered to the same node (kubernetes#129138).
             return Status.skip()

@@ -50,6 +50,7 @@ from wasmsched.framework.types import (
     Resource,
 )
 from wasmsched.plugins.helper.objects import as_pair
+from wasmsched.plugins.helper.podmemo import pod_memoized
 from wasmsched.plugins.noderesources.least_allocated import (
     least_cpu_mem,
     least_cpu_mem_columns,
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
 NAME = "NodeResourcesFit"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
+_POD_REQUEST_MEMO = "noderesources.fit.request"
 
 ERR_REASON_TOO_MANY_PODS = "Too many pods"
 ERR_REASON_SIDECAR_DISABLED = "Pod has a restartable init container and the SidecarContainers feature is disabled"
@@ -258,8 +260,8 @@ class Fit(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreScorePlugin, Scor
         if not self.enable_sidecar_containers and has_restartable_init_container(pod):
             # Kubelets before 1.28 would account such pods differently; refuse them outright.
             return None, Status.unresolvable(ERR_REASON_SIDECAR_DISABLED)
-        state.write(PRE_FILTER_STATE_KEY, PreFilterState(
-            compute_pod_resource_request(pod), self.ignored_resources, self.ignored_resource_groups))
+        request = pod_memoized(state, pod, _POD_REQUEST_MEMO, compute_pod_resource_request)
+        state.write(PRE_FILTER_STATE_KEY, PreFilterState(request, self.ignored_resources, self.ignored_resource_groups))
         return None, None
 
     def pre_filter_extensions(self) -> PreFilterExtensions | None:
@@ -327,7 +329,7 @@ class Fit(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreScorePlugin, Scor
     # --- PreScore / Score --------------------------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
-        state.write(PRE_SCORE_STATE_KEY, PreScoreState(self.scorer.calculate_pod_resource_request_list(pod)))
+        state.write(PRE_SCORE_STATE_KEY, PreScoreState(self.scorer.pod_resource_request_list(state, pod)))
         return None
 
     def _pod_requests(self, state: CycleState, pod: Pod) -> list[int]:

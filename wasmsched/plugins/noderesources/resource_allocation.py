@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from wasmsched.api import resources as res
 from wasmsched.api.types import Pod
+from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import (
     RESOURCE_CPU,
@@ -25,6 +26,7 @@ from wasmsched.framework.types import (
 )
 from wasmsched.plugins.helper.gomath import div_trunc
 from wasmsched.plugins.helper.nodefacts import MAX_MEMO_ENTRIES, token
+from wasmsched.plugins.helper.podmemo import pod_memoized
 
 if TYPE_CHECKING:
     import numpy as np
@@ -120,6 +122,10 @@ class ResourceAllocationScorer:
         """The pod's request of each configured resource, in the order of `resources`."""
         reqs = pod_resource_requests(pod, non_zero=not self.use_requested, pod_level=self.enable_pod_level_resources)
         return [reqs.get(r.name, 0) for r in self.resources]
+
+    def pod_resource_request_list(self, state: CycleState, pod: Pod) -> list[int]:
+        """calculate_pod_resource_request_list, memoized for the cycle's pod version (a shared list: read only)."""
+        return pod_memoized(state, pod, self._memo_key, self.calculate_pod_resource_request_list)
 
     @staticmethod
     def is_best_effort_pod(pod_requests: Sequence[int]) -> bool:

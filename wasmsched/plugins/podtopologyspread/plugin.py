@@ -77,12 +77,11 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         """Default constraints with the selector of the pod's Services/controllers; none if empty."""
         if action not in self._default_actions:
             return []
-        constraints = filter_topology_spread_constraints(self.default_constraints, pod.metadata.labels, action)
-        if not constraints:
-            return []
+        # The selector first: without one (a pod no Service or controller selects) nothing is compiled.
         selector = default_selector(pod, self.handle)
         if selector.empty():
             return []
+        constraints = filter_topology_spread_constraints(self.default_constraints, pod.metadata.labels, action)
         return [
             SpreadConstraint(c.max_skew, c.topology_key, selector, False, c.min_domains,
                              c.node_affinity_policy, c.node_taints_policy)
