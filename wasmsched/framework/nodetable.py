@@ -158,14 +158,14 @@ class ScoredNodes(Sequence[NodePluginScores]):
 
     __slots__ = ("nodes", "plugins", "totals", "weighted")
 
-    def __init__(self, nodes: Sequence[NodeInfo], plugins: tuple[str, ...], weighted: list[NDArray[np.int64]]) -> None:
+    def __init__(self, nodes: Sequence[NodeInfo], plugins: tuple[str, ...],
+                 weighted: NDArray[np.int64] | Sequence[NDArray[np.int64]]) -> None:
+        """`weighted`: one row per plugin (in `plugins` order) of the nodes' weighted scores."""
         self.nodes = nodes
         self.plugins = plugins
-        self.weighted = weighted
-        total = np.zeros(len(nodes), dtype=np.int64)
-        for w in weighted:
-            total += w
-        self.totals: NDArray[np.int64] = total
+        matrix = np.asarray(weighted, dtype=np.int64).reshape(len(plugins), len(nodes))
+        self.weighted: NDArray[np.int64] = matrix
+        self.totals: NDArray[np.int64] = matrix.sum(axis=0)
 
     def name(self, i: int) -> str:
         return self.nodes[i].name

@@ -647,23 +647,37 @@ class Framework:
                                                 f"with: {st.message()}")
                 scores = [ns.score for ns in lst]
             per_plugin.append(scores)
-        weighted = []
-        for pl, scores in zip(plugins, per_plugin, strict=True):
+        # Lists (per-node forms) may hold any int: each is checked before it becomes an array; the arrays
+        # are checked together. The first invalid plugin in order is reported, as in run_score_plugins.
+        bad_lists: set[int] = set()
+        arrays: list[Any] = []
+        for i, scores in enumerate(per_plugin):
             if isinstance(scores, np.ndarray):
-                if len(scores) and (scores.max() > MAX_NODE_SCORE or scores.min() < MIN_NODE_SCORE):
-                    return failed, _invalid_score(pl.name, scores.tolist())
-                arr = scores
+                arrays.append(scores)
+            elif scores and (max(scores) > MAX_NODE_SCORE or min(scores) < MIN_NODE_SCORE):
+                bad_lists.add(i)
+                arrays.append(np.zeros(len(scores), dtype=np.int64))
             else:
-                if scores and (max(scores) > MAX_NODE_SCORE or min(scores) < MIN_NODE_SCORE):
-                    return failed, _invalid_score(pl.name, scores)
-                arr = np.array(scores, dtype=np.int64)
-            w = self.score_plugin_weight.get(pl.name, 1)
-            weighted.append(arr if w == 1 else arr * w)
+                arrays.append(np.array(scores, dtype=np.int64))
         # One score per node is the plugins' contract (not checked): a shorter list drops the nodes past
         # its end, as zip does in run_score_plugins.
-        n = min([len(nodes)] + [len(w) for w in weighted])
-        if n < len(nodes) or any(len(w) != n for w in weighted):
-            nodes, weighted = nodes[:n], [w[:n] for w in weighted]
+        n = min([len(nodes)] + [len(a) for a in arrays])
+        if n < len(nodes) or any(len(a) != n for a in arrays):
+            nodes, arrays = nodes[:n], [a[:n] for a in arrays]
+        matrix = np.vstack(arrays) if arrays else np.zeros((0, n), dtype=np.int64)
+        bad = set(bad_lists)
+        if n and arrays:
+            bad.update(np.flatnonzero((matrix.max(axis=1) > MAX_NODE_SCORE)
+                                      | (matrix.min(axis=1) < MIN_NODE_SCORE)).tolist())
+        if bad:
+            first = min(bad)
+            scores = per_plugin[first]
+            return failed, _invalid_score(plugins[first].name,
+                                          scores.tolist() if isinstance(scores, np.ndarray) else scores)
+        weights = [self.score_plugin_weight.get(pl.name, 1) for pl in plugins]
+        if any(w != 1 for w in weights):
+            matrix = matrix * np.array(weights, dtype=np.int64)[:, None]
+        weighted = matrix
         return ScoredNodes(nodes, tuple(pl.name for pl in plugins), weighted), None
 
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:

@@ -304,7 +304,8 @@ class HostPortInfo:
 
     def clone(self) -> HostPortInfo:
         c = HostPortInfo()
-        c._ports = {ip: set(d) for ip, d in self._ports.items()}
+        if self._ports:
+            c._ports = {ip: set(d) for ip, d in self._ports.items()}
         return c
 
 

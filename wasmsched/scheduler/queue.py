@@ -140,7 +140,14 @@ class _Heap:
         def cmp(a: QueuedPodInfo, b: QueuedPodInfo) -> int:
             return -1 if less(a, b) else (1 if less(b, a) else 0)
 
-        self._key = functools.cmp_to_key(cmp)
+        self._key: Callable[[QueuedPodInfo], Any] = functools.cmp_to_key(cmp)
+
+    def use_sort_key(self, key: Callable[[QueuedPodInfo], Any]) -> None:
+        """Orders by key(pi) (taken when a pod is pushed) instead of the less function; equal keys keep
+        the push order, as before. Only while the heap is empty."""
+        if self._items or self._heap:
+            raise ValueError("sort key set on a non-empty queue")
+        self._key = key
 
     def push(self, pi: QueuedPodInfo) -> None:
         k = get_pod_key(pi.pod)
