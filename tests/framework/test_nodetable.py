@@ -18,6 +18,7 @@ from wasmsched.api.types import Node, Pod
 from wasmsched.config.args import (
     LEAST_ALLOCATED,
     MOST_ALLOCATED,
+    NodeAffinityArgs,
     NodeResourcesBalancedAllocationArgs,
     NodeResourcesFitArgs,
     ResourceSpec,
@@ -27,9 +28,10 @@ from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interface import NodeScore
 from wasmsched.framework.nodetable import NodeColumns, NodeTable, ScoredNodes, rotated_rows
 from wasmsched.framework.snapshot import Snapshot, new_snapshot
-from wasmsched.framework.status import is_skip
+from wasmsched.framework.status import Code, is_skip
 from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins.imagelocality import ImageLocality
+from wasmsched.plugins.nodeaffinity import NodeAffinity
 from wasmsched.plugins.nodename import NodeName
 from wasmsched.plugins.noderesources import BalancedAllocation, Fit
 from wasmsched.plugins.nodeunschedulable import NodeUnschedulable
@@ -41,6 +43,37 @@ from wasmsched.testing.fake_handle import FakeHandle
 TAINTS = [("dedicated", "batch", "NoSchedule"), ("dedicated", "web", "NoSchedule"), ("gpu", "", "NoExecute"),
           ("spot", "true", "PreferNoSchedule"), ("zone", "a", "PreferNoSchedule"), ("num", "5", "NoSchedule")]
 IMAGES = ["registry.k8s.io/pause:3.10", "nginx:1.27", "busybox"]
+LABELS = {"zone": ["a", "b", "c"], "type": ["small", "big"], "gen": ["1", "3", "12", "x"]}
+OPERATORS = ["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
+
+
+def _expression(rng: random.Random) -> tuple[str, list[str], str]:
+    key = rng.choice([*LABELS, "kubernetes.io/hostname", "missing"])
+    op = rng.choice(OPERATORS)
+    if op in ("Exists", "DoesNotExist"):
+        return key, [], op
+    if op in ("Gt", "Lt"):
+        return key, [rng.choice(["2", "5", "x"])], op
+    pool = LABELS.get(key, ["node-0001", "node-0003"])
+    return key, rng.sample(pool, rng.randint(1, len(pool))), op
+
+
+def add_node_affinity(rng: random.Random, w: Any) -> None:
+    """A node selector, required terms (some with matchFields), preferred terms, at random."""
+    if rng.random() < 0.3:
+        key = rng.choice(list(LABELS))
+        w.node_selector({key: rng.choice(LABELS[key])})
+    if rng.random() < 0.3:
+        for _ in range(rng.randint(1, 2)):
+            w.node_affinity_in(*_expression(rng))
+        if rng.random() < 0.2:
+            terms = w.pod.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution
+            r = terms.nodeSelectorTerms.add().matchFields.add()
+            r.key, r.operator = "metadata.name", "In"
+            r.values.append("node-0002")
+    for _ in range(rng.choice([0, 0, 1, 3])):
+        key, values, op = _expression(rng)
+        w.preferred_node_affinity(rng.randint(1, 100), key, values, op)
 
 
 def _quantity(rng: random.Random, choices: list[str]) -> str | None:
@@ -59,6 +92,9 @@ def random_node(rng: random.Random, i: int) -> Node:
     if rng.random() < 0.05:
         resources["memory"] = rng.choice(["8E", "9007199254740993"])  # beyond 2**53: not exact
     w.res({k: v for k, v in resources.items() if v is not None})
+    for key, values in LABELS.items():
+        if rng.random() < 0.7:
+            w.label(key, rng.choice(values))
     for key, value, effect in rng.sample(TAINTS, rng.choice([0, 0, 0, 1, 2])):
         w.taint(key, value, effect)
     if rng.random() < 0.1:
@@ -85,6 +121,8 @@ def random_pod(rng: random.Random, name: str, node: str = "") -> Pod:
         w.toleration(key, value, rng.choice([effect, ""]), rng.choice(["Equal", "Exists"]))
     if rng.random() < 0.05:
         w.toleration("node.kubernetes.io/unschedulable", "", "NoSchedule", "Exists")
+    if not node:
+        add_node_affinity(rng, w)
     return w.obj()
 
 
@@ -131,6 +169,13 @@ def _score_agrees(pl: Any, state: CycleState, pod: Pod, snap: Snapshot, rows: np
     return True
 
 
+def _added_affinity() -> NodeAffinityArgs:
+    w = make_pod("template").node_affinity_in("type", ["big"], "NotIn").preferred_node_affinity(7, "zone", ["a"])
+    return NodeAffinityArgs(added_affinity=w.obj().spec.affinity.nodeAffinity)
+
+
+AFFINITY_ARGS = [NodeAffinityArgs(), _added_affinity()]
+
 FIT_ARGS = [
     NodeResourcesFitArgs(),
     NodeResourcesFitArgs(scoring_strategy=ScoringStrategy(MOST_ALLOCATED, [ResourceSpec("cpu", 1),
@@ -173,11 +218,18 @@ def test_columnar_forms_equal_per_node_forms(seed: int) -> None:
         count("unschedulable", _filter_agrees(NodeUnschedulable(), state, pod, snap, rows))
         count("nodename", _filter_agrees(NodeName(), state, pod, snap, rows))
         count("images", _score_agrees(ImageLocality(handle), state, pod, snap, rows))
+        affinity = NodeAffinity(rng.choice(AFFINITY_ARGS), handle)
+        _, st = affinity.pre_filter(state, pod, nodes)
+        if not is_skip(st) and (st is None or st.code != Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
+            count("affinity-filter", _filter_agrees(affinity, state, pod, snap, rows))
+        if affinity.pre_score(state, pod, nodes) is None:
+            count("affinity-score", _score_agrees(affinity, state, pod, snap, rows))
     # Every form answered in some cycles (the comparisons above ran), except where the table holds a
     # value that is not exact: then the resource passes must have stepped aside every time.
     regular = snap.node_table().regular()
     for name in ("taint-filter", "taint-score", "unschedulable", "images"):
         assert answered.get(name, 0) == 25, name
+    assert answered.get("affinity-filter", 0) + answered.get("affinity-score", 0) > 0, answered
     for name in ("fit-filter", "fit-score", "balanced"):
         assert (answered.get(name, 0) > 0) == regular, (name, answered)
 
@@ -199,9 +251,13 @@ def test_irregular_values_leave_the_resource_passes_to_the_per_node_forms() -> N
 
 
 def _table_state(t: NodeTable) -> tuple[Any, ...]:
+    labels = []
+    for key in LABELS:
+        ids, values = t.label_ids(key)
+        labels.append([values[i] if i >= 0 else None for i in ids.tolist()])
     return (t.values.tolist(), t.irregular.tolist(), t.unschedulable.tolist(), t.has_images.tolist(),
             [t.taint_lists[i] for i in t.taint_id.tolist()], t.irregular_rows, t.unschedulable_rows,
-            t.tainted_rows, t.image_rows)
+            t.tainted_rows, t.image_rows, labels)
 
 
 def test_cache_keeps_the_table_in_step_with_the_snapshot() -> None:
@@ -214,6 +270,7 @@ def test_cache_keeps_the_table_in_step_with_the_snapshot() -> None:
     pods: list[Pod] = []
     cache.update_snapshot(snap)
     table = snap.node_table()
+    table.label_ids("zone")  # a label column kept in step too
     for step in range(60):
         action = rng.random()
         if action < 0.5 or not pods:

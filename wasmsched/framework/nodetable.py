@@ -47,8 +47,8 @@ _FACTS_MEMO = "wasmsched.framework.nodetable.facts"
 class NodeTable:
     """Columns over `infos` (the snapshot's node list itself, so row i is infos[i])."""
 
-    __slots__ = ("_taint_ids", "has_images", "image_rows", "infos", "irregular", "irregular_rows", "taint_id",
-                 "taint_lists", "tainted_rows", "unschedulable", "unschedulable_rows", "values")
+    __slots__ = ("_labels", "_taint_ids", "has_images", "image_rows", "infos", "irregular", "irregular_rows",
+                 "taint_id", "taint_lists", "tainted_rows", "unschedulable", "unschedulable_rows", "values")
 
     def __init__(self, infos: list[NodeInfo]) -> None:
         n = len(infos)
@@ -66,6 +66,9 @@ class NodeTable:
         self.unschedulable_rows = 0
         self.tainted_rows = 0
         self.image_rows = 0
+        # Label columns, made when a plugin first asks for a key: (value id per row, -1 where the node
+        # lacks the label; the values by id; the ids by value).
+        self._labels: dict[str, tuple[NDArray[np.int32], list[str], dict[str, int]]] = {}
         for i, ni in enumerate(infos):
             self._fill(i, ni)
 
@@ -96,21 +99,44 @@ class NodeTable:
         images = bool(ni.image_states)
         self.has_images[row] = images
         self.image_rows += images
+        if self._labels:
+            labels = self._facts(ni)[4]
+            for key, (ids, values, by_value) in self._labels.items():
+                ids[row] = _value_id(labels, key, values, by_value)
+
+    def label_ids(self, key: str) -> tuple[NDArray[np.int32], list[str]]:
+        """The label `key` of every row as an id into the returned values (-1: the node lacks it)."""
+        col = self._labels.get(key)
+        if col is None:
+            values: list[str] = []
+            by_value: dict[str, int] = {}
+            ids = np.fromiter((_value_id(self._facts(ni)[4], key, values, by_value) for ni in self.infos),
+                              dtype=np.int32, count=len(self.infos))
+            col = self._labels[key] = (ids, values, by_value)
+        return col[0], col[1]
+
+    @staticmethod
+    def _facts(ni: NodeInfo) -> _Facts:
+        """(node, unschedulable, taints, their (key, value, effect), labels) of the node object.
+
+        Reading a protobuf node's fields costs microseconds, and rows are re-read whenever a pod is
+        added: memoized per node object (the memo is shared by a NodeInfo's clones and replaced with the
+        node object)."""
+        node = ni.node
+        if node is None:
+            return _NO_FACTS
+        memo = ni.memo()
+        entry: _Facts | None = memo.get(_FACTS_MEMO)
+        if entry is None or entry[0] is not node:
+            taints = tuple(node.spec.taints)
+            entry = (node, bool(node.spec.unschedulable), taints, tuple((t.key, t.value, t.effect) for t in taints),
+                     dict(node.metadata.labels))
+            memo[_FACTS_MEMO] = entry
+        return entry
 
     def _node_facts(self, ni: NodeInfo) -> tuple[bool, int]:
         """(node.spec.unschedulable, the id of the node's taint list)."""
-        node = ni.node
-        if node is None:
-            return False, NO_TAINTS
-        # Reading a protobuf node's taints costs microseconds, and rows are re-read whenever a pod is
-        # added: memoized per node object (the memo is shared by a NodeInfo's clones and replaced with
-        # the node object).
-        memo = ni.memo()
-        entry: tuple[Any, bool, tuple[Taint, ...], tuple[tuple[str, str, str], ...]] | None = memo.get(_FACTS_MEMO)
-        if entry is None or entry[0] is not node:
-            taints = tuple(node.spec.taints)
-            entry = (node, bool(node.spec.unschedulable), taints, tuple((t.key, t.value, t.effect) for t in taints))
-            memo[_FACTS_MEMO] = entry
+        entry = self._facts(ni)
         key = entry[3]
         tid = self._taint_ids.get(key)
         if tid is None:
@@ -122,6 +148,22 @@ class NodeTable:
     def regular(self) -> bool:
         """Whether every row's numbers are exact in the array passes."""
         return self.irregular_rows == 0
+
+
+# (node, unschedulable, taints, their (key, value, effect), labels)
+_Facts = tuple[Any, bool, tuple["Taint", ...], tuple[tuple[str, str, str], ...], dict[str, str]]
+_NO_FACTS: _Facts = (None, False, (), (), {})
+
+
+def _value_id(labels: dict[str, str], key: str, values: list[str], by_value: dict[str, int]) -> int:
+    v = labels.get(key)
+    if v is None:
+        return -1
+    i = by_value.get(v)
+    if i is None:
+        i = by_value[v] = len(values)
+        values.append(v)
+    return i
 
 
 def rotated_rows(n: int, start: int) -> NDArray[np.intp]:
