@@ -16,8 +16,16 @@ This module imports numpy; it is imported on the first scheduling cycle, not at 
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, overload
+
+if "numpy" not in sys.modules:
+    # numpy's OpenBLAS starts worker threads at import that spin on the CPU (on 2 cores, a fifth of one
+    # taken from the scheduler and everything else). These passes use no BLAS routine: one thread,
+    # unless the environment says otherwise.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
 
