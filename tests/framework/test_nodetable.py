@@ -255,9 +255,13 @@ def _table_state(t: NodeTable) -> tuple[Any, ...]:
     for key in LABELS:
         ids, values = t.label_ids(key)
         labels.append([values[i] if i >= 0 else None for i in ids.tolist()])
+    images = []
+    for name in IMAGES:
+        ids, states = t.image_ids(name)
+        images.append([states[i] if i >= 0 else None for i in ids.tolist()])
     return (t.values.tolist(), t.irregular.tolist(), t.unschedulable.tolist(), t.has_images.tolist(),
             [t.taint_lists[i] for i in t.taint_id.tolist()], t.irregular_rows, t.unschedulable_rows,
-            t.tainted_rows, t.image_rows, labels)
+            t.tainted_rows, t.image_rows, labels, images)
 
 
 def test_cache_keeps_the_table_in_step_with_the_snapshot() -> None:
@@ -270,7 +274,8 @@ def test_cache_keeps_the_table_in_step_with_the_snapshot() -> None:
     pods: list[Pod] = []
     cache.update_snapshot(snap)
     table = snap.node_table()
-    table.label_ids("zone")  # a label column kept in step too
+    table.label_ids("zone")  # label and image columns kept in step too
+    table.image_ids("nginx:1.27")
     for step in range(60):
         action = rng.random()
         if action < 0.5 or not pods:

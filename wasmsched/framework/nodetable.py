@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, overload
+from collections.abc import Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 if "numpy" not in sys.modules:
     # numpy's OpenBLAS starts worker threads at import that spin on the CPU (on 2 cores, a fifth of one
@@ -30,7 +30,7 @@ if "numpy" not in sys.modules:
 import numpy as np
 
 from wasmsched.framework.interface import NodePluginScores
-from wasmsched.framework.types import NodeInfo
+from wasmsched.framework.types import ImageStateSummary, NodeInfo
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -55,7 +55,7 @@ _FACTS_MEMO = "wasmsched.framework.nodetable.facts"
 class NodeTable:
     """Columns over `infos` (the snapshot's node list itself, so row i is infos[i])."""
 
-    __slots__ = ("_labels", "_taint_ids", "has_images", "image_rows", "infos", "irregular", "irregular_rows",
+    __slots__ = ("_images", "_labels", "_taint_ids", "has_images", "image_rows", "infos", "irregular", "irregular_rows",
                  "taint_id", "taint_lists", "tainted_rows", "unschedulable", "unschedulable_rows", "values")
 
     def __init__(self, infos: list[NodeInfo]) -> None:
@@ -77,6 +77,8 @@ class NodeTable:
         # Label columns, made when a plugin first asks for a key: (value id per row, -1 where the node
         # lacks the label; the values by id; the ids by value).
         self._labels: dict[str, tuple[NDArray[np.int32], list[str], dict[str, int]]] = {}
+        # Image columns alike, by image name: the node's ImageStateSummary of it.
+        self._images: dict[str, tuple[NDArray[np.int32], list[ImageStateSummary], dict[ImageStateSummary, int]]] = {}
         for i, ni in enumerate(infos):
             self._fill(i, ni)
 
@@ -111,6 +113,8 @@ class NodeTable:
             labels = self._facts(ni)[4]
             for key, (ids, values, by_value) in self._labels.items():
                 ids[row] = _value_id(labels, key, values, by_value)
+        for name, (ids, states, by_state) in self._images.items():
+            ids[row] = _value_id(ni.image_states, name, states, by_state)
 
     def label_ids(self, key: str) -> tuple[NDArray[np.int32], list[str]]:
         """The label `key` of every row as an id into the returned values (-1: the node lacks it)."""
@@ -121,6 +125,17 @@ class NodeTable:
             ids = np.fromiter((_value_id(self._facts(ni)[4], key, values, by_value) for ni in self.infos),
                               dtype=np.int32, count=len(self.infos))
             col = self._labels[key] = (ids, values, by_value)
+        return col[0], col[1]
+
+    def image_ids(self, name: str) -> tuple[NDArray[np.int32], list[ImageStateSummary]]:
+        """The image state of image `name` on every row as an id into the returned states (-1: not there)."""
+        col = self._images.get(name)
+        if col is None:
+            values: list[ImageStateSummary] = []
+            by_value: dict[ImageStateSummary, int] = {}
+            ids = np.fromiter((_value_id(ni.image_states, name, values, by_value) for ni in self.infos),
+                              dtype=np.int32, count=len(self.infos))
+            col = self._images[name] = (ids, values, by_value)
         return col[0], col[1]
 
     @staticmethod
@@ -163,8 +178,11 @@ _Facts = tuple[Any, bool, tuple["Taint", ...], tuple[tuple[str, str, str], ...],
 _NO_FACTS: _Facts = (None, False, (), (), {})
 
 
-def _value_id(labels: dict[str, str], key: str, values: list[str], by_value: dict[str, int]) -> int:
-    v = labels.get(key)
+V = TypeVar("V", bound=Hashable)
+
+
+def _value_id(mapping: Mapping[str, V], key: str, values: list[V], by_value: dict[V, int]) -> int:
+    v = mapping.get(key)
     if v is None:
         return -1
     i = by_value.get(v)

@@ -245,8 +245,8 @@ class SchedulingAlgorithm:
         # Nodes are filtered in chunks, plugin by plugin over the chunk (one Python call per plugin
         # instead of per node and plugin). Results are consumed in node order and cut where the
         # wanted number of feasible nodes is reached, so the outcome equals kube's sequential walk.
+        size = max(to_find, 32)
         while pos < n and len(feasible) < to_find:
-            size = max(to_find - len(feasible), 32)
             chunk = ordered[pos: pos + size]
             chunk_rows = rows[pos: pos + size] if rows is not None else None
             if nominator.has_nominated_pods():
@@ -266,18 +266,23 @@ class SchedulingAlgorithm:
                 if picked is not None and chunk_rows is not None:
                     picked.append((chunk_rows, min(need, len(chunk))))
             else:
-                taken: list[int] = []
-                for j, (ni, st) in enumerate(zip(chunk, results, strict=True)):
-                    if not_success(st):
-                        self._record(diagnosis, ni, st)
-                        continue
-                    feasible.append(ni)
-                    taken.append(j)
-                    if len(feasible) >= to_find:
-                        break
+                # The runner's results are None for a node that passed, its failure otherwise. Nodes after the
+                # one that completes the wanted number are not looked at (nor recorded), as in kube's walk.
+                taken = [j for j, st in enumerate(results) if st is None][:need]
+                end = taken[-1] + 1 if len(taken) == need else len(chunk)
+                for j, st in enumerate(results[:end]):
+                    if st is not None:
+                        self._record(diagnosis, chunk[j], st)
+                feasible.extend(chunk[j] for j in taken)
                 if picked is not None and chunk_rows is not None:
                     picked.append((chunk_rows, taken))
             pos += len(chunk)
+            size = max(to_find - len(feasible), 32)
+            if table is not None:
+                # Columnar passes cost per pass more than per node: the next chunk is sized by the share of
+                # nodes that passed so far, so a selective pod takes a few passes, not one per 32 nodes.
+                passed = len(feasible) / pos
+                size = n if passed < 0.05 else max(size, int((to_find - len(feasible)) / passed * 1.2))
         if picked is None or table is None:
             return FeasibleNodes(feasible)
         import numpy as np

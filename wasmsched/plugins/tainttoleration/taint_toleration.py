@@ -47,6 +47,10 @@ ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
 
 _DO_NOT_SCHEDULE = do_not_schedule_taints_filter_func()
 
+# Up to this many distinct taint lists in the node table, the columnar forms check each of them
+# rather than finding the ones of the nodes at hand.
+_FEW_TAINT_LISTS = 32
+
 
 class _PreScoreState:
     __slots__ = ("tolerations_prefer_no_schedule",)
@@ -161,13 +165,14 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
         if ids is None or not ids.any():
             return np.ones(len(columns.rows), dtype=np.bool_)
         tolerations = list(pod.spec.tolerations)
-        # The answer depends on the node's taint list only: one check per distinct list.
+        # The answer depends on the node's taint list only: one check per distinct list (of the table's,
+        # when they are few; else of these rows').
         lists = table.taint_lists
-        untolerated = [tid for tid in np.unique(ids).tolist()
-                       if tid and find_untolerated_taint(lists[tid], tolerations, _DO_NOT_SCHEDULE) is not None]
-        if not untolerated:
-            return np.ones(len(ids), dtype=np.bool_)
-        return ~np.isin(ids, untolerated)
+        tids = range(1, len(lists)) if len(lists) <= _FEW_TAINT_LISTS else [t for t in np.unique(ids).tolist() if t]
+        tolerated = np.ones(len(lists), dtype=np.bool_)
+        for tid in tids:
+            tolerated[tid] = find_untolerated_taint(lists[tid], tolerations, _DO_NOT_SCHEDULE) is None
+        return tolerated[ids]  # type: ignore[no-any-return]
 
     # --- PreScore / Score --------------------------------------------------------------------
 
@@ -230,11 +235,11 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
         if ids is None or not ids.any():
             return np.full(n, MAX_NODE_SCORE, dtype=np.int64)  # all counts 0: reversed, all MaxNodeScore
         lists = table.taint_lists
-        uniq = np.unique(ids)
-        per_list = np.array([_count_intolerable_taints_prefer_no_schedule(lists[tid], s.tolerations_prefer_no_schedule)
-                             for tid in uniq.tolist()], dtype=np.int64)
-        counts = per_list[np.searchsorted(uniq, ids)]
-        return reverse_normalized(np, counts)
+        tids = range(1, len(lists)) if len(lists) <= _FEW_TAINT_LISTS else [t for t in np.unique(ids).tolist() if t]
+        per_list = np.zeros(len(lists), dtype=np.int64)
+        for tid in tids:
+            per_list[tid] = _count_intolerable_taints_prefer_no_schedule(lists[tid], s.tolerations_prefer_no_schedule)
+        return reverse_normalized(np, per_list[ids])
 
     def score_extensions(self) -> TaintToleration:
         return self
