@@ -57,3 +57,13 @@ def test_generated_clusters_schedule_the_same_with_columnar_passes(nodes: int, p
     second = _simulate(generate(nodes, pods, seed), True, seed)
     assert first == second
     assert any(p[2] == "Scheduled" for p in first)
+
+
+@pytest.mark.parametrize(("nodes", "built"), [(5, False), (120, True)])
+def test_simulation_builds_the_node_table_when_loading_a_big_cluster(nodes: int, built: bool) -> None:
+    sim = Simulation(load_config(None), in_tree_registry())
+    sim.apply(generate(nodes, 1))
+    snap = sim.scheduler.snapshot
+    assert snap.num_nodes() == nodes
+    assert (snap._table is not None) == built
+    sim.scheduler.close()

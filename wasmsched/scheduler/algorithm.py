@@ -93,6 +93,13 @@ class SchedulingAlgorithm:
         self.columnar = True
         self.columnar_min_nodes = MIN_FEASIBLE_NODES_TO_FIND
 
+    def warm_up(self) -> None:
+        """Brings the snapshot up to date and, on a cluster big enough for the columnar passes, builds its
+        node table (loading numpy), so that the first cycle does not pay for them. Changes no outcome."""
+        self.cache.update_snapshot(self.snapshot)
+        if self.columnar and self.snapshot.num_nodes() >= self.columnar_min_nodes:
+            self.snapshot.node_table()
+
     def num_feasible_nodes_to_find(self, fwk: Framework, num_all_nodes: int) -> int:
         if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
             return num_all_nodes

@@ -142,6 +142,11 @@ class Scheduler(EventHandlers, ScheduleOne):
             idle = IDLE_SECONDS if wake is None else min(max(wake - self.clock(), 0.0), IDLE_SECONDS)
             self.queue.wait_for_active(idle)
 
+    def warm_up(self) -> None:
+        """Prepares what the first scheduling cycle would otherwise build (the snapshot and its node
+        table), e.g. once a simulation's cluster is loaded."""
+        self.algorithm.warm_up()
+
     def wait_for_bindings(self, timeout: float | None = None) -> bool:
         return self.binding_workers.wait(timeout)
 
