@@ -67,3 +67,35 @@ def test_simulation_builds_the_node_table_when_loading_a_big_cluster(nodes: int,
     assert snap.num_nodes() == nodes
     assert (snap._table is not None) == built
     sim.scheduler.close()
+
+
+class _EveryNode:
+    """Stands for a nominated-node set naming every node: the walk then filters each node with its
+    nominated pods, as it did for all nodes whenever any pod was nominated."""
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+    def __bool__(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("mode", ["cycle", "run"])
+def test_nodes_without_nominated_pods_filter_the_same_in_a_batch(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Only the nodes some pod is nominated to go through RunFilterPluginsWithNominatedPods; on the others
+    # it adds no pod, so the batch gives the same verdicts.
+    from wasmsched.scheduler.queue import Nominator
+
+    seeds = [s for s in range(150) if generate_case(s).features & {"nominated_node", "preemption_scenario"}][:20]
+    assert seeds
+    for seed in seeds:
+        case = generate_case(seed)
+        results = []
+        for every_node in (False, True):
+            with monkeypatch.context() as m:
+                if every_node:
+                    m.setattr(Nominator, "nominated_node_names", lambda self: _EveryNode())
+                local = LocalCase(case.objects, case.config)
+                _configure(local.scheduler.algorithm, True)
+                results.append(local.run(mode))
+        assert results[0] == results[1], f"seed {seed}"

@@ -256,9 +256,13 @@ class SchedulingAlgorithm:
         while pos < n and len(feasible) < to_find:
             chunk = ordered[pos: pos + size]
             chunk_rows = rows[pos: pos + size] if rows is not None else None
-            if nominator.has_nominated_pods():
-                results = [fwk.run_filter_plugins_with_nominated_pods(state, pod, ni) for ni in chunk]
-                picked = None  # the nodes seen with nominated pods are clones: score them per node
+            nominated = nominator.nominated_node_names() if nominator.has_nominated_pods() else frozenset()
+            with_nominated = [j for j, ni in enumerate(chunk) if ni.name in nominated] if nominated else []
+            if with_nominated:
+                # Nodes with nominated pods are filtered with them (per node); on the others that is the same
+                # as filtering without (kube's RunFilterPluginsWithNominatedPods adds no pod there).
+                results = self._filter_some_with_nominated(fwk, state, pod, chunk, chunk_rows, table,
+                                                           with_nominated)
             else:
                 columns = None
                 if table is not None and chunk_rows is not None:
@@ -297,6 +301,28 @@ class SchedulingAlgorithm:
         parts = [r[:k] if isinstance(k, int) else r[k] for r, k in picked]
         feasible_rows = np.concatenate(parts) if len(parts) != 1 else parts[0]
         return FeasibleNodes(feasible, table, feasible_rows)
+
+    @staticmethod
+    def _filter_some_with_nominated(fwk: Framework, state: CycleState, pod: Pod, chunk: list[NodeInfo],
+                                    chunk_rows: NDArray[np.intp] | None, table: NodeTable | None,
+                                    with_nominated: list[int]) -> list[Status | None]:
+        """Filter results of `chunk`: the nodes at `with_nominated` with their nominated pods, the others
+        in a batch (with their rows, when given)."""
+        results: list[Status | None] = [None] * len(chunk)
+        for j in with_nominated:
+            results[j] = fwk.run_filter_plugins_with_nominated_pods(state, pod, chunk[j])
+        marked = set(with_nominated)
+        others = [j for j in range(len(chunk)) if j not in marked]
+        if others:
+            columns = None
+            if table is not None and chunk_rows is not None:
+                from wasmsched.framework.nodetable import NodeColumns
+
+                columns = NodeColumns(table, chunk_rows[others])
+            for j, st in zip(others, fwk.run_filter_plugins_batch(state, pod, [chunk[j] for j in others], columns),
+                             strict=True):
+                results[j] = st
+        return results
 
     @staticmethod
     def _record(diagnosis: Diagnosis, ni: NodeInfo, st: Status) -> None:

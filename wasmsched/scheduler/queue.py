@@ -121,6 +121,11 @@ class Nominator:
     def has_nominated_pods(self) -> bool:
         return bool(self._pod_to_node)
 
+    def nominated_node_names(self) -> frozenset[str]:
+        """The nodes some pod is nominated to."""
+        with self._lock:
+            return frozenset(self._node_to_pods)
+
     def nominated_node(self, pod: Pod) -> str:
         with self._lock:
             return self._pod_to_node.get(get_pod_key(pod), "")
