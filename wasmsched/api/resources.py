@@ -217,6 +217,13 @@ def _aggregate_container_requests(
     return _max(spec, actuated, allocated)
 
 
+def status_resources_matter(pod: Pod) -> bool:
+    """Whether use_status_resources can change the pod's requests: it has container statuses, or its
+    resize is infeasible. (A pod not yet running has neither.)"""
+    return bool(pod.status.containerStatuses) or bool(pod.status.initContainerStatuses) \
+        or is_pod_resize_infeasible(pod)
+
+
 def pod_request_nanos(
     pod: Pod,
     *,

@@ -23,6 +23,9 @@ RESOURCE_PODS = "pods"
 
 _generation = itertools.count(1)
 
+# PodInfo.memo() entry: what api.resources.pod_requests(pod) gives (shared: read only).
+POD_REQUESTS_MEMO = "api.resources.pod_requests"
+
 
 def next_generation() -> int:
     return next(_generation)
@@ -154,13 +157,14 @@ class PodInfo:
     def __init__(self, pod: Pod) -> None:
         self.pod = pod
         self.key = pod_key(pod)
-        self.requests = Resource.from_list(res.pod_requests(pod))
+        requests = res.pod_requests(pod)
+        self.requests = Resource.from_list(requests)
         cpu0, mem0 = res.pod_nonzero_requests(pod)
         self.non_zero_requests = Resource(milli_cpu=cpu0, memory=mem0)
         self.priority = pod_priority(pod)
         self.host_ports = _host_ports(pod)
         # A per-object-version memo for plugins and the wasm host (e.g. serialized bytes).
-        self._cache: dict[str, Any] = {}
+        self._cache: dict[str, Any] = {POD_REQUESTS_MEMO: requests}
         aff = pod.spec.affinity
         self.required_affinity_terms: list[AffinityTerm] = []
         self.required_anti_affinity_terms: list[AffinityTerm] = []

@@ -42,6 +42,7 @@ from wasmsched.framework.interface import (
 )
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import (
+    POD_REQUESTS_MEMO,
     RESOURCE_CPU,
     RESOURCE_EPHEMERAL_STORAGE,
     RESOURCE_MEMORY,
@@ -260,7 +261,13 @@ class Fit(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreScorePlugin, Scor
         if not self.enable_sidecar_containers and has_restartable_init_container(pod):
             # Kubelets before 1.28 would account such pods differently; refuse them outright.
             return None, Status.unresolvable(ERR_REASON_SIDECAR_DISABLED)
-        request = pod_memoized(state, pod, _POD_REQUEST_MEMO, compute_pod_resource_request)
+        def compute(p: Pod) -> Resource:
+            if res.status_resources_matter(p):
+                return compute_pod_resource_request(p)
+            # Without container statuses the status resources change nothing: the PodInfo's requests.
+            return max_resource(pod_memoized(state, p, POD_REQUESTS_MEMO, res.pod_requests))
+
+        request = pod_memoized(state, pod, _POD_REQUEST_MEMO, compute)
         state.write(PRE_FILTER_STATE_KEY, PreFilterState(request, self.ignored_resources, self.ignored_resource_groups))
         return None, None
 

@@ -19,6 +19,7 @@ from wasmsched.api.types import Pod
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import (
+    POD_REQUESTS_MEMO,
     RESOURCE_CPU,
     RESOURCE_EPHEMERAL_STORAGE,
     RESOURCE_MEMORY,
@@ -125,6 +126,13 @@ class ResourceAllocationScorer:
 
     def pod_resource_request_list(self, state: CycleState, pod: Pod) -> list[int]:
         """calculate_pod_resource_request_list, memoized for the cycle's pod version (a shared list: read only)."""
+        if self.use_requested and self.enable_pod_level_resources:
+            # The plain requests with pod-level resources: what the PodInfo computed when it was made.
+            def from_pod_info(p: Pod) -> list[int]:
+                reqs = pod_memoized(state, p, POD_REQUESTS_MEMO, res.pod_requests)
+                return [reqs.get(r.name, 0) for r in self.resources]
+
+            return pod_memoized(state, pod, self._memo_key, from_pod_info)
         return pod_memoized(state, pod, self._memo_key, self.calculate_pod_resource_request_list)
 
     @staticmethod
