@@ -79,8 +79,22 @@ class NodeTable:
         self._labels: dict[str, tuple[NDArray[np.int32], list[str], dict[str, int]]] = {}
         # Image columns alike, by image name: the node's ImageStateSummary of it.
         self._images: dict[str, tuple[NDArray[np.int32], list[ImageStateSummary], dict[ImageStateSummary, int]]] = {}
-        for i, ni in enumerate(infos):
-            self._fill(i, ni)
+        # Built column by column (one conversion each) rather than row by row as set_row does.
+        vals = [_row_values(ni) for ni in infos]
+        irregular = [not all(0 <= v < EXACT_LIMIT for v in row) for row in vals]
+        if any(irregular):
+            vals = [(0,) * _COLUMNS if bad else row for row, bad in zip(vals, irregular, strict=True)]
+        if vals:
+            self.values[:] = vals
+        self.irregular[:] = irregular
+        facts = [self._node_facts(ni) for ni in infos]
+        self.unschedulable[:] = [f[0] for f in facts]
+        self.taint_id[:] = [f[1] for f in facts]
+        self.has_images[:] = [bool(ni.image_states) for ni in infos]
+        self.irregular_rows = int(self.irregular.sum())
+        self.unschedulable_rows = int(self.unschedulable.sum())
+        self.tainted_rows = int(np.count_nonzero(self.taint_id))
+        self.image_rows = int(self.has_images.sum())
 
     def __len__(self) -> int:
         return len(self.infos)
@@ -94,9 +108,7 @@ class NodeTable:
         self._fill(row, ni)
 
     def _fill(self, row: int, ni: NodeInfo) -> None:
-        alloc, req, nz = ni.allocatable, ni.requested, ni.non_zero_requested
-        vals = (alloc.milli_cpu, alloc.memory, alloc.ephemeral_storage, alloc.allowed_pod_number,
-                req.milli_cpu, req.memory, req.ephemeral_storage, nz.milli_cpu, nz.memory, len(ni.pods))
+        vals = _row_values(ni)
         irregular = not all(0 <= v < EXACT_LIMIT for v in vals)
         self.values[row] = (0,) * _COLUMNS if irregular else vals
         self.irregular[row] = irregular
@@ -171,6 +183,13 @@ class NodeTable:
     def regular(self) -> bool:
         """Whether every row's numbers are exact in the array passes."""
         return self.irregular_rows == 0
+
+
+def _row_values(ni: NodeInfo) -> tuple[int, ...]:
+    """The row's numbers, in column order."""
+    alloc, req, nz = ni.allocatable, ni.requested, ni.non_zero_requested
+    return (alloc.milli_cpu, alloc.memory, alloc.ephemeral_storage, alloc.allowed_pod_number,
+            req.milli_cpu, req.memory, req.ephemeral_storage, nz.milli_cpu, nz.memory, len(ni.pods))
 
 
 # (node, unschedulable, taints, their (key, value, effect), labels)
