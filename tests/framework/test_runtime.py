@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pytest
 
 from wasmsched.api.types import Pod
@@ -32,6 +33,7 @@ from wasmsched.framework.interface import (
     ReservePlugin,
     ScorePlugin,
 )
+from wasmsched.framework.nodetable import NodeColumns, NodeTable
 from wasmsched.framework.runtime import Framework, FrameworkError, PluginRef, ProfilePlugins
 from wasmsched.framework.snapshot import Snapshot, new_snapshot
 from wasmsched.framework.status import Code, Status, is_success
@@ -130,6 +132,18 @@ class ScorePl(ScorePlugin):
         for ns in scores:
             ns.score = self.normalize(ns.score)
         return None
+
+
+class ColumnarScorePl(ScorePl):
+    """ScorePl with a columnar form: what Score and NormalizeScore give, as an array."""
+
+    def score_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> Any:
+        scores, st = self.score_nodes(state, pod, [columns.table.infos[r] for r in columns.rows.tolist()])
+        if st is not None or self.normalize_status is not None:
+            return None  # the per-node forms report it
+        if self.normalize is not None:
+            scores = [self.normalize(s) for s in scores]
+        return np.array(scores, dtype=np.int64)
 
 
 class ReservePl(ReservePlugin):
@@ -525,10 +539,11 @@ def test_run_filter_plugins(name: str, statuses: list[Status | None], skip: set[
         assert st.plugin == want_plugin
         assert st.message() == want_msg
     assert LOG.calls == [f"filter:{n}" for n in want_calls]
-    # The batch form gives the same result.
-    batch = fwk.run_filter_plugins_batch(state, POD, [ni])[0]
-    assert (None if batch is None else (batch.code, batch.plugin, batch.message())) == (
-        None if st is None else (st.code, st.plugin, st.message()))
+    # The batch form gives the same result, with and without the node table.
+    for columns in (None, NodeColumns(NodeTable([ni]), np.arange(1, dtype=np.intp))):
+        batch = fwk.run_filter_plugins_batch(state, POD, [ni], columns)[0]
+        assert (None if batch is None else (batch.code, batch.plugin, batch.message())) == (
+            None if st is None else (st.code, st.plugin, st.message()))
 
 
 def test_run_filter_plugins_batch_per_node() -> None:
@@ -538,6 +553,45 @@ def test_run_filter_plugins_batch_per_node() -> None:
     assert res[0] is None
     assert res[1] is not None and (res[1].plugin, res[1].reasons) == ("A", ["a says no"])
     assert res[2] is not None and (res[2].plugin, res[2].reasons) == ("B", ["b says no"])
+
+
+class ColumnarFilterPl(FilterPl):
+    """FilterPl with a columnar form: True where the per-node form passes (or a wrong answer, or an exception)."""
+
+    def __init__(self, *args: Any, lie: set[str] = frozenset(), raises: bool = False,  # type: ignore[assignment]
+                 **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lie, self.raises = lie, raises
+
+    def filter_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> Any:
+        if self.raises:
+            raise RuntimeError("columns broke")
+        infos = [columns.table.infos[r] for r in columns.rows.tolist()]
+        LOG.calls.append(f"columns:{self.name}:{','.join(ni.name for ni in infos)}")
+        return np.array([(self.per_node.get(ni.name, self.status) is None) != (ni.name in self.lie)
+                         for ni in infos], dtype=np.bool_)
+
+
+def test_columnar_filters_ask_the_per_node_form_for_rejected_nodes_only() -> None:
+    ns = nodes("n1", "n2", "n3", "n4")
+    columns = NodeColumns(NodeTable(ns), np.arange(4, dtype=np.intp))
+    fwk = new_framework({"filter": [
+        ("A", ColumnarFilterPl(per_node={"n2": unsched("a says no")}, lie={"n4"})),
+        ("B", FilterPl(per_node={"n3": unresolvable("b says no")})),
+        ("C", ColumnarFilterPl(per_node={"n1": unsched("c says no")}))]})
+    LOG.calls.clear()
+    res = fwk.run_filter_plugins_batch(CycleState(), POD, ns, columns)
+    # A's columns rejected n2 and (wrongly) n4: its per-node form confirms n2 only. B sees n1, n3, n4; C the rest.
+    assert LOG.calls == ["columns:A:n1,n2,n3,n4", "filter:A", "filter:A", "filter:B", "filter:B", "filter:B",
+                         "columns:C:n1,n4", "filter:C"]
+    assert [None if st is None else (st.plugin, st.reasons) for st in res] == [
+        ("C", ["c says no"]), ("A", ["a says no"]), ("B", ["b says no"]), None]
+    per_node = fwk.run_filter_plugins_batch(CycleState(), POD, ns)
+    assert [None if st is None else (st.code, st.plugin, st.message()) for st in res] == [
+        None if st is None else (st.code, st.plugin, st.message()) for st in per_node]
+    fwk = new_framework({"filter": [("A", ColumnarFilterPl(raises=True))]})
+    res = fwk.run_filter_plugins_batch(CycleState(), POD, ns, columns)
+    assert all(st is not None and st.code == Code.ERROR and "columns broke" in st.message() for st in res)
 
 
 # ----- Filter with nominated pods -----------------------------------------------------------------
@@ -687,10 +741,17 @@ def _to_101(s: int) -> int:
                                                                          normalize=lambda s: s // 10), 2)],
      {"n1": 100, "n2": 200}, ""),
 ])
+@pytest.mark.parametrize("mode", ["per node", "columns", "columnar plugins"])
 def test_run_score_plugins(name: str, plugins: list[tuple[str, ScorePl, int]], want: dict[str, int],
-                           want_err: str) -> None:
+                           want_err: str, mode: str) -> None:
+    # The same results without the node table, with it (plugins' per-node forms), and from columnar forms.
+    if mode == "columnar plugins":
+        plugins = [(n, ColumnarScorePl(pl.scores, pl.status, pl.normalize, pl.normalize_status), w)
+                   for n, pl, w in plugins]
     fwk = new_framework({"score": [(n, pl, w) for n, pl, w in plugins]} if plugins else {})
-    scores, st = fwk.run_score_plugins(CycleState(), POD, nodes("n1", "n2"))
+    ns = nodes("n1", "n2")
+    columns = None if mode == "per node" else NodeColumns(NodeTable(ns), np.arange(2, dtype=np.intp))
+    scores, st = fwk.run_score_plugins(CycleState(), POD, ns, columns)
     if want_err:
         assert st is not None and st.code == Code.ERROR
         assert st.message() == want_err
@@ -700,6 +761,18 @@ def test_run_score_plugins(name: str, plugins: list[tuple[str, ScorePl, int]], w
     for s in scores:
         assert s.total_score == sum(p.score for p in s.scores)
         assert [p.name for p in s.scores] == [n for n, _, _ in plugins]
+
+
+@pytest.mark.parametrize(("first", "second", "bad"), [
+    (ColumnarScorePl(101), ScorePl(-1), "A"), (ScorePl(101), ColumnarScorePl(-1), "A"),
+    (ColumnarScorePl(5), ScorePl(-1), "B"), (ScorePl(5), ColumnarScorePl(101), "B"),
+])
+def test_invalid_scores_name_the_first_plugin_in_order(first: ScorePl, second: ScorePl, bad: str) -> None:
+    fwk = new_framework({"score": [("A", first, 1), ("B", second, 1)]})
+    ns = nodes("n1", "n2")
+    for columns in (None, NodeColumns(NodeTable(ns), np.arange(2, dtype=np.intp))):
+        _, st = fwk.run_score_plugins(CycleState(), POD, ns, columns)
+        assert st is not None and f'plugin "{bad}" returns an invalid score' in st.message()
 
 
 # ----- Reserve / Unreserve ------------------------------------------------------------------------

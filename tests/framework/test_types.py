@@ -306,3 +306,18 @@ def test_code_outside_the_known_codes_is_kept_verbatim() -> None:
     assert isinstance(c, Code) and int(c) == 7 and str(c) == "Code(7)"
     assert str(Status(c, ["r"])) == "Code(7): r"
     assert code_of(Status(c)) == 7
+
+
+def test_pod_info_with_pod_equals_a_pod_info_of_the_assumed_copy() -> None:
+    # prepare_for_binding_cycle reuses the queued PodInfo for the assumed copy (spec.nodeName set).
+    pod = (make_pod("p").priority(7).req(cpu="1", memory="1Gi").container("side", "c2").host_port(8080)
+           .pod_affinity("zone", {"a": "b"}).preferred_pod_anti_affinity(3, "host", {"c": "d"}).obj())
+    pi = PodInfo(pod)
+    assumed = type(pod)()
+    assumed.CopyFrom(pod)
+    assumed.spec.nodeName = "n1"
+    fresh, reused = PodInfo(assumed), pi.with_pod(assumed)
+    assert reused.pod is assumed and reused.memo() is not pi.memo() and not reused.memo()
+    for attr in PodInfo.__slots__:
+        if attr not in ("pod", "_cache"):
+            assert repr(getattr(reused, attr)) == repr(getattr(fresh, attr)), attr

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from wasmsched.api.types import Taint
+from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interface import MAX_NODE_SCORE, NodeScore
+from wasmsched.framework.types import PodInfo
 from wasmsched.plugins.helper import (
     FunctionShapePoint,
     build_broken_linear_function,
@@ -13,6 +15,8 @@ from wasmsched.plugins.helper import (
     do_not_schedule_taints_filter_func,
 )
 from wasmsched.plugins.helper.gomath import div_trunc
+from wasmsched.plugins.helper.podmemo import pod_memoized
+from wasmsched.testing.builders import make_pod
 
 
 @pytest.mark.parametrize(
@@ -69,3 +73,22 @@ def test_do_not_schedule_taints_filter_func(effect: str, expected: bool) -> None
 @pytest.mark.parametrize(("a", "b", "q"), [(7, 2, 3), (-7, 2, -3), (7, -2, -3), (-7, -2, 3), (0, -5, 0)])
 def test_div_trunc(a: int, b: int, q: int) -> None:
     assert div_trunc(a, b) == q
+
+
+def test_pod_memoized_only_for_the_cycle_pod_info_pod() -> None:
+    pod = make_pod("p").obj()
+    other = make_pod("p").obj()
+    calls: list[object] = []
+
+    def compute(p: object) -> list[int]:
+        calls.append(p)
+        return [len(calls)]
+
+    state = CycleState()
+    assert pod_memoized(state, pod, "k", compute) == [1]  # no PodInfo: computed every time
+    state.pod_info = PodInfo(pod)
+    assert pod_memoized(state, pod, "k", compute) == [2]
+    assert pod_memoized(state, pod, "k", compute) == [2]  # memoized in the PodInfo
+    assert pod_memoized(state.clone(), pod, "k", compute) == [2]  # preemption's clones share it
+    assert pod_memoized(state, other, "k", compute) == [3]  # another pod object: not the PodInfo's
+    assert state.pod_info.memo()["k"] == [2]

@@ -614,3 +614,20 @@ def test_new_fit_decodes_yaml_args() -> None:
     assert isinstance(pl, Fit)
     assert pl.scorer.name == MOST_ALLOCATED
     assert [(r.name, r.weight) for r in pl.scorer.resources] == [("cpu", 3)]
+
+
+def test_pre_filter_request_from_the_pod_info_equals_the_computed_one() -> None:
+    # With the cycle's PodInfo, PreFilter takes the requests the PodInfo computed when the pod has no
+    # container status (status resources change nothing then), and computes them otherwise.
+    plain = make_pod("plain").req(cpu="1", memory="1Gi").init_req({"cpu": "2"}).overhead({"cpu": "100m"}).obj()
+    resized = make_pod("resized").req(cpu="1", memory="1Gi").obj()
+    cs = resized.status.containerStatuses.add()
+    cs.name = resized.spec.containers[0].name
+    cs.allocatedResources["cpu"].string = "3"
+    for pod in (plain, resized):
+        state = CycleState()
+        state.pod_info = PodInfo(pod)
+        fit = Fit(NodeResourcesFitArgs(), None)
+        fit.pre_filter(state, pod, [])
+        want = compute_pod_resource_request(pod)
+        assert repr(state.read(PRE_FILTER_STATE_KEY).request) == repr(want), pod.metadata.name

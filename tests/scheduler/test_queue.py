@@ -107,6 +107,54 @@ def test_queue_order(name: str, pods: list[tuple[str, int | None]], want: list[s
     assert got == want
 
 
+def _pop_order(use_key: bool) -> tuple[list[str], list[str]]:
+    """Random pods (priority ties, timestamp ties, updates), popped: (order, order by (priority desc,
+    timestamp, last push))."""
+    import random
+
+    rng = random.Random(5)
+    clock = SimClock()
+    q = new_queue(clock)
+    if use_key:
+        q.active_q.use_sort_key(PrioritySort.sort_key)
+    pods: dict[str, Pod] = {}
+    pushed: dict[str, int] = {}  # the sequence number of each pod's last push
+    seq = iter(range(1000))
+    for i in range(200):
+        p = pod(f"p{i}", rng.choice([None, -1, 0, 5, 100]))
+        pods[p.metadata.name] = p
+        q.add(p)
+        pushed[p.metadata.name] = next(seq)
+        if rng.random() < 0.5:
+            clock.advance(0.001)
+        if rng.random() < 0.2:
+            old = pods[f"p{rng.randrange(i + 1)}"]
+            new = type(old)()
+            new.CopyFrom(old)
+            new.metadata.labels["v"] = str(i)  # a pod's priority cannot change (immutable in kube)
+            q.update(old, new)
+            pods[new.metadata.name] = new
+            pushed[new.metadata.name] = next(seq)
+    queued = {name: q.active_q.get(name) for name in pods}
+    want = sorted(pods, key=lambda n: (-queued[n].pod_info.priority, queued[n].timestamp, pushed[n]))  # type: ignore[union-attr]
+    got = []
+    while (qpi := q.pop()) is not None:
+        got.append(qpi.pod.metadata.name)
+    return got, want
+
+
+def test_sort_key_orders_like_less() -> None:
+    # The scheduler orders activeQ by PrioritySort.sort_key: the same pops as with less; ties (equal
+    # priority and timestamp) in the order the pods were pushed, updates included.
+    by_less, want = _pop_order(False)
+    by_key, _ = _pop_order(True)
+    assert by_key == by_less == want and len(want) == 200
+    q = new_queue(SimClock())
+    q.add(pod("x"))
+    with pytest.raises(ValueError, match="non-empty"):
+        q.active_q.use_sort_key(PrioritySort.sort_key)
+
+
 def test_pop_counts_attempts_and_cycles() -> None:
     clock = SimClock()
     q = new_queue(clock)

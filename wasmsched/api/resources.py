@@ -207,11 +207,21 @@ def _aggregate_container_requests(
     infeasible = is_pod_resize_infeasible(pod)
     statuses = _container_statuses(pod)
     spec = _aggregate(pod, _spec_requests, statuses, infeasible, non_missing)
+    if not statuses and not infeasible:
+        # No container status (a pod not yet running): allocated and actuated requests are the spec's.
+        return spec
     allocated = _aggregate(pod, _allocated_requests, statuses, infeasible, non_missing)
     actuated = _aggregate(pod, _actuated_requests, statuses, infeasible, non_missing)
     if infeasible:
         return _max(actuated, allocated)
     return _max(spec, actuated, allocated)
+
+
+def status_resources_matter(pod: Pod) -> bool:
+    """Whether use_status_resources can change the pod's requests: it has container statuses, or its
+    resize is infeasible. (A pod not yet running has neither.)"""
+    return bool(pod.status.containerStatuses) or bool(pod.status.initContainerStatuses) \
+        or is_pod_resize_infeasible(pod)
 
 
 def pod_request_nanos(

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import threading
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from wasmsched.framework.types import PodInfo
 
 
 class StateData(Protocol):
@@ -20,8 +23,8 @@ class CycleState:
     Preemption clones the state to simulate removing victims without touching the real cycle.
     """
 
-    __slots__ = ("_lock", "_storage", "record_plugin_metrics", "skip_filter_plugins", "skip_pre_bind_plugins",
-                 "skip_score_plugins")
+    __slots__ = ("_lock", "_storage", "pod_info", "record_plugin_metrics", "skip_filter_plugins",
+                 "skip_pre_bind_plugins", "skip_score_plugins")
 
     def __init__(self) -> None:
         self._storage: dict[str, Any] = {}
@@ -31,6 +34,9 @@ class CycleState:
         self.skip_pre_bind_plugins: set[str] = set()
         # This cycle is one of the sampled ones whose plugin durations are observed (kube's recordPluginMetrics).
         self.record_plugin_metrics = False
+        # The PodInfo of the pod being scheduled, when the scheduler knows it: its memo keeps what plugins
+        # compute from the pod (plugins/helper/podmemo.py) across this pod version's cycles.
+        self.pod_info: PodInfo | None = None
 
     def read(self, key: str) -> Any:
         try:
@@ -58,4 +64,5 @@ class CycleState:
         c.skip_score_plugins = set(self.skip_score_plugins)
         c.skip_pre_bind_plugins = set(self.skip_pre_bind_plugins)
         c.record_plugin_metrics = self.record_plugin_metrics
+        c.pod_info = self.pod_info
         return c

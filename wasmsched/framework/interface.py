@@ -38,7 +38,11 @@ from wasmsched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
 from wasmsched.util.intbounds import INT64_MAX
 
 if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
     from wasmsched.api.types import Pod
+    from wasmsched.framework.nodetable import NodeColumns
     from wasmsched.framework.snapshot import Snapshot
     from wasmsched.metrics.metrics import SchedulerMetrics
 
@@ -231,6 +235,10 @@ class QueueSortPlugin(Plugin):
         Called under the queue's lock; neither argument may be modified."""
         raise NotImplementedError
 
+    # Optional: `sort_key(qpi)`, a value whose `<` is `less` (less(a, b) == sort_key(a) < sort_key(b)) and
+    # which does not change while the pod is queued. When every profile's QueueSort plugin is of one class
+    # that has it, the queue orders by it (tuple comparisons in C) instead of calling `less`.
+
 
 class EnqueueExtensions(Plugin):
     """Which cluster events may make a pod this plugin rejected schedulable again.
@@ -327,6 +335,13 @@ class FilterPlugin(Plugin):
         node of the batch with an Error."""
         return [self.filter(state, pod, ni) for ni in node_infos]
 
+    def filter_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> NDArray[np.bool_] | None:
+        """Columnar form (optional): for the snapshot's nodes at `columns.rows` of `columns.table`
+        (framework/nodetable.py), a boolean array, True where `filter` returns Success. The statuses
+        of the other nodes are then asked of `filter_nodes`. None (the default): no columnar answer
+        for this pod (the runner calls `filter_nodes`). An exception is an Error, as in `filter_nodes`."""
+        return None
+
 
 class PostFilterPlugin(Plugin):
     """PostFilter: runs when no node fits the pod (PreFilter or Filter rejected it everywhere), in
@@ -396,6 +411,13 @@ class ScorePlugin(Plugin):
                 return [], st
             out.append(s)
         return out, None
+
+    def score_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> NDArray[np.int64] | None:
+        """Columnar form (optional): for the snapshot's nodes at `columns.rows` of `columns.table`, the
+        scores as an int64 array, already normalized (what `score_nodes` and then NormalizeScore give).
+        None (the default): no columnar answer for this pod (the runner calls `score_nodes`). An
+        exception is an Error, as in `score_nodes`."""
+        return None
 
     def score_extensions(self) -> ScoreExtensions | None:
         """The plugin's NormalizeScore (usually `self`), or None when its scores need no

@@ -42,6 +42,7 @@ from wasmsched.framework.waiting_pods import WaitingPodImpl, WaitingPodsMap
 from wasmsched.metrics import names as mn
 
 if TYPE_CHECKING:
+    from wasmsched.framework.nodetable import NodeColumns, ScoredNodes
     from wasmsched.metrics.metrics import SchedulerMetrics
 
 log = logging.getLogger("wasmsched.framework")
@@ -396,9 +397,15 @@ class Framework:
         st.plugin = plugin
         return st
 
-    def run_filter_plugins_batch(self, state: CycleState, pod: Pod,
-                                 node_infos: Sequence[NodeInfo]) -> list[Status | None]:
-        """Filter for many nodes, plugin by plugin over the nodes still feasible (same result as per node)."""
+    def run_filter_plugins_batch(self, state: CycleState, pod: Pod, node_infos: Sequence[NodeInfo],
+                                 columns: NodeColumns | None = None) -> list[Status | None]:
+        """Filter for many nodes, plugin by plugin over the nodes still feasible (same result as per node).
+
+        With `columns` (the nodes' rows in the snapshot's node table), plugins with a columnar form
+        answer for all the nodes at once, and only the nodes they reject are asked of `filter_nodes`.
+        """
+        if columns is not None and not state.record_plugin_metrics:
+            return self._run_filter_plugins_columns(state, pod, node_infos, columns)
         results: list[Status | None] = [None] * len(node_infos)
         alive = list(range(len(node_infos)))
         skip = state.skip_filter_plugins
@@ -427,6 +434,51 @@ class Framework:
                 codes = rejected | {Code.SUCCESS} if still else rejected
                 self._observe_plugin_batch(pl.name, mn.FILTER, codes, elapsed, len(alive))
             alive = still
+        return results
+
+    def _run_filter_plugins_columns(self, state: CycleState, pod: Pod, node_infos: Sequence[NodeInfo],
+                                    columns: NodeColumns) -> list[Status | None]:
+        """run_filter_plugins_batch with the columnar forms (a cycle whose plugin metrics are not sampled)."""
+        import numpy as np  # loaded with the node table
+
+        results: list[Status | None] = [None] * len(node_infos)
+        # Indexes into node_infos of the nodes still feasible, and their rows.
+        alive = np.arange(len(node_infos), dtype=np.intp)
+        cols = columns
+        skip = state.skip_filter_plugins
+        for pl in self.points["filter"]:
+            if pl.name in skip:
+                continue
+            if not len(alive):
+                break
+            ok = None
+            try:
+                ok = pl.filter_columns(state, pod, cols)
+                if ok is not None:
+                    if ok.all():
+                        continue
+                    # The rejected nodes' statuses come from the per-node form, which has the final word.
+                    rejected = np.flatnonzero(~ok)
+                    asked = rejected.tolist()
+                    sts = pl.filter_nodes(state, pod, [node_infos[i] for i in alive[rejected].tolist()])
+                else:
+                    asked = list(range(len(alive)))
+                    sts = pl.filter_nodes(state, pod, [node_infos[i] for i in alive.tolist()])
+            except Exception as e:
+                asked = list(range(len(alive))) if ok is None else np.flatnonzero(~ok).tolist()
+                sts = [Status.error(e)] * len(asked)
+            if sts.count(None) == len(asked):
+                continue  # every node asked passed (a per-node form that rejects nothing here)
+            keep = np.ones(len(alive), dtype=np.bool_)
+            idx = alive.tolist()
+            # One status per node asked is the plugin's contract (see run_filter_plugins_batch).
+            for j, st in zip(asked, sts, strict=False):
+                if not_success(st):
+                    results[idx[j]] = self._filter_failure(pl.name, st)
+                    keep[j] = False
+            if not keep.all():
+                alive = alive[keep]
+                cols = cols.take(keep)
         return results
 
     def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, info: NodeInfo) -> Status | None:
@@ -510,8 +562,14 @@ class Framework:
         state.skip_score_plugins = skip
         return None
 
-    def run_score_plugins(self, state: CycleState, pod: Pod,
-                          nodes: Sequence[NodeInfo]) -> tuple[list[NodePluginScores], Status | None]:
+    def run_score_plugins(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo],
+                          columns: NodeColumns | None = None
+                          ) -> tuple[Sequence[NodePluginScores], Status | None]:
+        """Score, NormalizeScore and weights for every node. With `columns` (the nodes' rows in the
+        snapshot's node table) plugins with a columnar form answer for all nodes at once, and the
+        result is a ScoredNodes (arrays; NodePluginScores are made when read)."""
+        if columns is not None and not state.record_plugin_metrics:
+            return self._run_score_plugins_columns(state, pod, nodes, columns)
         plugins = [pl for pl in self.points["score"] if pl.name not in state.skip_score_plugins]
         per_plugin: list[list[int]] = []
         rec = state.record_plugin_metrics
@@ -545,11 +603,7 @@ class Framework:
         weighted: list[list[int]] = []
         for pl, scores in zip(plugins, per_plugin, strict=True):
             if scores and (max(scores) > MAX_NODE_SCORE or min(scores) < MIN_NODE_SCORE):
-                bad = next(s for s in scores if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE)
-                return [], Status.error(
-                    f'applying score defaultWeights on Score plugins: plugin "{pl.name}" returns an invalid score '
-                    f"{bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
-                )
+                return [], _invalid_score(pl.name, scores)
             w = self.score_plugin_weight.get(pl.name, 1)
             weighted.append(scores if w == 1 else [s * w for s in scores])
         if not weighted:
@@ -558,6 +612,73 @@ class Framework:
         rows = list(zip(*weighted, strict=False))
         return [NodePluginScores(ni.name, None, sum(row), names, row)
                 for ni, row in zip(nodes, rows, strict=False)], None
+
+    def _run_score_plugins_columns(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo],
+                                   columns: NodeColumns) -> tuple[ScoredNodes, Status | None]:
+        """run_score_plugins with the columnar forms (a cycle whose plugin metrics are not sampled)."""
+        import numpy as np  # loaded with the node table
+
+        from wasmsched.framework.nodetable import ScoredNodes
+
+        plugins = [pl for pl in self.points["score"] if pl.name not in state.skip_score_plugins]
+        failed = ScoredNodes([], (), [])
+        # Per plugin its normalized scores: an array (columnar form) or a list (per-node form).
+        per_plugin: list[Any] = []
+        for pl in plugins:
+            try:
+                arr = pl.score_columns(state, pod, columns)
+                scores, st = pl.score_nodes(state, pod, nodes) if arr is None else ([], None)
+            except Exception as e:
+                arr, scores, st = None, [], Status.error(e)
+            if not_success(st):
+                return failed, Status.error(f'running Score plugins: plugin "{pl.name}" failed with: {st.message()}')
+            if arr is not None:
+                per_plugin.append(arr)
+                continue
+            ext = pl.score_extensions()
+            if ext is not None:
+                lst = [NodeScore(ni.name, sc) for ni, sc in zip(nodes, scores, strict=False)]
+                try:
+                    st = ext.normalize_score(state, pod, lst)
+                except Exception as e:
+                    st = Status.error(e)
+                if not_success(st):
+                    return failed, Status.error(f'running Normalize on Score plugins: plugin "{pl.name}" failed '
+                                                f"with: {st.message()}")
+                scores = [ns.score for ns in lst]
+            per_plugin.append(scores)
+        # Lists (per-node forms) may hold any int: each is checked before it becomes an array; the arrays
+        # are checked together. The first invalid plugin in order is reported, as in run_score_plugins.
+        bad_lists: set[int] = set()
+        arrays: list[Any] = []
+        for i, scores in enumerate(per_plugin):
+            if isinstance(scores, np.ndarray):
+                arrays.append(scores)
+            elif scores and (max(scores) > MAX_NODE_SCORE or min(scores) < MIN_NODE_SCORE):
+                bad_lists.add(i)
+                arrays.append(np.zeros(len(scores), dtype=np.int64))
+            else:
+                arrays.append(np.array(scores, dtype=np.int64))
+        # One score per node is the plugins' contract (not checked): a shorter list drops the nodes past
+        # its end, as zip does in run_score_plugins.
+        n = min([len(nodes)] + [len(a) for a in arrays])
+        if n < len(nodes) or any(len(a) != n for a in arrays):
+            nodes, arrays = nodes[:n], [a[:n] for a in arrays]
+        matrix = np.vstack(arrays) if arrays else np.zeros((0, n), dtype=np.int64)
+        bad = set(bad_lists)
+        if n and arrays:
+            bad.update(np.flatnonzero((matrix.max(axis=1) > MAX_NODE_SCORE)
+                                      | (matrix.min(axis=1) < MIN_NODE_SCORE)).tolist())
+        if bad:
+            first = min(bad)
+            scores = per_plugin[first]
+            return failed, _invalid_score(plugins[first].name,
+                                          scores.tolist() if isinstance(scores, np.ndarray) else scores)
+        weights = [self.score_plugin_weight.get(pl.name, 1) for pl in plugins]
+        if any(w != 1 for w in weights):
+            matrix = matrix * np.array(weights, dtype=np.int64)[:, None]
+        weighted = matrix
+        return ScoredNodes(nodes, tuple(pl.name for pl in plugins), weighted), None
 
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         return self._run_until_failure("reserve", "Reserve", set(), state, pod, node_name)
@@ -749,6 +870,14 @@ def _timed(fn: Callable[..., Any], m: SchedulerMetrics, point: str, profile: str
     run.__name__ = fn.__name__
     run.__doc__ = fn.__doc__
     return run
+
+
+def _invalid_score(plugin: str, scores: Sequence[int]) -> Status:
+    bad = next(s for s in scores if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE)
+    return Status.error(
+        f'applying score defaultWeights on Score plugins: plugin "{plugin}" returns an invalid score '
+        f"{bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+    )
 
 
 def _go_list(items: Sequence[str]) -> str:

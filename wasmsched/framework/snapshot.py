@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from wasmsched.framework.types import ImageStateSummary, NodeInfo
+
+if TYPE_CHECKING:
+    from wasmsched.framework.nodetable import NodeTable
 
 
 class Snapshot:
@@ -15,6 +19,7 @@ class Snapshot:
     """
 
     __slots__ = (
+        "_table",
         "generation",
         "have_pods_with_affinity_node_info_list",
         "have_pods_with_required_anti_affinity_node_info_list",
@@ -33,18 +38,45 @@ class Snapshot:
         # The cache's node-order version this snapshot's lists were built from (-1: never).
         self.order_version = -1
         self.positions: dict[str, int] = {}
+        # The nodes as columns (framework/nodetable.py), built when first asked for.
+        self._table: NodeTable | None = None
         infos = list(node_infos)
         if infos:
             self.node_info_map = {ni.name: ni for ni in infos}
             self.rebuild_lists([ni for ni in infos if ni.node is not None])
 
     def rebuild_lists(self, ordered: list[NodeInfo]) -> None:
+        """A new node list (order or membership changed): the derived lists are rebuilt, the node table
+        dropped."""
         self.node_info_list = ordered
         self.positions = {ni.name: i for i, ni in enumerate(ordered)}
+        self._table = None
+        self.rebuild_affinity_lists()
+
+    def rebuild_affinity_lists(self) -> None:
+        """The lists of nodes with affinity pods, after NodeInfos were replaced in place."""
+        ordered = self.node_info_list
         self.have_pods_with_affinity_node_info_list = [ni for ni in ordered if ni.pods_with_affinity]
         self.have_pods_with_required_anti_affinity_node_info_list = [
             ni for ni in ordered if ni.pods_with_required_anti_affinity
         ]
+
+    def replace(self, node_info: NodeInfo) -> None:
+        """Puts a newer NodeInfo of a listed node in its place (the map is the caller's), keeping the
+        node table's row in step."""
+        row = self.positions[node_info.name]
+        self.node_info_list[row] = node_info
+        if self._table is not None:
+            self._table.set_row(row, node_info)
+
+    def node_table(self) -> NodeTable:
+        """The listed nodes as columns, row i being list()[i]."""
+        table = self._table
+        if table is None or table.infos is not self.node_info_list:
+            from wasmsched.framework.nodetable import NodeTable  # numpy: imported on first use
+
+            table = self._table = NodeTable(self.node_info_list)
+        return table
 
     def index_of(self, node_name: str) -> int:
         return self.positions[node_name]

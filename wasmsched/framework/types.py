@@ -23,6 +23,9 @@ RESOURCE_PODS = "pods"
 
 _generation = itertools.count(1)
 
+# PodInfo.memo() entry: what api.resources.pod_requests(pod) gives (shared: read only).
+POD_REQUESTS_MEMO = "api.resources.pod_requests"
+
 
 def next_generation() -> int:
     return next(_generation)
@@ -154,13 +157,14 @@ class PodInfo:
     def __init__(self, pod: Pod) -> None:
         self.pod = pod
         self.key = pod_key(pod)
-        self.requests = Resource.from_list(res.pod_requests(pod))
+        requests = res.pod_requests(pod)
+        self.requests = Resource.from_list(requests)
         cpu0, mem0 = res.pod_nonzero_requests(pod)
         self.non_zero_requests = Resource(milli_cpu=cpu0, memory=mem0)
         self.priority = pod_priority(pod)
         self.host_ports = _host_ports(pod)
         # A per-object-version memo for plugins and the wasm host (e.g. serialized bytes).
-        self._cache: dict[str, Any] = {}
+        self._cache: dict[str, Any] = {POD_REQUESTS_MEMO: requests}
         aff = pod.spec.affinity
         self.required_affinity_terms: list[AffinityTerm] = []
         self.required_anti_affinity_terms: list[AffinityTerm] = []
@@ -185,6 +189,23 @@ class PodInfo:
                     WeightedAffinityTerm(_affinity_term(pod, w.podAffinityTerm), w.weight)
                     for w in paa.preferredDuringSchedulingIgnoredDuringExecution
                 ]
+
+    def with_pod(self, pod: Pod) -> PodInfo:
+        """A PodInfo of `pod`, a copy of this one's pod differing only in fields nothing here is computed
+        from (the assumed pod: spec.nodeName set), without computing it all again. Its memo is new."""
+        c = PodInfo.__new__(PodInfo)
+        c.pod = pod
+        c.key = self.key
+        c.requests = self.requests
+        c.non_zero_requests = self.non_zero_requests
+        c.priority = self.priority
+        c.host_ports = self.host_ports
+        c._cache = {}
+        c.required_affinity_terms = self.required_affinity_terms
+        c.required_anti_affinity_terms = self.required_anti_affinity_terms
+        c.preferred_affinity_terms = self.preferred_affinity_terms
+        c.preferred_anti_affinity_terms = self.preferred_anti_affinity_terms
+        return c
 
     @property
     def name(self) -> str:
@@ -287,7 +308,8 @@ class HostPortInfo:
 
     def clone(self) -> HostPortInfo:
         c = HostPortInfo()
-        c._ports = {ip: set(d) for ip, d in self._ports.items()}
+        if self._ports:
+            c._ports = {ip: set(d) for ip, d in self._ports.items()}
         return c
 
 

@@ -7,6 +7,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from time import perf_counter
+from typing import TYPE_CHECKING
 
 from wasmsched.api.types import Pod
 from wasmsched.framework.cycle_state import CycleState
@@ -19,6 +20,12 @@ from wasmsched.framework.types import NodeInfo
 from wasmsched.metrics import names as mn
 from wasmsched.scheduler.cache import Cache
 from wasmsched.scheduler.queue import Nominator
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from wasmsched.framework.nodetable import NodeTable
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -54,6 +61,19 @@ class CycleExplain:
         return sorted(s.name for s in self.scores if s.total_score == top)
 
 
+class FeasibleNodes(list[NodeInfo]):
+    """The nodes that passed Filter, with their rows in the snapshot's node table when the walk had them
+    (so Score can run the plugins' columnar forms)."""
+
+    __slots__ = ("rows", "table")
+
+    def __init__(self, nodes: Sequence[NodeInfo] = (), table: NodeTable | None = None,
+                 rows: NDArray[np.intp] | None = None) -> None:
+        super().__init__(nodes)
+        self.table = table
+        self.rows = rows
+
+
 class SchedulingAlgorithm:
     """SchedulePod for every profile of one scheduler: it owns the rotating start index and the
     tie-breaking random source, and reads nodes from the snapshot it refreshes from the cache."""
@@ -66,6 +86,19 @@ class SchedulingAlgorithm:
         self.rng = rng
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.next_start_node_index = 0
+        # Filter and Score pass the nodes' rows of the snapshot's node table to the runner, for plugins'
+        # columnar forms, when the walk has at least columnar_min_nodes nodes. The results are the same
+        # without (tests compare both ways); on small clusters the per-node forms are as fast, and
+        # scheduling them does not load numpy (~0.1 s).
+        self.columnar = True
+        self.columnar_min_nodes = MIN_FEASIBLE_NODES_TO_FIND
+
+    def warm_up(self) -> None:
+        """Brings the snapshot up to date and, on a cluster big enough for the columnar passes, builds its
+        node table (loading numpy), so that the first cycle does not pay for them. Changes no outcome."""
+        self.cache.update_snapshot(self.snapshot)
+        if self.columnar and self.snapshot.num_nodes() >= self.columnar_min_nodes:
+            self.snapshot.node_table()
 
     def num_feasible_nodes_to_find(self, fwk: Framework, num_all_nodes: int) -> int:
         if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
@@ -94,7 +127,7 @@ class SchedulingAlgorithm:
             return ScheduleResult(feasible[0].name, evaluated, 1)
         scores = self.prioritize_nodes(fwk, state, pod, feasible)
         if explain is not None:
-            explain.scores = scores
+            explain.scores = list(scores)
         return ScheduleResult(self.select_host(scores), evaluated, len(feasible))
 
     def _explain_filter(self, explain: CycleExplain, diagnosis: Diagnosis, feasible: list[NodeInfo]) -> None:
@@ -168,45 +201,128 @@ class SchedulingAlgorithm:
             to_find = min(to_find, 1)
         start = self.next_start_node_index % n if n else 0
         ordered = list(nodes[start:]) + list(nodes[:start]) if start else list(nodes)
+        table, rows = self._rows_of(nodes, start)
         if not fwk.has_filter_plugins():
-            return ordered[:to_find]
+            return FeasibleNodes(ordered[:to_find], table, None if rows is None else rows[:to_find])
         m = fwk.scheduler_metrics()
         if m is None:
-            return self._walk_filters(fwk, state, pod, diagnosis, ordered, to_find)
+            return self._walk_filters(fwk, state, pod, diagnosis, ordered, to_find, table, rows)
         # One Filter sample per walk over the nodes (nominated pods included), as kube records it.
         began = perf_counter()
         code = Code.ERROR
         try:
-            feasible = self._walk_filters(fwk, state, pod, diagnosis, ordered, to_find)
+            feasible = self._walk_filters(fwk, state, pod, diagnosis, ordered, to_find, table, rows)
             code = Code.SUCCESS
             return feasible
         finally:
             m.observe_extension_point(mn.FILTER, code, fwk.profile_name(), perf_counter() - began)
 
+    def _rows_of(self, nodes: Sequence[NodeInfo],
+                 start: int) -> tuple[NodeTable | None, NDArray[np.intp] | None]:
+        """The node table and the rows of `nodes` rotated by `start` (the walk's order), when the nodes
+        are the snapshot's; (None, None) otherwise or when columnar passes are off."""
+        if not self.columnar or not nodes or len(nodes) < self.columnar_min_nodes:
+            return None, None
+        snap = self.snapshot
+        all_nodes = snap.list()
+        from wasmsched.framework.nodetable import rotated_rows  # numpy: loaded on first use
+
+        if nodes is all_nodes:
+            return snap.node_table(), rotated_rows(len(nodes), start)
+        if len(nodes) == 1:
+            return None, None  # the nominated node: nothing to gain
+        positions = snap.positions
+        picked = [positions.get(ni.name, -1) for ni in nodes]
+        if min(picked) < 0 or any(all_nodes[r] is not ni for r, ni in zip(picked, nodes, strict=True)):
+            return None, None
+        import numpy as np
+
+        rows = np.array(picked, dtype=np.intp)
+        return snap.node_table(), np.concatenate((rows[start:], rows[:start])) if start else rows
+
     def _walk_filters(self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis,
-                      ordered: list[NodeInfo], to_find: int) -> list[NodeInfo]:
+                      ordered: list[NodeInfo], to_find: int, table: NodeTable | None = None,
+                      rows: NDArray[np.intp] | None = None) -> FeasibleNodes:
         n = len(ordered)
         feasible: list[NodeInfo] = []
+        # The feasible nodes' rows, by chunk: (chunk's rows, indexes into them), or None.
+        picked: list[tuple[NDArray[np.intp], list[int] | int]] | None = [] if rows is not None else None
         nominator = self.nominator
         pos = 0
         # Nodes are filtered in chunks, plugin by plugin over the chunk (one Python call per plugin
         # instead of per node and plugin). Results are consumed in node order and cut where the
         # wanted number of feasible nodes is reached, so the outcome equals kube's sequential walk.
+        size = max(to_find, 32)
         while pos < n and len(feasible) < to_find:
-            chunk = ordered[pos: pos + max(to_find - len(feasible), 32)]
-            if nominator.has_nominated_pods():
-                results = [fwk.run_filter_plugins_with_nominated_pods(state, pod, ni) for ni in chunk]
+            chunk = ordered[pos: pos + size]
+            chunk_rows = rows[pos: pos + size] if rows is not None else None
+            nominated = nominator.nominated_node_names() if nominator.has_nominated_pods() else frozenset()
+            with_nominated = [j for j, ni in enumerate(chunk) if ni.name in nominated] if nominated else []
+            if with_nominated:
+                # Nodes with nominated pods are filtered with them (per node); on the others that is the same
+                # as filtering without (kube's RunFilterPluginsWithNominatedPods adds no pod there).
+                results = self._filter_some_with_nominated(fwk, state, pod, chunk, chunk_rows, table,
+                                                           with_nominated)
             else:
-                results = fwk.run_filter_plugins_batch(state, pod, chunk)
-            for ni, st in zip(chunk, results, strict=True):
-                if not_success(st):
-                    self._record(diagnosis, ni, st)
-                    continue
-                feasible.append(ni)
-                if len(feasible) >= to_find:
-                    break
+                columns = None
+                if table is not None and chunk_rows is not None:
+                    from wasmsched.framework.nodetable import NodeColumns
+
+                    columns = NodeColumns(table, chunk_rows)
+                results = fwk.run_filter_plugins_batch(state, pod, chunk, columns)
+            need = to_find - len(feasible)
+            if results.count(None) == len(results):
+                # Every node passed (the usual case): take what is needed without looking at each.
+                feasible.extend(chunk[:need])
+                if picked is not None and chunk_rows is not None:
+                    picked.append((chunk_rows, min(need, len(chunk))))
+            else:
+                # The runner's results are None for a node that passed, its failure otherwise. Nodes after the
+                # one that completes the wanted number are not looked at (nor recorded), as in kube's walk.
+                taken = [j for j, st in enumerate(results) if st is None][:need]
+                end = taken[-1] + 1 if len(taken) == need else len(chunk)
+                for j, st in enumerate(results[:end]):
+                    if st is not None:
+                        self._record(diagnosis, chunk[j], st)
+                feasible.extend(chunk[j] for j in taken)
+                if picked is not None and chunk_rows is not None:
+                    picked.append((chunk_rows, taken))
             pos += len(chunk)
-        return feasible
+            size = max(to_find - len(feasible), 32)
+            if table is not None:
+                # Columnar passes cost per pass more than per node: the next chunk is sized by the share of
+                # nodes that passed so far, so a selective pod takes a few passes, not one per 32 nodes.
+                passed = len(feasible) / pos
+                size = n if passed < 0.05 else max(size, int((to_find - len(feasible)) / passed * 1.2))
+        if picked is None or table is None:
+            return FeasibleNodes(feasible)
+        import numpy as np
+
+        parts = [r[:k] if isinstance(k, int) else r[k] for r, k in picked]
+        feasible_rows = np.concatenate(parts) if len(parts) != 1 else parts[0]
+        return FeasibleNodes(feasible, table, feasible_rows)
+
+    @staticmethod
+    def _filter_some_with_nominated(fwk: Framework, state: CycleState, pod: Pod, chunk: list[NodeInfo],
+                                    chunk_rows: NDArray[np.intp] | None, table: NodeTable | None,
+                                    with_nominated: list[int]) -> list[Status | None]:
+        """Filter results of `chunk`: the nodes at `with_nominated` with their nominated pods, the others
+        in a batch (with their rows, when given)."""
+        results: list[Status | None] = [None] * len(chunk)
+        for j in with_nominated:
+            results[j] = fwk.run_filter_plugins_with_nominated_pods(state, pod, chunk[j])
+        marked = set(with_nominated)
+        others = [j for j in range(len(chunk)) if j not in marked]
+        if others:
+            columns = None
+            if table is not None and chunk_rows is not None:
+                from wasmsched.framework.nodetable import NodeColumns
+
+                columns = NodeColumns(table, chunk_rows[others])
+            for j, st in zip(others, fwk.run_filter_plugins_batch(state, pod, [chunk[j] for j in others], columns),
+                             strict=True):
+                results[j] = st
+        return results
 
     @staticmethod
     def _record(diagnosis: Diagnosis, ni: NodeInfo, st: Status) -> None:
@@ -216,20 +332,36 @@ class SchedulingAlgorithm:
         diagnosis.add_plugin_status(st)
 
     def prioritize_nodes(self, fwk: Framework, state: CycleState, pod: Pod,
-                         nodes: list[NodeInfo]) -> list[NodePluginScores]:
+                         nodes: list[NodeInfo]) -> Sequence[NodePluginScores]:
         if not fwk.has_score_plugins():
             return [NodePluginScores(ni.name, [], 1) for ni in nodes]
         st = fwk.run_pre_score_plugins(state, pod, nodes)
         if not_success(st):
             raise SchedulingError(st.message())
-        scores, st = fwk.run_score_plugins(state, pod, nodes)
+        columns = None
+        if isinstance(nodes, FeasibleNodes) and nodes.table is not None and nodes.rows is not None:
+            from wasmsched.framework.nodetable import NodeColumns
+
+            columns = NodeColumns(nodes.table, nodes.rows)
+        scores, st = fwk.run_score_plugins(state, pod, nodes, columns)
         if not_success(st):
             raise SchedulingError(st.message())
         return scores
 
-    def select_host(self, scores: list[NodePluginScores]) -> str:
+    def select_host(self, scores: Sequence[NodePluginScores]) -> str:
         """The best total score; ties broken uniformly at random among the best (as kube's
         reservoir sampling, with one draw), or without a random source by the lowest node name."""
+        if not isinstance(scores, list):
+            from wasmsched.framework.nodetable import ScoredNodes
+
+            if isinstance(scores, ScoredNodes):
+                top = scores.best()
+                if len(top) == 1:
+                    return scores.name(top[0])
+                if self.rng is None:
+                    return min(scores.name(i) for i in top)
+                # The same draw as choice() over the tied NodePluginScores: it depends on their count only.
+                return scores.name(top[self.rng.choice(range(len(top)))])
         best = max(s.total_score for s in scores)
         ties = [s for s in scores if s.total_score == best]
         if len(ties) == 1:

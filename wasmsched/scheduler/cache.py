@@ -309,7 +309,7 @@ class Cache:
                 clone = ni.clone()
                 snap.node_info_map[name] = clone
                 if not structural:
-                    snap.node_info_list[snap.index_of(name)] = clone
+                    snap.replace(clone)
                     lists_dirty = lists_dirty or _in_lists(old) or _in_lists(clone)
             if len(snap.node_info_map) > self._live:
                 for name in [n for n, ni in snap.node_info_map.items() if self._is_gone(n)]:
@@ -320,7 +320,7 @@ class Cache:
                 snap.rebuild_lists([snap.node_info_map[n] for n in order if n in snap.node_info_map])
                 snap.order_version = self._order_version
             elif lists_dirty:
-                snap.rebuild_lists(snap.node_info_list)
+                snap.rebuild_affinity_lists()
             snap.generation = newest
 
 

@@ -121,6 +121,11 @@ class Nominator:
     def has_nominated_pods(self) -> bool:
         return bool(self._pod_to_node)
 
+    def nominated_node_names(self) -> frozenset[str]:
+        """The nodes some pod is nominated to."""
+        with self._lock:
+            return frozenset(self._node_to_pods)
+
     def nominated_node(self, pod: Pod) -> str:
         with self._lock:
             return self._pod_to_node.get(get_pod_key(pod), "")
@@ -140,7 +145,14 @@ class _Heap:
         def cmp(a: QueuedPodInfo, b: QueuedPodInfo) -> int:
             return -1 if less(a, b) else (1 if less(b, a) else 0)
 
-        self._key = functools.cmp_to_key(cmp)
+        self._key: Callable[[QueuedPodInfo], Any] = functools.cmp_to_key(cmp)
+
+    def use_sort_key(self, key: Callable[[QueuedPodInfo], Any]) -> None:
+        """Orders by key(pi) (taken when a pod is pushed) instead of the less function; equal keys keep
+        the push order, as before. Only while the heap is empty."""
+        if self._items or self._heap:
+            raise ValueError("sort key set on a non-empty queue")
+        self._key = key
 
     def push(self, pi: QueuedPodInfo) -> None:
         k = get_pod_key(pi.pod)

@@ -82,6 +82,7 @@ class ScheduleOne:
         # a pod is scheduled (in `run` both are real time).
         start = perf_counter() if self.metrics is not None else None
         state = CycleState()
+        state.pod_info = qpi.pod_info
         if self.metrics is not None:
             state.record_plugin_metrics = self.metrics.should_record_plugin_metrics()
         explain = CycleExplain() if self.options.explain else None
@@ -112,7 +113,7 @@ class ScheduleOne:
         result, status = self.scheduling_algorithm(fwk, state, qpi.pod, explain)
         if not_success(status):
             return result, qpi.pod_info, status
-        assumed_pi, status = self.prepare_for_binding_cycle(fwk, state, qpi.pod, result)
+        assumed_pi, status = self.prepare_for_binding_cycle(fwk, state, qpi.pod, result, qpi.pod_info)
         if not_success(status) and not is_wait(status):
             return ScheduleResult(nominating_info=CLEAR_NOMINATED_NODE), assumed_pi, status
         return result, assumed_pi, status
@@ -140,14 +141,15 @@ class ScheduleOne:
             # The message includes PostFilter's verdict, so it is made after PostFilter ran.
             return ScheduleResult(nominating_info=nominating), Status(Code.UNSCHEDULABLE, [str(fit)], fit)
 
-    def prepare_for_binding_cycle(self, fwk: Framework, state: CycleState, pod: Pod,
-                                  result: ScheduleResult) -> tuple[PodInfo, Status | None]:
-        """Assume, Reserve and Permit; on failure the pod is unreserved and forgotten again."""
+    def prepare_for_binding_cycle(self, fwk: Framework, state: CycleState, pod: Pod, result: ScheduleResult,
+                                  pod_info: PodInfo | None = None) -> tuple[PodInfo, Status | None]:
+        """Assume, Reserve and Permit; on failure the pod is unreserved and forgotten again. `pod_info`,
+        when given, is `pod`'s (its precomputed requests and terms are reused for the assumed copy)."""
         host = result.suggested_host
         assumed = Pod()
         assumed.CopyFrom(pod)
         assumed.spec.nodeName = host
-        assumed_pi = PodInfo(assumed)
+        assumed_pi = pod_info.with_pod(assumed) if pod_info is not None and pod_info.pod is pod else PodInfo(assumed)
         try:
             self.cache.assume_pod(assumed, assumed_pi)
         except Exception as e:

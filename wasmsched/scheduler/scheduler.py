@@ -114,6 +114,11 @@ class Scheduler(EventHandlers, ScheduleOne):
             pre_enqueue[spec.scheduler_name] = fwk.run_pre_enqueue_plugins
             hints[spec.scheduler_name] = build_queueing_hint_map(fwk.events_to_register())
         self.queue.queueing_hints = hints
+        # One QueueSort plugin class in every profile with a sort key: the active queue orders by it.
+        sorters = [fwk.points["queue_sort"][0] for fwk in self.profiles.values()]
+        sort_key = getattr(sorters[0], "sort_key", None) if len({type(p) for p in sorters}) == 1 else None
+        if sort_key is not None:
+            self.queue.active_q.use_sort_key(sort_key)
         self.algorithm = SchedulingAlgorithm(self.cache, self.snapshot, self.queue.nominator,
                                              None if self.options.lowest_name_tie_break
                                              else random.Random(self.options.seed),
@@ -136,6 +141,11 @@ class Scheduler(EventHandlers, ScheduleOne):
             wake = self.next_wake_up()
             idle = IDLE_SECONDS if wake is None else min(max(wake - self.clock(), 0.0), IDLE_SECONDS)
             self.queue.wait_for_active(idle)
+
+    def warm_up(self) -> None:
+        """Prepares what the first scheduling cycle would otherwise build (the snapshot and its node
+        table), e.g. once a simulation's cluster is loaded."""
+        self.algorithm.warm_up()
 
     def wait_for_bindings(self, timeout: float | None = None) -> bool:
         return self.binding_workers.wait(timeout)

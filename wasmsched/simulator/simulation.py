@@ -110,6 +110,8 @@ class Simulation:
         Returns the running pods bound to a node that does not exist (they hold no node's resources).
         """
         running, pending = create_objects(self.cluster, objects_by_kind)
+        # Loading the cluster includes the scheduler's view of it (kube's informers sync before scheduling).
+        self.scheduler.warm_up()
         self._running.extend(object_key(p) for p in running)
         self._pending.extend(object_key(p) for p in pending)
         return [p for p in running if self.cluster.get(KIND_NODE, p.spec.nodeName) is None]

@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from wasmsched.api.types import Pod
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interface import MAX_NODE_SCORE, Handle, ScorePlugin
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import ImageStateSummary, NodeInfo
+from wasmsched.plugins.helper.columns import by_projection
 from wasmsched.plugins.helper.gomath import div_trunc
 from wasmsched.plugins.helper.nodefacts import MAX_MEMO_ENTRIES, token
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from wasmsched.framework.nodetable import NodeColumns
 
 NAME = "ImageLocality"
 
@@ -123,3 +131,24 @@ class ImageLocality(ScorePlugin):
                 scores[pod_key] = score
             append(score)
         return out, None
+
+    def score_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> NDArray[np.int64] | None:
+        """A node's score depends on its image states of the pod's images only: one score per distinct
+        combination of them."""
+        import numpy as np
+
+        table = columns.table
+        images = pod_images(pod)
+        n = len(images)
+        low = calculate_priority(0, n)
+        if not table.image_rows:
+            return np.full(len(columns.rows), low, dtype=np.int64)
+        names = sorted(set(images))
+        total = self._total_num_nodes()
+
+        def score(states: list[ImageStateSummary | None]) -> int:
+            present = {name: st for name, st in zip(names, states, strict=True) if st is not None}
+            return calculate_priority(sum_image_scores(present, images, total), n) if present else low
+
+        answers, which = by_projection(columns, [table.image_ids(name) for name in names], score)
+        return np.array(answers, dtype=np.int64)[which]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wasmsched.api.nodeaffinity import NodeSelectorMatcher, PreferredSchedulingTerms, RequiredNodeAffinity
 from wasmsched.api.types import Node, Pod
@@ -29,6 +29,7 @@ from wasmsched.framework.interface import (
 )
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo
+from wasmsched.plugins.helper.columns import by_label_projection
 from wasmsched.plugins.helper.nodefacts import (
     node_facts,
     node_selector_matches,
@@ -36,8 +37,14 @@ from wasmsched.plugins.helper.nodefacts import (
     required_node_affinity_matches,
     token,
 )
-from wasmsched.plugins.helper.normalize_score import default_normalize_score
+from wasmsched.plugins.helper.normalize_score import default_normalize_score, normalized
 from wasmsched.plugins.helper.objects import as_update
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from wasmsched.framework.nodetable import NodeColumns
 
 NAME = "NodeAffinity"
 # Status.unresolvable(reason), built directly in per-node loops.
@@ -73,6 +80,35 @@ class _PreScoreState:
 
     def clone(self) -> _PreScoreState:
         return self
+
+
+class _LabelFacts:
+    """What the nodefacts matchers read of a node, for a set of labels: matchFields are never read (the
+    columnar forms leave selectors with matchFields to the per-node forms)."""
+
+    __slots__ = ("fields", "labels")
+
+    def __init__(self, labels: dict[str, str]) -> None:
+        self.labels = labels
+        self.fields: dict[str, str] = {}
+
+
+def _needs_name(keys: set[str], selector: Any) -> bool:
+    """Adds the label keys `selector` (a RequiredNodeAffinity, NodeSelectorMatcher, PreferredSchedulingTerms
+    or None) reads to `keys`; True when its answer may depend on the node name (matchFields)."""
+    if selector is None:
+        return False
+    if isinstance(selector, RequiredNodeAffinity):
+        if selector.label_selector is not None:
+            keys.update(r.key for r in selector.label_selector.requirements)
+        return _needs_name(keys, selector.node_selector)
+    terms = [t.term for t in selector.terms] if isinstance(selector, PreferredSchedulingTerms) else selector.terms
+    for term in terms:
+        if term.match_fields:
+            return True
+        if term.match_labels is not None:
+            keys.update(r.key for r in term.match_labels.requirements)
+    return False
 
 
 def _aggregate(errors: Sequence[str]) -> str:
@@ -240,6 +276,25 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
                 out[i] = Status(_UNRESOLVABLE, [reason])
         return out
 
+    def filter_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> NDArray[np.bool_] | None:
+        """The answer depends on the labels the selectors name (and on the node name only through
+        matchFields, which leaves it to the per-node form): one check per distinct set of their values."""
+        added = self.added_node_selector
+        required = self._required(state, pod)
+        keys: set[str] = set()
+        if _needs_name(keys, added) or _needs_name(keys, required):
+            return None
+        import numpy as np
+
+        def fits(labels: dict[str, str]) -> bool:
+            f = _LabelFacts(labels)
+            if added is not None and not node_selector_matches(added, f):  # type: ignore[arg-type]
+                return False
+            return required_node_affinity_matches(required, f)  # type: ignore[arg-type]
+
+        answers, which = by_label_projection(columns, sorted(keys), fits)
+        return np.array(answers, dtype=np.bool_)[which]
+
     # --- PreScore / Score --------------------------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
@@ -295,6 +350,32 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
                 count += preferred_terms_score(preferred, f)
             out[i] = count
         return out, None
+
+    def score_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> NDArray[np.int64] | None:
+        """Score and NormalizeScore in one; one count per distinct set of the named labels' values."""
+        preferred = self._preferred(state, pod)
+        if isinstance(preferred, Status):
+            return None  # the per-node form reports it
+        added = self.added_pref_sched_terms
+        keys: set[str] = set()
+        if _needs_name(keys, added) or _needs_name(keys, preferred):
+            return None
+        import numpy as np
+
+        def count(labels: dict[str, str]) -> int:
+            f = _LabelFacts(labels)
+            n = 0
+            if added is not None:
+                n += preferred_terms_score(added, f)  # type: ignore[arg-type]
+            if preferred is not None:
+                n += preferred_terms_score(preferred, f)  # type: ignore[arg-type]
+            return n
+
+        answers, which = by_label_projection(columns, sorted(keys), count)
+        counts = np.array(answers, dtype=np.int64)[which]
+        if len(counts) and counts.min() < 0:
+            return None  # negative weights: Go's truncating division, per node
+        return normalized(np, counts)
 
     def score_extensions(self) -> NodeAffinity:
         return self

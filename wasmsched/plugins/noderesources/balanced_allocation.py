@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from wasmsched.api.types import Pod
 from wasmsched.config.args import NodeResourcesBalancedAllocationArgs
@@ -22,6 +23,12 @@ from wasmsched.plugins.noderesources.resource_allocation import (
     ScorerFn,
     score_cpu_mem,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from wasmsched.framework.nodetable import NodeColumns
 
 NAME = "NodeResourcesBalancedAllocation"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
@@ -125,6 +132,28 @@ def balanced_cpu_mem(ni: NodeInfo, pod_cpu: int, pod_mem: int, scorer: ScorerFn,
     return half + (diff // 2 if diff >= 0 else div_trunc(diff, 2))
 
 
+def balanced_cpu_mem_columns(a_cpu: NDArray[np.int64], a_mem: NDArray[np.int64], u_cpu: NDArray[np.int64],
+                             u_mem: NDArray[np.int64], pod_cpu: int, pod_mem: int) -> NDArray[np.int64]:
+    """balanced_cpu_mem over columns: the same float64 operations in the same order, element-wise."""
+    import numpy as np
+
+    both = (a_cpu != 0) & (a_mem != 0)
+    fa_cpu = np.where(both, a_cpu, 1).astype(np.float64)
+    fa_mem = np.where(both, a_mem, 1).astype(np.float64)
+
+    def balance(r_cpu: NDArray[np.int64], r_mem: NDArray[np.int64]) -> NDArray[np.int64]:
+        f0 = np.minimum(r_cpu.astype(np.float64) / fa_cpu, 1.0)
+        f1 = np.minimum(r_mem.astype(np.float64) / fa_mem, 1.0)
+        score = ((1 - np.abs((f0 - f1) / 2)) * float(MAX_NODE_SCORE)).astype(np.int64)
+        # With fewer than two resources allocated the std is 0: balance MaxNodeScore.
+        return np.where(both, score, MAX_NODE_SCORE)
+
+    half = MAX_NODE_SCORE // 2
+    # Both balances are in [50, 100]: diff is never negative and floor division is Go's truncation.
+    diff = half + balance(u_cpu + pod_cpu, u_mem + pod_mem) - balance(u_cpu, u_mem)
+    return half + diff // 2
+
+
 class BalancedAllocation(PreScorePlugin, ScorePlugin):
     name = NAME
 
@@ -132,10 +161,11 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
         self.handle = handle
         self.args = args
         self.scorer = ResourceAllocationScorer(NAME, balanced_resource_scorer, args.resources,
-                                               use_requested=True, cpu_mem_fn=balanced_cpu_mem)
+                                               use_requested=True, cpu_mem_fn=balanced_cpu_mem,
+                                               cpu_mem_columns_fn=balanced_cpu_mem_columns)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
-        pod_requests = self.scorer.calculate_pod_resource_request_list(pod)
+        pod_requests = self.scorer.pod_resource_request_list(state, pod)
         if self.scorer.is_best_effort_pod(pod_requests):
             # Best-effort pods would otherwise all be steered to the same node (kubernetes#129138).
             return Status.skip()
@@ -164,6 +194,12 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
         if pod_requests is None:
             return [0] * len(node_infos), None
         return self.scorer.score_nodes(node_infos, pod_requests)
+
+    def score_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> NDArray[np.int64] | None:
+        pod_requests = self._pod_requests(state, pod)
+        if pod_requests is None:
+            return None
+        return self.scorer.score_columns(columns, pod_requests)
 
     def score_extensions(self) -> ScoreExtensions | None:
         return None

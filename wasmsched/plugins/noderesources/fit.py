@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wasmsched.api import resources as res
 from wasmsched.api.types import Node, Pod
@@ -42,6 +42,7 @@ from wasmsched.framework.interface import (
 )
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import (
+    POD_REQUESTS_MEMO,
     RESOURCE_CPU,
     RESOURCE_EPHEMERAL_STORAGE,
     RESOURCE_MEMORY,
@@ -50,14 +51,26 @@ from wasmsched.framework.types import (
     Resource,
 )
 from wasmsched.plugins.helper.objects import as_pair
-from wasmsched.plugins.noderesources.least_allocated import least_cpu_mem, least_resource_scorer
-from wasmsched.plugins.noderesources.most_allocated import most_resource_scorer
+from wasmsched.plugins.helper.podmemo import pod_memoized
+from wasmsched.plugins.noderesources.least_allocated import (
+    least_cpu_mem,
+    least_cpu_mem_columns,
+    least_resource_scorer,
+)
+from wasmsched.plugins.noderesources.most_allocated import most_cpu_mem_columns, most_resource_scorer
 from wasmsched.plugins.noderesources.requested_to_capacity_ratio import requested_to_capacity_ratio_scorer
 from wasmsched.plugins.noderesources.resource_allocation import ResourceAllocationScorer
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from wasmsched.framework.nodetable import NodeColumns
 
 NAME = "NodeResourcesFit"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
+_POD_REQUEST_MEMO = "noderesources.fit.request"
 
 ERR_REASON_TOO_MANY_PODS = "Too many pods"
 ERR_REASON_SIDECAR_DISABLED = "Pod has a restartable init container and the SidecarContainers feature is disabled"
@@ -210,17 +223,21 @@ def _scorer_for(args: NodeResourcesFitArgs) -> ResourceAllocationScorer:
     strategy = args.scoring_strategy
     resources = strategy.resources
     batch = None
+    columns = None
     if strategy.type == LEAST_ALLOCATED:
         fn = least_resource_scorer(resources)
         batch = least_cpu_mem(resources)
+        columns = least_cpu_mem_columns(resources)
     elif strategy.type == MOST_ALLOCATED:
         fn = most_resource_scorer(resources)
+        columns = most_cpu_mem_columns(resources)
     elif strategy.type == REQUESTED_TO_CAPACITY_RATIO:
         rtc = strategy.requested_to_capacity_ratio
         fn = requested_to_capacity_ratio_scorer(resources, rtc.shape if rtc is not None else [])
     else:
         raise ValueError(f"scoring strategy {strategy.type} is not supported")
-    return ResourceAllocationScorer(strategy.type, fn, resources, cpu_mem_fn=batch, enable_pod_level_resources=False)
+    return ResourceAllocationScorer(strategy.type, fn, resources, cpu_mem_fn=batch, enable_pod_level_resources=False,
+                                    cpu_mem_columns_fn=columns)
 
 
 class Fit(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreScorePlugin, ScorePlugin):
@@ -244,8 +261,14 @@ class Fit(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreScorePlugin, Scor
         if not self.enable_sidecar_containers and has_restartable_init_container(pod):
             # Kubelets before 1.28 would account such pods differently; refuse them outright.
             return None, Status.unresolvable(ERR_REASON_SIDECAR_DISABLED)
-        state.write(PRE_FILTER_STATE_KEY, PreFilterState(
-            compute_pod_resource_request(pod), self.ignored_resources, self.ignored_resource_groups))
+        def compute(p: Pod) -> Resource:
+            if res.status_resources_matter(p):
+                return compute_pod_resource_request(p)
+            # Without container statuses the status resources change nothing: the PodInfo's requests.
+            return max_resource(pod_memoized(state, p, POD_REQUESTS_MEMO, res.pod_requests))
+
+        request = pod_memoized(state, pod, _POD_REQUEST_MEMO, compute)
+        state.write(PRE_FILTER_STATE_KEY, PreFilterState(request, self.ignored_resources, self.ignored_resource_groups))
         return None, None
 
     def pre_filter_extensions(self) -> PreFilterExtensions | None:
@@ -288,10 +311,32 @@ class Fit(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreScorePlugin, Scor
                 out[i] = _status_for(fits_request(s, ni))
         return out
 
+    def filter_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> NDArray[np.bool_] | None:
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(s, PreFilterState) or s.scalars:
+            return None  # no state (an Error, per node) or extended resources: per node
+        from wasmsched.framework import nodetable as nt
+
+        table = columns.table
+        cpu, mem, eph = s.milli_cpu, s.memory, s.ephemeral_storage
+        if not table.regular() or not (0 <= cpu < nt.EXACT_LIMIT and 0 <= mem < nt.EXACT_LIMIT
+                                       and 0 <= eph < nt.EXACT_LIMIT):
+            return None
+        v = columns.values()
+        # fits_request's checks, in its order (each rejects on its own, so the order does not matter here).
+        ok = v[:, nt.NUM_PODS] + 1 <= v[:, nt.ALLOC_PODS]
+        if cpu > 0:
+            ok &= cpu <= v[:, nt.ALLOC_CPU] - v[:, nt.REQ_CPU]
+        if mem > 0:
+            ok &= mem <= v[:, nt.ALLOC_MEMORY] - v[:, nt.REQ_MEMORY]
+        if eph > 0:
+            ok &= eph <= v[:, nt.ALLOC_EPHEMERAL] - v[:, nt.REQ_EPHEMERAL]
+        return ok
+
     # --- PreScore / Score --------------------------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
-        state.write(PRE_SCORE_STATE_KEY, PreScoreState(self.scorer.calculate_pod_resource_request_list(pod)))
+        state.write(PRE_SCORE_STATE_KEY, PreScoreState(self.scorer.pod_resource_request_list(state, pod)))
         return None
 
     def _pod_requests(self, state: CycleState, pod: Pod) -> list[int]:
@@ -307,6 +352,9 @@ class Fit(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreScorePlugin, Scor
     def score_nodes(self, state: CycleState, pod: Pod,
                     node_infos: Sequence[NodeInfo]) -> tuple[list[int], Status | None]:
         return self.scorer.score_nodes(node_infos, self._pod_requests(state, pod))
+
+    def score_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> NDArray[np.int64] | None:
+        return self.scorer.score_columns(columns, self._pod_requests(state, pod))
 
     def score_extensions(self) -> ScoreExtensions | None:
         return None

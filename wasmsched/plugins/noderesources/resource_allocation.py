@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from wasmsched.api import resources as res
 from wasmsched.api.types import Pod
+from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import (
+    POD_REQUESTS_MEMO,
     RESOURCE_CPU,
     RESOURCE_EPHEMERAL_STORAGE,
     RESOURCE_MEMORY,
@@ -25,6 +27,13 @@ from wasmsched.framework.types import (
 )
 from wasmsched.plugins.helper.gomath import div_trunc
 from wasmsched.plugins.helper.nodefacts import MAX_MEMO_ENTRIES, token
+from wasmsched.plugins.helper.podmemo import pod_memoized
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from wasmsched.framework.nodetable import NodeColumns
 
 # scorer(requested, allocated, allocatable) -> score. `requested` includes the incoming pod,
 # `allocated` is the node's usage before it; entries of resources left out are 0 everywhere.
@@ -33,6 +42,12 @@ ScorerFn = Callable[[Sequence[int], Sequence[int], Sequence[int]], int]
 # A scorer's fast form for the (cpu, memory) configuration: (node, pod cpu, pod memory, scorer,
 # use_requested) -> the score `scorer` gives the node (score_cpu_mem is the reference form).
 CpuMemFn = Callable[[NodeInfo, int, int, ScorerFn, bool], int]
+
+# A scorer's columnar form for the (cpu, memory) configuration: (node cpu allocatable, memory allocatable,
+# cpu used, memory used, pod cpu, pod memory) as int64 arrays and ints -> the scores, as score_cpu_mem
+# gives them. Used only on values exact in int64/float64 (framework/nodetable.py).
+CpuMemColumnsFn = Callable[["NDArray[np.int64]", "NDArray[np.int64]", "NDArray[np.int64]", "NDArray[np.int64]",
+                            int, int], "NDArray[np.int64]"]
 
 _memo_ids = itertools.count()
 
@@ -81,16 +96,17 @@ def pod_resource_requests(pod: Pod, non_zero: bool, pod_level: bool = True) -> d
 class ResourceAllocationScorer:
     """resourceAllocationScorer: the resources to score, their scorer, and which requests to use."""
 
-    __slots__ = ("_memo_key", "_specs", "cpu_mem_fn", "enable_pod_level_resources", "name", "resources", "scorer",
-                 "use_requested")
+    __slots__ = ("_memo_key", "_specs", "cpu_mem_columns_fn", "cpu_mem_fn", "enable_pod_level_resources", "name",
+                 "resources", "scorer", "use_requested")
 
     def __init__(self, name: str, scorer: ScorerFn, resources: Sequence[ResourceSpecLike],
                  use_requested: bool = False, cpu_mem_fn: CpuMemFn | None = None,
-                 enable_pod_level_resources: bool = True) -> None:
+                 enable_pod_level_resources: bool = True, cpu_mem_columns_fn: CpuMemColumnsFn | None = None) -> None:
         self.name = name
         self.scorer = scorer
-        # Optional: the scorer's fast form for the (cpu, memory) configuration.
+        # Optional: the scorer's fast form for the (cpu, memory) configuration, and its columnar form.
         self.cpu_mem_fn = cpu_mem_fn
+        self.cpu_mem_columns_fn = cpu_mem_columns_fn
         # This scorer's entry in the NodeInfo memo (see score_nodes).
         self._memo_key = f"noderesources.scores#{next(_memo_ids)}"
         self.resources = list(resources)
@@ -107,6 +123,17 @@ class ResourceAllocationScorer:
         """The pod's request of each configured resource, in the order of `resources`."""
         reqs = pod_resource_requests(pod, non_zero=not self.use_requested, pod_level=self.enable_pod_level_resources)
         return [reqs.get(r.name, 0) for r in self.resources]
+
+    def pod_resource_request_list(self, state: CycleState, pod: Pod) -> list[int]:
+        """calculate_pod_resource_request_list, memoized for the cycle's pod version (a shared list: read only)."""
+        if self.use_requested and self.enable_pod_level_resources:
+            # The plain requests with pod-level resources: what the PodInfo computed when it was made.
+            def from_pod_info(p: Pod) -> list[int]:
+                reqs = pod_memoized(state, p, POD_REQUESTS_MEMO, res.pod_requests)
+                return [reqs.get(r.name, 0) for r in self.resources]
+
+            return pod_memoized(state, pod, self._memo_key, from_pod_info)
+        return pod_memoized(state, pod, self._memo_key, self.calculate_pod_resource_request_list)
 
     @staticmethod
     def is_best_effort_pod(pod_requests: Sequence[int]) -> bool:
@@ -189,6 +216,26 @@ class ResourceAllocationScorer:
                 scores[pod_key] = score
             append(score)
         return out, None
+
+
+    def score_columns(self, columns: NodeColumns, pod_requests: Sequence[int]) -> NDArray[np.int64] | None:
+        """score_nodes() for the nodes at `columns`, with the columnar form of the (cpu, memory)
+        configuration; None where that form does not apply (other resources, values not exact)."""
+        fn = self.cpu_mem_columns_fn
+        if fn is None or len(self._specs) != 2 or self._specs[0][0] != _CPU or self._specs[1][0] != _MEMORY:
+            return None
+        from wasmsched.framework import nodetable as nt
+
+        table = columns.table
+        pod_cpu, pod_mem = pod_requests[0], pod_requests[1]
+        if not table.regular() or not (0 <= pod_cpu < nt.EXACT_LIMIT and 0 <= pod_mem < nt.EXACT_LIMIT):
+            return None
+        v = columns.values()
+        if self.use_requested:
+            used_cpu, used_mem = v[:, nt.REQ_CPU], v[:, nt.REQ_MEMORY]
+        else:
+            used_cpu, used_mem = v[:, nt.NONZERO_CPU], v[:, nt.NONZERO_MEMORY]
+        return fn(v[:, nt.ALLOC_CPU], v[:, nt.ALLOC_MEMORY], used_cpu, used_mem, pod_cpu, pod_mem)
 
 
 def score_cpu_mem(ni: NodeInfo, pod_cpu: int, pod_mem: int, scorer: ScorerFn, use_requested: bool) -> int:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wasmsched.api.taints import tolerations_tolerate_taint
 from wasmsched.api.types import Node, Pod, Taint
@@ -20,6 +20,12 @@ from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins.helper.nodefacts import node_facts
 from wasmsched.plugins.helper.objects import as_update
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from wasmsched.framework.nodetable import NodeColumns
 
 NAME = "NodeUnschedulable"
 # Status.unresolvable(reason), built directly in per-node loops.
@@ -66,6 +72,15 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
             if not tolerated:
                 out[i] = Status(_UNRESOLVABLE, [ERR_REASON_UNSCHEDULABLE])
         return out
+
+    def filter_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> NDArray[np.bool_] | None:
+        import numpy as np
+
+        table = columns.table
+        unschedulable = table.unschedulable[columns.rows] if table.unschedulable_rows else None
+        if unschedulable is None or not unschedulable.any() or _tolerates_unschedulable(pod):
+            return np.ones(len(columns.rows), dtype=np.bool_)
+        return ~unschedulable
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # With queueing hints (always on in 1.37) no UpdateNodeLabel registration is needed.

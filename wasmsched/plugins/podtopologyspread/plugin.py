@@ -54,6 +54,9 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         self.system_defaulted = args.defaulting_type == SYSTEM_DEFAULTING
         # For pods without constraints of their own: the system defaults, or the configured list.
         self.default_constraints: list[TopologySpreadConstraint] = args.effective_default_constraints()
+        # The whenUnsatisfiable actions the default constraints have: build_default_constraints for
+        # another action has nothing to build, without compiling or listing anything.
+        self._default_actions = frozenset(c.whenUnsatisfiable for c in self.default_constraints)
 
     # -- constraints -------------------------------------------------------------------------
 
@@ -72,12 +75,13 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
 
     def build_default_constraints(self, pod: Pod, action: str) -> list[SpreadConstraint]:
         """Default constraints with the selector of the pod's Services/controllers; none if empty."""
-        constraints = filter_topology_spread_constraints(self.default_constraints, pod.metadata.labels, action)
-        if not constraints:
+        if action not in self._default_actions:
             return []
+        # The selector first: without one (a pod no Service or controller selects) nothing is compiled.
         selector = default_selector(pod, self.handle)
         if selector.empty():
             return []
+        constraints = filter_topology_spread_constraints(self.default_constraints, pod.metadata.labels, action)
         return [
             SpreadConstraint(c.max_skew, c.topology_key, selector, False, c.min_domains,
                              c.node_affinity_policy, c.node_taints_policy)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from wasmsched.framework.interface import QueueSortPlugin
 from wasmsched.framework.types import QueuedPodInfo
 
@@ -16,3 +18,8 @@ class PrioritySort(QueueSortPlugin):
         p1 = a.pod_info.priority
         p2 = b.pod_info.priority
         return p1 > p2 or (p1 == p2 and a.timestamp < b.timestamp)
+
+    @staticmethod
+    def sort_key(a: QueuedPodInfo) -> tuple[Any, ...]:
+        """less(a, b) == sort_key(a) < sort_key(b)."""
+        return (-a.pod_info.priority, a.timestamp)

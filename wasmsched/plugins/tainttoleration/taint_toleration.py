@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wasmsched.api.taints import find_untolerated_taint, tolerations_tolerate_taint
 from wasmsched.api.types import Node, Pod
@@ -27,9 +27,15 @@ from wasmsched.framework.interface import (
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins.helper.nodefacts import TaintKey, node_facts
-from wasmsched.plugins.helper.normalize_score import default_normalize_score
+from wasmsched.plugins.helper.normalize_score import default_normalize_score, reverse_normalized
 from wasmsched.plugins.helper.objects import as_update
 from wasmsched.plugins.helper.taint import TAINT_EFFECT_PREFER_NO_SCHEDULE, do_not_schedule_taints_filter_func
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from wasmsched.framework.nodetable import NodeColumns
 
 NAME = "TaintToleration"
 # Status.unresolvable(reason), built directly in per-node loops.
@@ -40,6 +46,10 @@ PRE_SCORE_STATE_KEY = "PreScore" + NAME
 ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
 
 _DO_NOT_SCHEDULE = do_not_schedule_taints_filter_func()
+
+# Up to this many distinct taint lists in the node table, the columnar forms check each of them
+# rather than finding the ones of the nodes at hand.
+_FEW_TAINT_LISTS = 32
 
 
 class _PreScoreState:
@@ -147,6 +157,23 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
                 out[i] = Status(_UNRESOLVABLE, [ERR_REASON_UNTOLERATED])
         return out
 
+    def filter_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> NDArray[np.bool_] | None:
+        import numpy as np
+
+        table = columns.table
+        ids = table.taint_id[columns.rows] if table.tainted_rows else None
+        if ids is None or not ids.any():
+            return np.ones(len(columns.rows), dtype=np.bool_)
+        tolerations = list(pod.spec.tolerations)
+        # The answer depends on the node's taint list only: one check per distinct list (of the table's,
+        # when they are few; else of these rows').
+        lists = table.taint_lists
+        tids = range(1, len(lists)) if len(lists) <= _FEW_TAINT_LISTS else [t for t in np.unique(ids).tolist() if t]
+        tolerated = np.ones(len(lists), dtype=np.bool_)
+        for tid in tids:
+            tolerated[tid] = find_untolerated_taint(lists[tid], tolerations, _DO_NOT_SCHEDULE) is None
+        return tolerated[ids]  # type: ignore[no-any-return]
+
     # --- PreScore / Score --------------------------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
@@ -194,6 +221,25 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
                 count_by_taints[key] = n
             out[i] = n
         return out, None
+
+    def score_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> NDArray[np.int64] | None:
+        """Score and NormalizeScore (reversed) in one."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if not isinstance(s, _PreScoreState):
+            return None  # the per-node form reports the error
+        import numpy as np
+
+        table = columns.table
+        n = len(columns.rows)
+        ids = table.taint_id[columns.rows] if table.tainted_rows else None
+        if ids is None or not ids.any():
+            return np.full(n, MAX_NODE_SCORE, dtype=np.int64)  # all counts 0: reversed, all MaxNodeScore
+        lists = table.taint_lists
+        tids = range(1, len(lists)) if len(lists) <= _FEW_TAINT_LISTS else [t for t in np.unique(ids).tolist() if t]
+        per_list = np.zeros(len(lists), dtype=np.int64)
+        for tid in tids:
+            per_list[tid] = _count_intolerable_taints_prefer_no_schedule(lists[tid], s.tolerations_prefer_no_schedule)
+        return reverse_normalized(np, per_list[ids])
 
     def score_extensions(self) -> TaintToleration:
         return self

@@ -1,0 +1,322 @@
+"""The node table (framework/nodetable.py) and the plugins' columnar forms against their per-node forms.
+
+Random clusters include what the array passes must treat like the per-node code: nodes allocating no
+cpu, memory or pods, over-committed nodes, extended resources, taints of every effect, unschedulable
+nodes, images, and quantities too large for exact int64/float64 arithmetic (the passes must step
+aside for them).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import numpy as np
+import pytest
+
+from wasmsched.api.types import Node, Pod
+from wasmsched.config.args import (
+    LEAST_ALLOCATED,
+    MOST_ALLOCATED,
+    NodeAffinityArgs,
+    NodeResourcesBalancedAllocationArgs,
+    NodeResourcesFitArgs,
+    ResourceSpec,
+    ScoringStrategy,
+)
+from wasmsched.framework.cycle_state import CycleState
+from wasmsched.framework.interface import NodeScore
+from wasmsched.framework.nodetable import NodeColumns, NodeTable, ScoredNodes, rotated_rows
+from wasmsched.framework.snapshot import Snapshot, new_snapshot
+from wasmsched.framework.status import Code, is_skip
+from wasmsched.framework.types import NodeInfo
+from wasmsched.plugins.imagelocality import ImageLocality
+from wasmsched.plugins.nodeaffinity import NodeAffinity
+from wasmsched.plugins.nodename import NodeName
+from wasmsched.plugins.noderesources import BalancedAllocation, Fit
+from wasmsched.plugins.nodeunschedulable import NodeUnschedulable
+from wasmsched.plugins.tainttoleration import TaintToleration
+from wasmsched.scheduler.cache import Cache
+from wasmsched.testing.builders import make_node, make_pod
+from wasmsched.testing.fake_handle import FakeHandle
+
+TAINTS = [("dedicated", "batch", "NoSchedule"), ("dedicated", "web", "NoSchedule"), ("gpu", "", "NoExecute"),
+          ("spot", "true", "PreferNoSchedule"), ("zone", "a", "PreferNoSchedule"), ("num", "5", "NoSchedule")]
+IMAGES = ["registry.k8s.io/pause:3.10", "nginx:1.27", "busybox"]
+LABELS = {"zone": ["a", "b", "c"], "type": ["small", "big"], "gen": ["1", "3", "12", "x"]}
+OPERATORS = ["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
+
+
+def _expression(rng: random.Random) -> tuple[str, list[str], str]:
+    key = rng.choice([*LABELS, "kubernetes.io/hostname", "missing"])
+    op = rng.choice(OPERATORS)
+    if op in ("Exists", "DoesNotExist"):
+        return key, [], op
+    if op in ("Gt", "Lt"):
+        return key, [rng.choice(["2", "5", "x"])], op
+    pool = LABELS.get(key, ["node-0001", "node-0003"])
+    return key, rng.sample(pool, rng.randint(1, len(pool))), op
+
+
+def add_node_affinity(rng: random.Random, w: Any) -> None:
+    """A node selector, required terms (some with matchFields), preferred terms, at random."""
+    if rng.random() < 0.3:
+        key = rng.choice(list(LABELS))
+        w.node_selector({key: rng.choice(LABELS[key])})
+    if rng.random() < 0.3:
+        for _ in range(rng.randint(1, 2)):
+            w.node_affinity_in(*_expression(rng))
+        if rng.random() < 0.2:
+            terms = w.pod.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution
+            r = terms.nodeSelectorTerms.add().matchFields.add()
+            r.key, r.operator = "metadata.name", "In"
+            r.values.append("node-0002")
+    for _ in range(rng.choice([0, 0, 1, 3])):
+        key, values, op = _expression(rng)
+        w.preferred_node_affinity(rng.randint(1, 100), key, values, op)
+
+
+def _quantity(rng: random.Random, choices: list[str]) -> str | None:
+    return rng.choice([*choices, None])
+
+
+def random_node(rng: random.Random, i: int) -> Node:
+    w = make_node(f"node-{i:04d}")
+    resources = {
+        "cpu": _quantity(rng, ["0", "500m", "1", "4", "32", "1001m"]),
+        "memory": _quantity(rng, ["0", "1Gi", "4Gi", "256Gi", "1000"]),
+        "pods": _quantity(rng, ["0", "1", "3", "110"]),
+        "ephemeral-storage": _quantity(rng, ["0", "10Gi"]) if rng.random() < 0.3 else None,
+        "example.com/gpu": _quantity(rng, ["0", "2"]) if rng.random() < 0.2 else None,
+    }
+    if rng.random() < 0.05:
+        resources["memory"] = rng.choice(["8E", "9007199254740993"])  # beyond 2**53: not exact
+    w.res({k: v for k, v in resources.items() if v is not None})
+    for key, values in LABELS.items():
+        if rng.random() < 0.7:
+            w.label(key, rng.choice(values))
+    for key, value, effect in rng.sample(TAINTS, rng.choice([0, 0, 0, 1, 2])):
+        w.taint(key, value, effect)
+    if rng.random() < 0.1:
+        w.unschedulable()
+    if rng.random() < 0.3:
+        w.image(rng.choice([0, 50 * 1024 * 1024, 900 * 1024 * 1024]), *rng.sample(IMAGES, rng.randint(1, 2)))
+    return w.obj()
+
+
+def random_pod(rng: random.Random, name: str, node: str = "") -> Pod:
+    w = make_pod(name)
+    if node:
+        w.node(node)
+    requests = {
+        "cpu": _quantity(rng, ["0", "100m", "1", "3"]),
+        "memory": _quantity(rng, ["0", "500Mi", "2Gi"]),
+        "ephemeral-storage": "1Gi" if rng.random() < 0.1 else None,
+        "example.com/gpu": "1" if rng.random() < 0.1 else None,
+    }
+    w.container(rng.choice(IMAGES), "c0", **{k.replace("-", "_"): v for k, v in requests.items() if v is not None})
+    if rng.random() < 0.2:
+        w.container(rng.choice(IMAGES), "c1")  # no requests: the non-zero defaults
+    for key, value, effect in rng.sample(TAINTS, rng.choice([0, 0, 1, 2])):
+        w.toleration(key, value, rng.choice([effect, ""]), rng.choice(["Equal", "Exists"]))
+    if rng.random() < 0.05:
+        w.toleration("node.kubernetes.io/unschedulable", "", "NoSchedule", "Exists")
+    if not node:
+        add_node_affinity(rng, w)
+    return w.obj()
+
+
+def random_cluster(seed: int, n: int) -> tuple[Snapshot, random.Random]:
+    rng = random.Random(seed)
+    nodes = [random_node(rng, i) for i in range(n)]
+    running = [random_pod(rng, f"run-{j}", rng.choice(nodes).metadata.name) for j in range(n * 2)]
+    return new_snapshot(running, nodes), rng
+
+
+def random_rows(rng: random.Random, n: int) -> np.ndarray:
+    """The rotated walk order, or a random subset (PreFilter-narrowed, or the feasible nodes)."""
+    if rng.random() < 0.5:
+        return rotated_rows(n, rng.randrange(n))
+    return np.array(sorted(rng.sample(range(n), rng.randint(1, n))), dtype=np.intp)
+
+
+def _filter_agrees(pl: Any, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> bool:
+    """filter_columns' verdicts equal filter_nodes' (when it answers); True when it answered."""
+    infos = [snap.list()[r] for r in rows.tolist()]
+    ok = pl.filter_columns(state, pod, NodeColumns(snap.node_table(), rows))
+    if ok is None:
+        return False
+    assert ok.dtype == np.bool_ and len(ok) == len(rows)
+    assert ok.tolist() == [st is None for st in pl.filter_nodes(state, pod, infos)]
+    return True
+
+
+def _score_agrees(pl: Any, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> bool:
+    """score_columns equals score_nodes followed by NormalizeScore; True when it answered."""
+    infos = [snap.list()[r] for r in rows.tolist()]
+    got = pl.score_columns(state, pod, NodeColumns(snap.node_table(), rows))
+    if got is None:
+        return False
+    scores, st = pl.score_nodes(state, pod, infos)
+    assert st is None
+    ext = pl.score_extensions()
+    if ext is not None:
+        lst = [NodeScore(ni.name, s) for ni, s in zip(infos, scores, strict=True)]
+        assert ext.normalize_score(state, pod, lst) is None
+        scores = [ns.score for ns in lst]
+    assert got.dtype == np.int64
+    assert got.tolist() == scores
+    return True
+
+
+def _added_affinity() -> NodeAffinityArgs:
+    w = make_pod("template").node_affinity_in("type", ["big"], "NotIn").preferred_node_affinity(7, "zone", ["a"])
+    return NodeAffinityArgs(added_affinity=w.obj().spec.affinity.nodeAffinity)
+
+
+AFFINITY_ARGS = [NodeAffinityArgs(), _added_affinity()]
+
+FIT_ARGS = [
+    NodeResourcesFitArgs(),
+    NodeResourcesFitArgs(scoring_strategy=ScoringStrategy(MOST_ALLOCATED, [ResourceSpec("cpu", 1),
+                                                                           ResourceSpec("memory", 1)])),
+    NodeResourcesFitArgs(scoring_strategy=ScoringStrategy(LEAST_ALLOCATED, [ResourceSpec("cpu", 3),
+                                                                            ResourceSpec("memory", 7)])),
+    NodeResourcesFitArgs(scoring_strategy=ScoringStrategy(MOST_ALLOCATED, [ResourceSpec("cpu", 2),
+                                                                           ResourceSpec("memory", 5)])),
+]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_columnar_forms_equal_per_node_forms(seed: int) -> None:
+    snap, rng = random_cluster(seed, rng_n := random.Random(seed).randint(1, 60))
+    handle = FakeHandle(snapshot=snap)
+    answered: dict[str, int] = {}
+
+    def count(name: str, did: bool) -> None:
+        answered[name] = answered.get(name, 0) + did
+
+    for k in range(25):
+        pod = random_pod(rng, f"incoming-{k}")
+        if rng.random() < 0.1:
+            pod.spec.nodeName = f"node-{rng.randrange(rng_n):04d}"
+        rows = random_rows(rng, rng_n)
+        nodes = snap.list()
+        state = CycleState()
+        fit = Fit(rng.choice(FIT_ARGS), handle)
+        fit.pre_filter(state, pod, nodes)
+        count("fit-filter", _filter_agrees(fit, state, pod, snap, rows))
+        fit.pre_score(state, pod, nodes)
+        count("fit-score", _score_agrees(fit, state, pod, snap, rows))
+        balanced = BalancedAllocation(NodeResourcesBalancedAllocationArgs(), handle)
+        if not is_skip(balanced.pre_score(state, pod, nodes)):
+            count("balanced", _score_agrees(balanced, state, pod, snap, rows))
+        taint = TaintToleration(handle)
+        count("taint-filter", _filter_agrees(taint, state, pod, snap, rows))
+        taint.pre_score(state, pod, nodes)
+        count("taint-score", _score_agrees(taint, state, pod, snap, rows))
+        count("unschedulable", _filter_agrees(NodeUnschedulable(), state, pod, snap, rows))
+        count("nodename", _filter_agrees(NodeName(), state, pod, snap, rows))
+        count("images", _score_agrees(ImageLocality(handle), state, pod, snap, rows))
+        affinity = NodeAffinity(rng.choice(AFFINITY_ARGS), handle)
+        _, st = affinity.pre_filter(state, pod, nodes)
+        if not is_skip(st) and (st is None or st.code != Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
+            count("affinity-filter", _filter_agrees(affinity, state, pod, snap, rows))
+        if affinity.pre_score(state, pod, nodes) is None:
+            count("affinity-score", _score_agrees(affinity, state, pod, snap, rows))
+    # Every form answered in some cycles (the comparisons above ran), except where the table holds a
+    # value that is not exact: then the resource passes must have stepped aside every time.
+    regular = snap.node_table().regular()
+    for name in ("taint-filter", "taint-score", "unschedulable", "images"):
+        assert answered.get(name, 0) == 25, name
+    assert answered.get("affinity-filter", 0) + answered.get("affinity-score", 0) > 0, answered
+    for name in ("fit-filter", "fit-score", "balanced"):
+        assert (answered.get(name, 0) > 0) == regular, (name, answered)
+
+
+def test_irregular_values_leave_the_resource_passes_to_the_per_node_forms() -> None:
+    big = make_node("big").res({"cpu": "4", "memory": "8E", "pods": "110"}).obj()
+    small = make_node("small").res({"cpu": "4", "memory": "8Gi", "pods": "110"}).obj()
+    snap = new_snapshot([], [big, small])
+    table = snap.node_table()
+    assert not table.regular() and table.irregular.tolist() == [True, False]
+    pod = make_pod("p").req(cpu="1", memory="1Gi").obj()
+    state = CycleState()
+    fit = Fit(NodeResourcesFitArgs(), FakeHandle(snapshot=snap))
+    fit.pre_filter(state, pod, snap.list())
+    fit.pre_score(state, pod, snap.list())
+    cols = NodeColumns(table, np.arange(2, dtype=np.intp))
+    assert fit.filter_columns(state, pod, cols) is None
+    assert fit.score_columns(state, pod, cols) is None
+
+
+def _table_state(t: NodeTable) -> tuple[Any, ...]:
+    labels = []
+    for key in LABELS:
+        ids, values = t.label_ids(key)
+        labels.append([values[i] if i >= 0 else None for i in ids.tolist()])
+    images = []
+    for name in IMAGES:
+        ids, states = t.image_ids(name)
+        images.append([states[i] if i >= 0 else None for i in ids.tolist()])
+    return (t.values.tolist(), t.irregular.tolist(), t.unschedulable.tolist(), t.has_images.tolist(),
+            [t.taint_lists[i] for i in t.taint_id.tolist()], t.irregular_rows, t.unschedulable_rows,
+            t.tainted_rows, t.image_rows, labels, images)
+
+
+def test_cache_keeps_the_table_in_step_with_the_snapshot() -> None:
+    rng = random.Random(7)
+    cache = Cache()
+    snap = Snapshot()
+    nodes = [random_node(rng, i) for i in range(12)]
+    for n in nodes:
+        cache.add_node(n)
+    pods: list[Pod] = []
+    cache.update_snapshot(snap)
+    table = snap.node_table()
+    table.label_ids("zone")  # label and image columns kept in step too
+    table.image_ids("nginx:1.27")
+    for step in range(60):
+        action = rng.random()
+        if action < 0.5 or not pods:
+            pod = random_pod(rng, f"p{step}", rng.choice(nodes).metadata.name)
+            if rng.random() < 0.3:
+                pod.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution.add(
+                    topologyKey="kubernetes.io/hostname")
+            cache.add_pod(pod)
+            pods.append(pod)
+        elif action < 0.8:
+            cache.remove_pod(pods.pop(rng.randrange(len(pods))))
+        else:
+            i = rng.randrange(len(nodes))
+            new = random_node(rng, i)
+            cache.update_node(nodes[i], new)
+            nodes[i] = new
+        cache.update_snapshot(snap)
+        current = snap.node_table()
+        fresh = NodeTable(snap.list())
+        assert _table_state(current) == _table_state(fresh), step
+    # Rows were updated in place while the node order stayed (label changes reorder: a new table).
+    assert table is snap.node_table() or table.infos is not snap.list()
+
+
+def test_scored_nodes_reads_like_node_plugin_scores() -> None:
+    scored = ScoredNodes([NodeInfo(make_node(n).obj()) for n in "abc"], ("P1", "P2"),
+                         [np.array([1, 5, 5], dtype=np.int64), np.array([4, 0, 0], dtype=np.int64)])
+    assert len(scored) == 3
+    assert scored.totals.tolist() == [5, 5, 5]
+    assert scored.best() == [0, 1, 2]
+    b = scored[1]
+    assert (b.name, b.total_score, [(s.name, s.score) for s in b.scores]) == ("b", 5, [("P1", 5), ("P2", 0)])
+    assert [s.name for s in scored[-2:]] == ["b", "c"]
+    with pytest.raises(IndexError):
+        scored[3]
+
+
+def test_node_infos_of_rows() -> None:
+    snap, _ = random_cluster(3, 10)
+    table = snap.node_table()
+    assert table.infos is snap.list() and len(table) == 10
+    assert rotated_rows(5, 2).tolist() == [2, 3, 4, 0, 1]
+    ni: NodeInfo = table.infos[3]
+    assert snap.positions[ni.name] == 3

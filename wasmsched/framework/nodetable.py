@@ -1,0 +1,282 @@
+"""The snapshot's nodes as columns (one row per node, in the snapshot's order), for Filter and Score
+plugins that answer for many nodes at once with array operations (`filter_columns`, `score_columns`).
+
+A row holds what the hot in-tree plugins read of a NodeInfo: allocatable and requested resources,
+the pod count, node.spec.unschedulable, the node's taints (as an id into a table of distinct taint
+lists) and whether it has image states. The cache keeps the rows in step with the snapshot: a
+NodeInfo that changed is re-read into its row when the snapshot takes its clone; a change of the node
+order drops the table, which is rebuilt when next asked for.
+
+Only numbers that are exact in int64 and float64 arithmetic go into the array passes: a row holding a
+value outside [0, 2**53) is marked irregular, and the plugins answer per node (Python integers) while
+the table has any, so both paths give identical results.
+
+This module imports numpy; it is imported on the first scheduling cycle, not at start-up.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, overload
+
+if "numpy" not in sys.modules:
+    # numpy's OpenBLAS starts worker threads at import that spin on the CPU (on 2 cores, a fifth of one
+    # taken from the scheduler and everything else). These passes use no BLAS routine: one thread,
+    # unless the environment says otherwise.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np
+
+from wasmsched.framework.interface import NodePluginScores
+from wasmsched.framework.types import ImageStateSummary, NodeInfo
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from wasmsched.api.types import Taint
+
+# Column indexes of NodeTable.values.
+ALLOC_CPU, ALLOC_MEMORY, ALLOC_EPHEMERAL, ALLOC_PODS = 0, 1, 2, 3
+REQ_CPU, REQ_MEMORY, REQ_EPHEMERAL = 4, 5, 6
+NONZERO_CPU, NONZERO_MEMORY = 7, 8
+NUM_PODS = 9
+_COLUMNS = 10
+
+# Values at or above this are not exact in float64 and may overflow int64 once scaled by a score.
+EXACT_LIMIT = 1 << 53
+
+# Taint lists, by a row's `taint_id`; id 0 is "no taints".
+NO_TAINTS = 0
+_FACTS_MEMO = "wasmsched.framework.nodetable.facts"
+
+
+class NodeTable:
+    """Columns over `infos` (the snapshot's node list itself, so row i is infos[i])."""
+
+    __slots__ = ("_images", "_labels", "_taint_ids", "has_images", "image_rows", "infos", "irregular", "irregular_rows",
+                 "taint_id", "taint_lists", "tainted_rows", "unschedulable", "unschedulable_rows", "values")
+
+    def __init__(self, infos: list[NodeInfo]) -> None:
+        n = len(infos)
+        self.infos = infos
+        self.values: NDArray[np.int64] = np.zeros((n, _COLUMNS), dtype=np.int64)
+        self.irregular: NDArray[np.bool_] = np.zeros(n, dtype=np.bool_)
+        self.unschedulable: NDArray[np.bool_] = np.zeros(n, dtype=np.bool_)
+        self.has_images: NDArray[np.bool_] = np.zeros(n, dtype=np.bool_)
+        self.taint_id: NDArray[np.int32] = np.zeros(n, dtype=np.int32)
+        # Distinct taint lists seen (by value), and their ids; they only grow while the table lives.
+        self.taint_lists: list[tuple[Taint, ...]] = [()]
+        self._taint_ids: dict[tuple[tuple[str, str, str], ...], int] = {(): NO_TAINTS}
+        # How many rows have each flag: a pass skips what no row has.
+        self.irregular_rows = 0
+        self.unschedulable_rows = 0
+        self.tainted_rows = 0
+        self.image_rows = 0
+        # Label columns, made when a plugin first asks for a key: (value id per row, -1 where the node
+        # lacks the label; the values by id; the ids by value).
+        self._labels: dict[str, tuple[NDArray[np.int32], list[str], dict[str, int]]] = {}
+        # Image columns alike, by image name: the node's ImageStateSummary of it.
+        self._images: dict[str, tuple[NDArray[np.int32], list[ImageStateSummary], dict[ImageStateSummary, int]]] = {}
+        # Built column by column (one conversion each) rather than row by row as set_row does.
+        vals = [_row_values(ni) for ni in infos]
+        irregular = [not all(0 <= v < EXACT_LIMIT for v in row) for row in vals]
+        if any(irregular):
+            vals = [(0,) * _COLUMNS if bad else row for row, bad in zip(vals, irregular, strict=True)]
+        if vals:
+            self.values[:] = vals
+        self.irregular[:] = irregular
+        facts = [self._node_facts(ni) for ni in infos]
+        self.unschedulable[:] = [f[0] for f in facts]
+        self.taint_id[:] = [f[1] for f in facts]
+        self.has_images[:] = [bool(ni.image_states) for ni in infos]
+        self.irregular_rows = int(self.irregular.sum())
+        self.unschedulable_rows = int(self.unschedulable.sum())
+        self.tainted_rows = int(np.count_nonzero(self.taint_id))
+        self.image_rows = int(self.has_images.sum())
+
+    def __len__(self) -> int:
+        return len(self.infos)
+
+    def set_row(self, row: int, ni: NodeInfo) -> None:
+        """Re-reads row `row` from `ni` (which the snapshot now holds at that position)."""
+        self.irregular_rows -= int(self.irregular[row])
+        self.unschedulable_rows -= int(self.unschedulable[row])
+        self.tainted_rows -= int(self.taint_id[row] != NO_TAINTS)
+        self.image_rows -= int(self.has_images[row])
+        self._fill(row, ni)
+
+    def _fill(self, row: int, ni: NodeInfo) -> None:
+        vals = _row_values(ni)
+        irregular = not all(0 <= v < EXACT_LIMIT for v in vals)
+        self.values[row] = (0,) * _COLUMNS if irregular else vals
+        self.irregular[row] = irregular
+        self.irregular_rows += irregular
+        unschedulable, tid = self._node_facts(ni)
+        self.unschedulable[row] = unschedulable
+        self.unschedulable_rows += unschedulable
+        self.taint_id[row] = tid
+        self.tainted_rows += tid != NO_TAINTS
+        images = bool(ni.image_states)
+        self.has_images[row] = images
+        self.image_rows += images
+        if self._labels:
+            labels = self._facts(ni)[4]
+            for key, (ids, values, by_value) in self._labels.items():
+                ids[row] = _value_id(labels, key, values, by_value)
+        for name, (ids, states, by_state) in self._images.items():
+            ids[row] = _value_id(ni.image_states, name, states, by_state)
+
+    def label_ids(self, key: str) -> tuple[NDArray[np.int32], list[str]]:
+        """The label `key` of every row as an id into the returned values (-1: the node lacks it)."""
+        col = self._labels.get(key)
+        if col is None:
+            values: list[str] = []
+            by_value: dict[str, int] = {}
+            ids = np.fromiter((_value_id(self._facts(ni)[4], key, values, by_value) for ni in self.infos),
+                              dtype=np.int32, count=len(self.infos))
+            col = self._labels[key] = (ids, values, by_value)
+        return col[0], col[1]
+
+    def image_ids(self, name: str) -> tuple[NDArray[np.int32], list[ImageStateSummary]]:
+        """The image state of image `name` on every row as an id into the returned states (-1: not there)."""
+        col = self._images.get(name)
+        if col is None:
+            values: list[ImageStateSummary] = []
+            by_value: dict[ImageStateSummary, int] = {}
+            ids = np.fromiter((_value_id(ni.image_states, name, values, by_value) for ni in self.infos),
+                              dtype=np.int32, count=len(self.infos))
+            col = self._images[name] = (ids, values, by_value)
+        return col[0], col[1]
+
+    @staticmethod
+    def _facts(ni: NodeInfo) -> _Facts:
+        """(node, unschedulable, taints, their (key, value, effect), labels) of the node object.
+
+        Reading a protobuf node's fields costs microseconds, and rows are re-read whenever a pod is
+        added: memoized per node object (the memo is shared by a NodeInfo's clones and replaced with the
+        node object)."""
+        node = ni.node
+        if node is None:
+            return _NO_FACTS
+        memo = ni.memo()
+        entry: _Facts | None = memo.get(_FACTS_MEMO)
+        if entry is None or entry[0] is not node:
+            taints = tuple(node.spec.taints)
+            entry = (node, bool(node.spec.unschedulable), taints, tuple((t.key, t.value, t.effect) for t in taints),
+                     dict(node.metadata.labels))
+            memo[_FACTS_MEMO] = entry
+        return entry
+
+    def _node_facts(self, ni: NodeInfo) -> tuple[bool, int]:
+        """(node.spec.unschedulable, the id of the node's taint list)."""
+        entry = self._facts(ni)
+        key = entry[3]
+        tid = self._taint_ids.get(key)
+        if tid is None:
+            tid = len(self.taint_lists)
+            self._taint_ids[key] = tid
+            self.taint_lists.append(entry[2])
+        return entry[1], tid
+
+    def regular(self) -> bool:
+        """Whether every row's numbers are exact in the array passes."""
+        return self.irregular_rows == 0
+
+
+def _row_values(ni: NodeInfo) -> tuple[int, ...]:
+    """The row's numbers, in column order."""
+    alloc, req, nz = ni.allocatable, ni.requested, ni.non_zero_requested
+    return (alloc.milli_cpu, alloc.memory, alloc.ephemeral_storage, alloc.allowed_pod_number,
+            req.milli_cpu, req.memory, req.ephemeral_storage, nz.milli_cpu, nz.memory, len(ni.pods))
+
+
+# (node, unschedulable, taints, their (key, value, effect), labels)
+_Facts = tuple[Any, bool, tuple["Taint", ...], tuple[tuple[str, str, str], ...], dict[str, str]]
+_NO_FACTS: _Facts = (None, False, (), (), {})
+
+
+V = TypeVar("V", bound=Hashable)
+
+
+def _value_id(mapping: Mapping[str, V], key: str, values: list[V], by_value: dict[V, int]) -> int:
+    v = mapping.get(key)
+    if v is None:
+        return -1
+    i = by_value.get(v)
+    if i is None:
+        i = by_value[v] = len(values)
+        values.append(v)
+    return i
+
+
+def rotated_rows(n: int, start: int) -> NDArray[np.intp]:
+    """Rows start, start+1, ..., n-1, 0, ..., start-1 (the walk's order from the rotating start index)."""
+    rows = np.arange(n, dtype=np.intp)
+    return np.concatenate((rows[start:], rows[:start])) if start else rows
+
+
+class NodeColumns:
+    """Some nodes of a cycle as rows of the table: node_infos[i] is table.infos[rows[i]]."""
+
+    __slots__ = ("_values", "rows", "table")
+
+    def __init__(self, table: NodeTable, rows: NDArray[np.intp]) -> None:
+        self.table = table
+        self.rows = rows
+        self._values: NDArray[np.int64] | None = None
+
+    def values(self) -> NDArray[np.int64]:
+        """table.values at the rows (gathered once, shared by the plugins of one pass; read-only)."""
+        v = self._values
+        if v is None:
+            v = self._values = self.table.values[self.rows]
+            v.flags.writeable = False
+        return v
+
+    def take(self, which: NDArray[np.intp] | NDArray[np.bool_]) -> NodeColumns:
+        return NodeColumns(self.table, self.rows[which])
+
+
+class ScoredNodes(Sequence[NodePluginScores]):
+    """The weighted scores of a cycle's nodes as arrays (one row per Score plugin); a node's
+    NodePluginScores is made only when read (explain, tests): selecting the host needs the totals."""
+
+    __slots__ = ("nodes", "plugins", "totals", "weighted")
+
+    def __init__(self, nodes: Sequence[NodeInfo], plugins: tuple[str, ...],
+                 weighted: NDArray[np.int64] | Sequence[NDArray[np.int64]]) -> None:
+        """`weighted`: one row per plugin (in `plugins` order) of the nodes' weighted scores."""
+        self.nodes = nodes
+        self.plugins = plugins
+        matrix = np.asarray(weighted, dtype=np.int64).reshape(len(plugins), len(nodes))
+        self.weighted: NDArray[np.int64] = matrix
+        self.totals: NDArray[np.int64] = matrix.sum(axis=0)
+
+    def name(self, i: int) -> str:
+        return self.nodes[i].name
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    @overload
+    def __getitem__(self, i: int) -> NodePluginScores: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[NodePluginScores]: ...
+
+    def __getitem__(self, i: int | slice) -> NodePluginScores | list[NodePluginScores]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return NodePluginScores(self.name(i), None, int(self.totals[i]), self.plugins,
+                                tuple(int(w[i]) for w in self.weighted))
+
+    def best(self) -> list[int]:
+        """Indexes of the nodes with the highest total, in node order."""
+        top = self.totals.max()
+        return np.flatnonzero(self.totals == top).tolist()  # type: ignore[no-any-return]

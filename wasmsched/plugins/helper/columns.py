@@ -1,0 +1,48 @@
+"""Helpers for plugins' columnar forms (framework/nodetable.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from wasmsched.framework.nodetable import NodeColumns
+
+T = TypeVar("T")
+
+
+def by_projection(columns: NodeColumns, keyed: Sequence[tuple[NDArray[np.int32], Sequence[Any]]],
+                  fn: Callable[[list[Any]], T]) -> tuple[list[T], NDArray[np.intp]]:
+    """fn(values) once per distinct combination of the rows' values in `keyed` (per column: the id of
+    every table row, -1 for none, and the values by id; fn sees None for -1), for answers that depend
+    on those values only: (the answers, the index of each row's answer)."""
+    import numpy as np
+
+    rows = columns.rows
+    if not keyed:
+        return [fn([])], np.zeros(len(rows), dtype=np.intp)
+    cols = [ids[rows] for ids, _ in keyed]
+    if len(cols) == 1:
+        uniq, inverse = np.unique(cols[0], return_inverse=True)
+        combos = [(i,) for i in uniq.tolist()]
+    else:
+        uniq, inverse = np.unique(np.stack(cols, axis=1), axis=0, return_inverse=True)
+        combos = [tuple(c) for c in uniq.tolist()]
+    answers = [fn([values[i] if i >= 0 else None for (_, values), i in zip(keyed, combo, strict=True)])
+               for combo in combos]
+    return answers, inverse.reshape(-1)
+
+
+def by_label_projection(columns: NodeColumns, keys: Sequence[str],
+                        fn: Callable[[dict[str, str]], T]) -> tuple[list[T], NDArray[np.intp]]:
+    """by_projection over the node labels `keys`: fn gets the node's labels restricted to those keys."""
+    table = columns.table
+    keyed = [table.label_ids(k) for k in keys]
+
+    def labels_of(values: list[Any]) -> T:
+        return fn({k: v for k, v in zip(keys, values, strict=True) if v is not None})
+
+    return by_projection(columns, keyed, labels_of)
