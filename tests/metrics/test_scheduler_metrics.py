@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import pytest
+
 from wasmsched.cluster.generate import generate
 from wasmsched.config import config_from_dict
 from wasmsched.framework.interface import FilterPlugin, Plugin
@@ -215,3 +217,37 @@ def test_without_metrics_the_framework_runs_its_methods_unwrapped() -> None:
     finally:
         off.scheduler.close()
         on.scheduler.close()
+
+
+def test_sampled_cycles_on_the_node_table_time_each_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On 100+ nodes the walk runs the columnar passes (framework/nodetable.py), also in a sampled cycle:
+    each plugin's pass is observed as its batch would be, and a plugin with NormalizeScore runs its
+    per-node form so that Score and NormalizeScore are timed apart. Placements do not change."""
+    from wasmsched.metrics.metrics import SchedulerMetrics
+    from wasmsched.plugins.noderesources.fit import Fit
+
+    passes = []
+    columnar = Fit.filter_columns
+
+    def counted(self: Fit, *args: Any) -> Any:
+        passes.append(1)
+        return columnar(self, *args)
+
+    monkeypatch.setattr(Fit, "filter_columns", counted)
+
+    def objects() -> dict[str, list[Any]]:
+        return {"Node": [make_node(f"n{i:03d}").capacity(cpu="4", pods="10").obj() for i in range(120)],
+                "Pod": [make_pod(f"p{i}").req(cpu="1").obj() for i in range(6)] + [make_pod("huge").req(cpu="8").obj()]}
+
+    sampled, every = run(objects(), SchedulerMetrics(plugin_metrics_sample_percent=100), seed=1)
+    assert passes  # the sampled cycles took the columnar pass
+    plain, _ = run(objects(), False, seed=1)
+    assert {p.name: p.node for p in sampled.pods} == {p.name: p.node for p in plain.pods}
+    assert every is not None
+    name = "scheduler_plugin_execution_duration_seconds_count"
+    assert every.value(name, plugin="NodeResourcesFit", extension_point="Filter", status="Success")
+    assert every.value(name, plugin="NodeResourcesFit", extension_point="Filter",
+                       status="UnschedulableAndUnresolvable")
+    assert every.value(name, plugin="NodeResourcesBalancedAllocation", extension_point="Score", status="Success")
+    assert every.value(name, plugin="TaintToleration", extension_point="Score", status="Success")
+    assert every.value(name, plugin="TaintToleration", extension_point="ScoreExtensionNormalize", status="Success")

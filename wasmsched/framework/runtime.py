@@ -404,7 +404,7 @@ class Framework:
         With `columns` (the nodes' rows in the snapshot's node table), plugins with a columnar form
         answer for all the nodes at once, and only the nodes they reject are asked of `filter_nodes`.
         """
-        if columns is not None and not state.record_plugin_metrics:
+        if columns is not None:
             return self._run_filter_plugins_columns(state, pod, node_infos, columns)
         results: list[Status | None] = [None] * len(node_infos)
         alive = list(range(len(node_infos)))
@@ -438,7 +438,8 @@ class Framework:
 
     def _run_filter_plugins_columns(self, state: CycleState, pod: Pod, node_infos: Sequence[NodeInfo],
                                     columns: NodeColumns) -> list[Status | None]:
-        """run_filter_plugins_batch with the columnar forms (a cycle whose plugin metrics are not sampled)."""
+        """run_filter_plugins_batch with the columnar forms. In a cycle whose plugin metrics are sampled,
+        each plugin's pass is timed as run_filter_plugins_batch times its batch."""
         import numpy as np  # loaded with the node table
 
         results: list[Status | None] = [None] * len(node_infos)
@@ -446,16 +447,21 @@ class Framework:
         alive = np.arange(len(node_infos), dtype=np.intp)
         cols = columns
         skip = state.skip_filter_plugins
+        rec = state.record_plugin_metrics
         for pl in self.points["filter"]:
             if pl.name in skip:
                 continue
             if not len(alive):
                 break
             ok = None
+            start = perf_counter() if rec else 0.0
             try:
                 ok = pl.filter_columns(state, pod, cols)
                 if ok is not None:
                     if ok.all():
+                        if rec:
+                            self._observe_plugin_batch(pl.name, mn.FILTER, {Code.SUCCESS}, perf_counter() - start,
+                                                       len(alive))
                         continue
                     # The rejected nodes' statuses come from the per-node form, which has the final word.
                     rejected = np.flatnonzero(~ok)
@@ -468,14 +474,22 @@ class Framework:
                 asked = list(range(len(alive))) if ok is None else np.flatnonzero(~ok).tolist()
                 sts = [Status.error(e)] * len(asked)
             if sts.count(None) == len(asked):
+                if rec:
+                    self._observe_plugin_batch(pl.name, mn.FILTER, {Code.SUCCESS}, perf_counter() - start, len(alive))
                 continue  # every node asked passed (a per-node form that rejects nothing here)
             keep = np.ones(len(alive), dtype=np.bool_)
             idx = alive.tolist()
+            rejected_codes: set[Code] = set() if rec else _NO_CODES
             # One status per node asked is the plugin's contract (see run_filter_plugins_batch).
             for j, st in zip(asked, sts, strict=False):
                 if not_success(st):
+                    if rec:
+                        rejected_codes.add(st.code)
                     results[idx[j]] = self._filter_failure(pl.name, st)
                     keep[j] = False
+            if rec:
+                codes = rejected_codes | {Code.SUCCESS} if keep.any() else rejected_codes
+                self._observe_plugin_batch(pl.name, mn.FILTER, codes, perf_counter() - start, len(alive))
             if not keep.all():
                 alive = alive[keep]
                 cols = cols.take(keep)
@@ -568,7 +582,7 @@ class Framework:
         """Score, NormalizeScore and weights for every node. With `columns` (the nodes' rows in the
         snapshot's node table) plugins with a columnar form answer for all nodes at once, and the
         result is a ScoredNodes (arrays; NodePluginScores are made when read)."""
-        if columns is not None and not state.record_plugin_metrics:
+        if columns is not None:
             return self._run_score_plugins_columns(state, pod, nodes, columns)
         plugins = [pl for pl in self.points["score"] if pl.name not in state.skip_score_plugins]
         per_plugin: list[list[int]] = []
@@ -615,33 +629,42 @@ class Framework:
 
     def _run_score_plugins_columns(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo],
                                    columns: NodeColumns) -> tuple[ScoredNodes, Status | None]:
-        """run_score_plugins with the columnar forms (a cycle whose plugin metrics are not sampled)."""
+        """run_score_plugins with the columnar forms. In a cycle whose plugin metrics are sampled, a plugin
+        with a NormalizeScore extension runs its per-node form, so that Score and NormalizeScore are
+        timed apart as run_score_plugins times them; the others' passes are timed as their Score."""
         import numpy as np  # loaded with the node table
 
         from wasmsched.framework.nodetable import ScoredNodes
 
         plugins = [pl for pl in self.points["score"] if pl.name not in state.skip_score_plugins]
         failed = ScoredNodes([], (), [])
+        rec = state.record_plugin_metrics
         # Per plugin its normalized scores: an array (columnar form) or a list (per-node form).
         per_plugin: list[Any] = []
         for pl in plugins:
+            ext = pl.score_extensions()
+            start = perf_counter() if rec else 0.0
             try:
-                arr = pl.score_columns(state, pod, columns)
+                arr = None if rec and ext is not None else pl.score_columns(state, pod, columns)
                 scores, st = pl.score_nodes(state, pod, nodes) if arr is None else ([], None)
             except Exception as e:
                 arr, scores, st = None, [], Status.error(e)
+            if rec:
+                self._observe_plugin_batch(pl.name, mn.SCORE, {code_of(st)}, perf_counter() - start, len(nodes))
             if not_success(st):
                 return failed, Status.error(f'running Score plugins: plugin "{pl.name}" failed with: {st.message()}')
             if arr is not None:
                 per_plugin.append(arr)
                 continue
-            ext = pl.score_extensions()
             if ext is not None:
                 lst = [NodeScore(ni.name, sc) for ni, sc in zip(nodes, scores, strict=False)]
+                start = perf_counter() if rec else 0.0
                 try:
                     st = ext.normalize_score(state, pod, lst)
                 except Exception as e:
                     st = Status.error(e)
+                if rec:
+                    self._observe_plugin(pl.name, mn.SCORE_EXTENSION_NORMALIZE, st, start)
                 if not_success(st):
                     return failed, Status.error(f'running Normalize on Score plugins: plugin "{pl.name}" failed '
                                                 f"with: {st.message()}")

@@ -748,6 +748,22 @@ static int32_t wasi_random(Inst *inst, wasmtime_caller_t *caller, uint32_t buf, 
     return ERRNO_SUCCESS;
 }
 
+/* fd_fdstat_get / fd_filestat_get of stdio: a zeroed record of size bytes at ptr, the character-device
+ * file type at type_at and, when given, the rights at 8. */
+static int32_t stdio_record(Inst *inst, wasmtime_caller_t *caller, uint32_t fd, uint32_t ptr, uint32_t size,
+                            uint32_t type_at, uint64_t rights) {
+    if (fd > 2)
+        return ERRNO_BADF;
+    uint8_t *p = guest_span(inst, caller, ptr, size);
+    if (p == NULL)
+        return ERRNO_FAULT;
+    memset(p, 0, size);
+    p[type_at] = FILETYPE_CHARACTER_DEVICE;
+    if (rights)
+        memcpy(p + 8, &rights, 8);
+    return ERRNO_SUCCESS;
+}
+
 /* Every WASI function but fd_write, clock_time_get (their own handlers) and poll_oneoff (Python). */
 static wasm_trap_t *wasi(Inst *inst, ImportEnv *env, wasmtime_caller_t *caller, wasmtime_val_raw_t *args) {
     uint32_t a0 = (uint32_t)args[0].i32, a1 = env->nparams > 1 && env->kinds[1] == 'i' ? (uint32_t)args[1].i32 : 0;
@@ -777,40 +793,13 @@ static wasm_trap_t *wasi(Inst *inst, ImportEnv *env, wasmtime_caller_t *caller, 
     case W_FD_FDSTAT_SET_FLAGS:
         r = stdio ? ERRNO_SUCCESS : ERRNO_BADF;
         break;
-    case W_FD_FDSTAT_GET: {
-        if (!stdio) {
-            r = ERRNO_BADF;
-            break;
-        }
-        /* fdstat: fs_filetype u8, fs_flags u16 at 2, fs_rights_base u64 at 8, fs_rights_inheriting at 16 */
-        uint8_t *p = guest_span(inst, caller, a1, 24);
-        if (p == NULL) {
-            r = ERRNO_FAULT;
-            break;
-        }
-        memset(p, 0, 24);
-        p[0] = FILETYPE_CHARACTER_DEVICE;
-        uint64_t rights = (a0 == 0 ? RIGHT_FD_READ : RIGHT_FD_WRITE) | RIGHT_POLL_FD_READWRITE;
-        memcpy(p + 8, &rights, 8);
-        r = ERRNO_SUCCESS;
+    case W_FD_FDSTAT_GET: /* fdstat: fs_filetype u8, fs_flags u16, fs_rights_base u64 at 8, inheriting at 16 */
+        r = stdio_record(inst, caller, a0, a1, 24, 0,
+                         (a0 == 0 ? RIGHT_FD_READ : RIGHT_FD_WRITE) | RIGHT_POLL_FD_READWRITE);
         break;
-    }
-    case W_FD_FILESTAT_GET: {
-        if (!stdio) {
-            r = ERRNO_BADF;
-            break;
-        }
-        /* filestat: dev, ino u64, filetype u8 at 16, nlink, size, atim, mtim, ctim u64: 64 bytes */
-        uint8_t *p = guest_span(inst, caller, a1, 64);
-        if (p == NULL) {
-            r = ERRNO_FAULT;
-            break;
-        }
-        memset(p, 0, 64);
-        p[16] = FILETYPE_CHARACTER_DEVICE;
-        r = ERRNO_SUCCESS;
+    case W_FD_FILESTAT_GET: /* filestat: dev, ino u64, filetype u8 at 16, nlink, size, 3 times u64 */
+        r = stdio_record(inst, caller, a0, a1, 64, 16, 0);
         break;
-    }
     case W_FD_SEEK:
     case W_FD_TELL:
     case W_FD_PREAD:
