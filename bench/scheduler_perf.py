@@ -17,7 +17,8 @@ pods are bound. Every host reports the same fields:
 
 wasmsched runs what `wasmsched simulate` runs (load_config, the in-tree registry plus wasm plugins,
 Simulation), in a child `python` per run, with metrics on, as kube-scheduler always has them (they cost
-wasmsched about 5% of its CPU time; --no-metrics leaves them off, as `simulate` does by default).
+wasmsched about a fifth of its CPU time at 500 nodes; --no-metrics leaves them off, as `simulate` does
+by default).
 kube-scheduler runs at GOMAXPROCS 1 and 2 (it uses the second core for binding and its parallel
 Filter/Score; wasmsched schedules on one thread). Rounds are interleaved: every variant runs once per
 round, in turn. The table shows the median and the best (min time) of the rounds.
@@ -25,8 +26,11 @@ round, in turn. The table shows the median and the best (min time) of the rounds
 With --kswe PATH (a KSWE checkout at 9b2791f1bbea) the NodeNumber guest
 (internal/e2e/scheduler_perf/wasm/nodenumber/main.wasm) is added to the default profile as a wasm plugin
 on wasmsched and on KSWE's host (kube-scheduler v1.33.4 with KSWE's wasm plugin, built from the checkout),
-and "time NodeNumber adds per pod" = (time with - time without) / pods on each host. Without --kswe those
-variants are skipped and the report says so.
+and "time NodeNumber adds per pod" = (time with - time without) / pods on each host. The same is measured
+for KSWE's examples/nodenumber with logSeverity 0 (a klog Info line per Score, an event per PreScore):
+wasmsched logs as `simulate` does (the klog handler on stderr, which the driver discards), KSWE's host
+formats each line with klog, whose output the program discards. Without --kswe those variants are
+skipped and the report says so.
 
     tools/kube/build.sh bench-kube
     .venv/bin/python bench/scheduler_perf.py [--sizes 500x1000,5000x1000] [--rounds 3] [--kswe PATH] [--out FILE]
@@ -59,6 +63,8 @@ from benchlib import (  # noqa: E402  (bench/ is not a package; its helpers are 
 )
 
 NODENUMBER = "NodeNumber"
+LOGGING_NODENUMBER = "wasmsched + NodeNumber logSeverity 0"
+KSWE_LOGGING_GUEST = "examples/nodenumber/main.wasm"
 
 
 # ----- the workload ---------------------------------------------------------------------------------
@@ -97,15 +103,18 @@ def scheduling_basic(nodes: int, pods: int) -> tuple[list[Any], list[Any]]:
     return node_objs, pod_objs
 
 
-def nodenumber_config(guest: Path) -> dict[str, Any]:
+def nodenumber_config(guest: Path, log_severity: int | None = None) -> dict[str, Any]:
     """The default profile plus the guest, as KSWE's sched-config-wasm-only.yaml adds it (multiPoint, weight 1)."""
+    args: dict[str, Any] = {"guestURL": str(guest)}
+    if log_severity is not None:
+        args["logSeverity"] = log_severity
     return {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
         "profiles": [{
             "schedulerName": "default-scheduler",
             "plugins": {"multiPoint": {"enabled": [{"name": NODENUMBER}]}},
-            "pluginConfig": [{"name": NODENUMBER, "args": {"guestURL": str(guest)}}],
+            "pluginConfig": [{"name": NODENUMBER, "args": args}],
         }],
     }
 
@@ -120,14 +129,17 @@ def percentile(sorted_values: Sequence[float], p: int) -> float:
     return sorted_values[rank - 1]
 
 
-def worker(nodes: int, pods: int, guest: Path | None, metrics_on: bool) -> dict[str, Any]:
+def worker(nodes: int, pods: int, guest: Path | None, metrics_on: bool, log_severity: int | None = None
+           ) -> dict[str, Any]:
     setup_start = time.perf_counter()
+    from wasmsched.cli.logs import setup_logging
     from wasmsched.config import config_from_dict, load_config
     from wasmsched.plugins.registry import in_tree_registry
     from wasmsched.simulator.simulation import Simulation
     from wasmsched.wasm.plugin import register_wasm_plugins
 
-    cfg = load_config(None) if guest is None else config_from_dict(nodenumber_config(guest))
+    setup_logging(0)  # as `simulate` logs: a guest's Info lines on stderr (the driver discards it)
+    cfg = load_config(None) if guest is None else config_from_dict(nodenumber_config(guest, log_severity))
     registry = in_tree_registry()
     register_wasm_plugins(registry, cfg)
     metrics = None
@@ -248,7 +260,7 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def variants(kube_bin: Path, kswe_bin: Path | None, guest: Path | None, procs: Sequence[int],
-             metrics: bool) -> list[Variant]:
+             metrics: bool, log_guest: Path | None = None) -> list[Variant]:
     py = [sys.executable, str(Path(__file__).resolve()), "--worker", *([] if metrics else ["--no-metrics"])]
     out = [Variant("wasmsched", "wasmsched", lambda n, p: [*py, f"--nodes={n}", f"--pods={p}"], {})]
     out.extend(Variant(f"kube-scheduler GOMAXPROCS={gp}", "kube-scheduler",
@@ -266,6 +278,16 @@ def variants(kube_bin: Path, kswe_bin: Path | None, guest: Path | None, procs: S
             out.append(Variant(f"KSWE host + NodeNumber GOMAXPROCS={gp}", "kswe",
                                lambda n, p: [str(kswe_bin), f"-nodes={n}", f"-pods={p}", f"-guest={g}"],
                                {"GOMAXPROCS": str(gp)}, nodenumber=True))
+    if log_guest is not None:
+        # KSWE's examples/nodenumber: a klog line per Score and an event per PreScore, every line emitted.
+        lg = str(log_guest)
+        out.append(Variant(LOGGING_NODENUMBER, "wasmsched",
+                           lambda n, p: [*py, f"--nodes={n}", f"--pods={p}", f"--guest={lg}", "--log-severity=0"], {},
+                           nodenumber=True))
+        if kswe_bin is not None:
+            out.append(Variant(f"KSWE host {LOGGING_NODENUMBER.split(' ', 1)[1]} GOMAXPROCS=1", "kswe",
+                               lambda n, p: [str(kswe_bin), f"-nodes={n}", f"-pods={p}", f"-guest={lg}",
+                                             "-log-severity=0"], {"GOMAXPROCS": "1"}, nodenumber=True))
     return out
 
 
@@ -273,7 +295,10 @@ def nodenumber_cost(summaries: dict[str, dict[str, Any]], pods: int) -> dict[str
     """ms NodeNumber adds per pod on each host: (median time with - median time without) / pods, in wall
     time and in the process's CPU time (the steadier of the two on a busy machine)."""
     out = {}
-    pairs = [("wasmsched", "wasmsched + NodeNumber", "wasmsched")]
+    pairs = [("wasmsched", "wasmsched + NodeNumber", "wasmsched"),
+             ("wasmsched", LOGGING_NODENUMBER, "wasmsched, logging guest"),
+             ("KSWE host GOMAXPROCS=1", f"KSWE host {LOGGING_NODENUMBER.split(' ', 1)[1]} GOMAXPROCS=1",
+              "KSWE host GOMAXPROCS=1, logging guest")]
     pairs += [(f"KSWE host GOMAXPROCS={gp}", f"KSWE host + NodeNumber GOMAXPROCS={gp}", f"KSWE host GOMAXPROCS={gp}")
               for gp in (1, 2)]
     for base, with_nn, label in pairs:
@@ -313,12 +338,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--nodes", type=int, default=500, help=argparse.SUPPRESS)
     ap.add_argument("--pods", type=int, default=1000, help=argparse.SUPPRESS)
     ap.add_argument("--guest", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--log-severity", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--no-metrics", action="store_true",
                     help="wasmsched without its metrics, as `simulate` runs by default (no extension-point times; "
                          "kube-scheduler always has them)")
     args = ap.parse_args(argv)
     if args.worker:
-        print(json.dumps(worker(args.nodes, args.pods, args.guest, not args.no_metrics)))
+        print(json.dumps(worker(args.nodes, args.pods, args.guest, not args.no_metrics, args.log_severity)))
         return 0
 
     procs = [int(x) for x in args.procs.split(",")]
@@ -334,7 +360,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             notes.append("KSWE host not built: the KSWE NodeNumber rows are missing")
     else:
         notes.append("no --kswe: the NodeNumber variants (wasmsched and KSWE's host) were not run")
-    all_variants = variants(kube_bin, kswe_bin, guest, procs, not args.no_metrics)
+    log_guest = args.kswe / KSWE_LOGGING_GUEST if args.kswe and (args.kswe / KSWE_LOGGING_GUEST).is_file() else None
+    all_variants = variants(kube_bin, kswe_bin, guest, procs, not args.no_metrics, log_guest)
     load_before = load_avg()
     runs: dict[str, dict[str, list[dict[str, Any]]]] = {s: {} for s in sizes}
     for rnd in range(args.rounds):
@@ -360,7 +387,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for k, r in ratio.items():
             print(f"  {k}: {r:.2f}x (target >= 1.5x)")
         for host, ms in results[size]["nodenumber_ms_per_pod"].items():
-            target = " (target <= 1.0)" if host == "wasmsched" else ""
+            target = " (target <= 1.0)" if host.startswith("wasmsched") else ""
             print(f"  NodeNumber adds on {host}: {ms['wall_ms']:.2f} ms/pod wall, "
                   f"{ms['cpu_ms']:.2f} ms/pod CPU{target}")
     for note in notes:

@@ -85,6 +85,7 @@ type extensionPoint struct {
 func main() {
 	nodes := flag.Int("nodes", 500, "nodes to create before the pods")
 	guest := flag.String("guest", "", "a guest .wasm to add to the default profile as the wasm plugin NodeNumber")
+	logSeverity := flag.Int("log-severity", -1, "the guest's logSeverity arg (-1: not set, KSWE's default)")
 	pods := flag.Int("pods", 1000, "pods to create and schedule (the measured ones)")
 	procs := flag.Int("procs", 0, "GOMAXPROCS (0: the environment's)")
 	timeout := flag.Duration("timeout", 10*time.Minute, "give up when the pods are not bound by then")
@@ -93,7 +94,7 @@ func main() {
 		runtime.GOMAXPROCS(*procs)
 	}
 	silenceKlog()
-	res, err := run(*nodes, *pods, *guest, *timeout)
+	res, err := run(*nodes, *pods, *guest, *logSeverity, *timeout)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench-kube:", err)
 		os.Exit(1)
@@ -111,7 +112,7 @@ func silenceKlog() {
 	klog.LogToStderr(false)
 }
 
-func run(numNodes, numPods int, guest string, timeout time.Duration) (*result, error) {
+func run(numNodes, numPods int, guest string, logSeverity int, timeout time.Duration) (*result, error) {
 	setupStart := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -132,7 +133,7 @@ func run(numNodes, numPods int, guest string, timeout time.Duration) (*result, e
 
 	informers := scheduler.NewInformerFactory(client, 0)
 	recorders := func(string) events.EventRecorder { return &events.FakeRecorder{} }
-	opts, err := guestOptions(guest)
+	opts, err := guestOptions(guest, logSeverity)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +195,9 @@ func run(numNodes, numPods int, guest string, timeout time.Duration) (*result, e
 
 // guestOptions: none for the default profile; with a guest, the default profile plus the wasm plugin,
 // configured as KSWE's sched-config-wasm-only.yaml does (multiPoint, weight 1), and KSWE's factory registered.
-func guestOptions(guest string) ([]scheduler.Option, error) {
+// logSeverity >= 0 sets the plugin's logSeverity (the guest's klog lines are formatted by klog, whose
+// output this program discards).
+func guestOptions(guest string, logSeverity int) ([]scheduler.Option, error) {
 	if guest == "" {
 		return nil, nil
 	}
@@ -215,6 +218,9 @@ profiles:
     args:
       guestURL: %q
 `, "file://"+abs)
+	if logSeverity >= 0 {
+		doc += fmt.Sprintf("      logSeverity: %d\n", logSeverity)
+	}
 	obj, gvk, err := schedscheme.Codecs.UniversalDecoder().Decode([]byte(doc), nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("decoding the scheduler configuration: %w", err)
