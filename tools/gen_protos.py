@@ -24,6 +24,7 @@ ROOTS = [
     "k8s.io/api/apps/v1/generated.proto",
     "k8s.io/api/core/v1/generated.proto",
     "k8s.io/api/policy/v1/generated.proto",
+    "k8s.io/api/resource/v1/generated.proto",
     "k8s.io/api/scheduling/v1/generated.proto",
     "k8s.io/api/storage/v1/generated.proto",
 ]

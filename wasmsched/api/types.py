@@ -11,6 +11,7 @@ from google.protobuf.message import Message
 from wasmsched.api.gen.k8s_io.api.apps.v1 import generated_pb2 as apps_pb
 from wasmsched.api.gen.k8s_io.api.core.v1 import generated_pb2 as core_pb
 from wasmsched.api.gen.k8s_io.api.policy.v1 import generated_pb2 as policy_pb
+from wasmsched.api.gen.k8s_io.api.resource.v1 import generated_pb2 as resource_pb
 from wasmsched.api.gen.k8s_io.api.scheduling.v1 import generated_pb2 as scheduling_pb
 from wasmsched.api.gen.k8s_io.api.storage.v1 import generated_pb2 as storage_pb
 from wasmsched.api.gen.k8s_io.apimachinery.pkg.apis.meta.v1 import generated_pb2 as meta_pb
@@ -51,6 +52,13 @@ PriorityClass = scheduling_pb.PriorityClass
 PodDisruptionBudget = policy_pb.PodDisruptionBudget
 StorageClass = storage_pb.StorageClass
 CSINode = storage_pb.CSINode
+CSIDriver = storage_pb.CSIDriver
+CSIStorageCapacity = storage_pb.CSIStorageCapacity
+VolumeAttachment = storage_pb.VolumeAttachment
+ResourceClaim = resource_pb.ResourceClaim
+ResourceClaimTemplate = resource_pb.ResourceClaimTemplate
+DeviceClass = resource_pb.DeviceClass
+ResourceSlice = resource_pb.ResourceSlice
 ObjectMeta = meta_pb.ObjectMeta
 OwnerReference = meta_pb.OwnerReference
 LabelSelector = meta_pb.LabelSelector
@@ -87,6 +95,20 @@ KIND_TYPES: dict[tuple[str, str], type[Message]] = {
     ("storage.k8s.io/v1", "StorageClassList"): storage_pb.StorageClassList,
     ("storage.k8s.io/v1", "CSINode"): storage_pb.CSINode,
     ("storage.k8s.io/v1", "CSINodeList"): storage_pb.CSINodeList,
+    ("storage.k8s.io/v1", "CSIDriver"): storage_pb.CSIDriver,
+    ("storage.k8s.io/v1", "CSIDriverList"): storage_pb.CSIDriverList,
+    ("storage.k8s.io/v1", "CSIStorageCapacity"): storage_pb.CSIStorageCapacity,
+    ("storage.k8s.io/v1", "CSIStorageCapacityList"): storage_pb.CSIStorageCapacityList,
+    ("storage.k8s.io/v1", "VolumeAttachment"): storage_pb.VolumeAttachment,
+    ("storage.k8s.io/v1", "VolumeAttachmentList"): storage_pb.VolumeAttachmentList,
+    ("resource.k8s.io/v1", "ResourceClaim"): resource_pb.ResourceClaim,
+    ("resource.k8s.io/v1", "ResourceClaimList"): resource_pb.ResourceClaimList,
+    ("resource.k8s.io/v1", "ResourceClaimTemplate"): resource_pb.ResourceClaimTemplate,
+    ("resource.k8s.io/v1", "ResourceClaimTemplateList"): resource_pb.ResourceClaimTemplateList,
+    ("resource.k8s.io/v1", "DeviceClass"): resource_pb.DeviceClass,
+    ("resource.k8s.io/v1", "DeviceClassList"): resource_pb.DeviceClassList,
+    ("resource.k8s.io/v1", "ResourceSlice"): resource_pb.ResourceSlice,
+    ("resource.k8s.io/v1", "ResourceSliceList"): resource_pb.ResourceSliceList,
 }
 
 # message full name -> (apiVersion, kind), to write TypeMeta back out.
@@ -95,7 +117,7 @@ TYPE_META: dict[str, tuple[str, str]] = {cls.DESCRIPTOR.full_name: gvk for gvk, 
 # Kinds whose objects live in a namespace (the rest are cluster-scoped).
 NAMESPACED_KINDS: frozenset[str] = frozenset(
     {"Pod", "PersistentVolumeClaim", "Service", "PodDisruptionBudget", "Binding", "ReplicationController",
-     "ReplicaSet", "StatefulSet"}
+     "ReplicaSet", "StatefulSet", "CSIStorageCapacity", "ResourceClaim", "ResourceClaimTemplate"}
 )
 
 

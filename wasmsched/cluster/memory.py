@@ -273,6 +273,36 @@ class MemoryCluster:
         with self._lock:
             return [o for o in self._objects.get(kind, {}).values() if o.metadata.namespace == namespace]
 
+    def get_object(self, kind: str, key: str) -> Any | None:
+        return self.get(kind, key)
+
+    def list_objects(self, kind: str) -> builtins.list[Any]:
+        return self.list(kind)
+
+    def update_object(self, obj: Any, subresource: str = "") -> Any:
+        """An update as the API server does it: refused when the object's resourceVersion is stale;
+        a "status" write keeps the stored spec, a main-resource write keeps the stored status."""
+        with self._lock:
+            kind = _kind_of(obj)
+            cur = self.get(kind, object_key(obj))
+            if cur is None:
+                raise NotFoundError(f'{kind.lower()}s "{object_key(obj)}" not found')
+            rv = obj.metadata.resourceVersion
+            if rv and rv != cur.metadata.resourceVersion:
+                raise ConflictError(
+                    f'Operation cannot be fulfilled on {kind.lower()}s "{object_key(obj)}": the object has been '
+                    "modified; please apply your changes to the latest version and try again", obj)
+            has_status = "status" in obj.DESCRIPTOR.fields_by_name
+            new = type(obj)()
+            if subresource == "status":
+                new.CopyFrom(cur)
+                new.status.CopyFrom(obj.status)
+            else:
+                new.CopyFrom(obj)
+                if has_status:
+                    new.status.CopyFrom(cur.status)
+            return self.update(new)
+
     # ----- EventRecorder ----------------------------------------------------------------------
 
     def eventf(self, regarding: Any, related: Any, eventtype: str, reason: str, action: str, note: str) -> None:

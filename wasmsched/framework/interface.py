@@ -607,6 +607,22 @@ class ClusterClient(Protocol):
         "ReplicaSet", "StatefulSet"; empty when there are none. Read only."""
         ...
 
+    def get_object(self, kind: str, key: str) -> Any | None:
+        """One object of any kind of wasmsched.kube.resources.RESOURCES by its key ("namespace/name", or
+        "name" when cluster-scoped), as the informer cache holds it (a lister's Get); None when absent.
+        Read only: copy before changing it."""
+        ...
+
+    def list_objects(self, kind: str) -> list[Any]:
+        """Every object of one kind, as the informer cache holds it (a lister's List). Read only."""
+        ...
+
+    def update_object(self, obj: Any, subresource: str = "") -> Any:
+        """Replaces an object (PUT, or PUT of its "status" subresource), as the volume binder's and the
+        DRA plugin's PreBind writes do; the object's resourceVersion guards against lost updates
+        (ConflictError when it is stale). Returns the object as stored."""
+        ...
+
 
 class PodNominator(Protocol):
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]: ...

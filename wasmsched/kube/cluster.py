@@ -20,9 +20,11 @@ from typing import Any, TypeVar
 
 from google.protobuf.message import Message
 
+from wasmsched.api.convert import message_to_dict
 from wasmsched.api.types import Pod, type_meta
 from wasmsched.api.wellknown import now_rfc3339
 from wasmsched.kube.api import ApiError, KubeApi, TransportError
+from wasmsched.kube.codec import decode
 from wasmsched.kube.informer import InformerFactory
 from wasmsched.kube.resources import RESOURCES
 from wasmsched.util.klog import quote
@@ -250,7 +252,25 @@ class KubeCluster:
             return []
         return self.informers.informer(kind).list_namespace(namespace)
 
+    def get_object(self, kind: str, key: str) -> Any | None:
+        if kind not in RESOURCES or not RESOURCES[kind].available():
+            return None
+        return self.informers.informer(kind).get(key)
+
+    def list_objects(self, kind: str) -> list[Any]:
+        if kind not in RESOURCES or not RESOURCES[kind].available():
+            return []
+        return self.informers.informer(kind).list()
+
     # ----- writes ----------------------------------------------------------------------------
+
+    def update_object(self, obj: Any, subresource: str = "") -> Any:
+        """PUT of the object (or of its status), its resourceVersion as the precondition (409 when stale)."""
+        resource = RESOURCES[obj.DESCRIPTOR.name]
+        meta = obj.metadata
+        data, ctype = self.api.request("PUT", resource.path(meta.namespace, meta.name, subresource),
+                                       body=message_to_dict(obj))
+        return decode(data, ctype, resource.message_class)
 
     def bind(self, pod: Pod, node_name: str) -> None:
         """POST pods/binding, as DefaultBinder does (the UID guards against a recreated pod)."""

@@ -29,6 +29,12 @@ OTHER_EVENT_RESOURCES = {
     "PersistentVolumeClaim": EventResource.PERSISTENT_VOLUME_CLAIM,
     "StorageClass": EventResource.STORAGE_CLASS,
     "CSINode": EventResource.CSI_NODE,
+    "CSIDriver": EventResource.CSI_DRIVER,
+    "CSIStorageCapacity": EventResource.CSI_STORAGE_CAPACITY,
+    "VolumeAttachment": EventResource.VOLUME_ATTACHMENT,
+    "ResourceClaim": EventResource.RESOURCE_CLAIM,
+    "ResourceSlice": EventResource.RESOURCE_SLICE,
+    "DeviceClass": EventResource.DEVICE_CLASS,
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from wasmsched.api.types import Pod
+from wasmsched.api.types import Pod, object_key
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interface import WaitingPod
 from wasmsched.framework.snapshot import Snapshot, new_snapshot
@@ -25,8 +25,10 @@ class RecordingClient:
         self.conditions: list[tuple[str, str, str, str]] = []
         self.pdbs = pdbs or []
         self.namespaces = dict(namespaces or {})
-        # Services, ReplicationControllers, ReplicaSets, StatefulSets (what list_in_namespace reads).
+        # Any other objects: Services, ReplicaSets, ... (list_in_namespace), PVs, claims, ... (get_object).
         self.objects = list(objects or [])
+        # (kind, key, subresource) of every update_object, in order.
+        self.updates: list[tuple[str, str, str]] = []
 
     def get_pod(self, namespace: str, name: str) -> Pod | None:
         return None
@@ -51,6 +53,20 @@ class RecordingClient:
 
     def list_in_namespace(self, kind: str, namespace: str) -> list[Any]:
         return [o for o in self.objects if o.DESCRIPTOR.name == kind and o.metadata.namespace == namespace]
+
+    def get_object(self, kind: str, key: str) -> Any | None:
+        return next((o for o in self.objects if o.DESCRIPTOR.name == kind and object_key(o) == key), None)
+
+    def list_objects(self, kind: str) -> list[Any]:
+        return [o for o in self.objects if o.DESCRIPTOR.name == kind]
+
+    def update_object(self, obj: Any, subresource: str = "") -> Any:
+        """Replaces the stored object of the same kind and key, and records the write."""
+        key = object_key(obj)
+        self.updates.append((obj.DESCRIPTOR.name, key, subresource))
+        self.objects = [o for o in self.objects
+                        if not (o.DESCRIPTOR.name == obj.DESCRIPTOR.name and object_key(o) == key)] + [obj]
+        return obj
 
 
 class RecordingEvents:
