@@ -24,6 +24,8 @@ _IN_TREE: dict[str, tuple[str, str]] = {
     "ImageLocality": ("wasmsched.plugins.imagelocality", "new"),
     "PodTopologySpread": ("wasmsched.plugins.podtopologyspread", "new"),
     "InterPodAffinity": ("wasmsched.plugins.interpodaffinity", "new"),
+    "VolumeRestrictions": ("wasmsched.plugins.volumerestrictions", "new"),
+    "VolumeZone": ("wasmsched.plugins.volumezone", "new"),
     "DefaultPreemption": ("wasmsched.plugins.defaultpreemption", "new"),
     "DefaultBinder": ("wasmsched.plugins.defaultbinder", "new"),
 }
