@@ -320,3 +320,54 @@ def test_is_schedulable_after_persistent_volume_claim_change(name: str, pod: Pod
                                                              expected_hint: QueueingHint) -> None:
     pl = new_plugin(pvcs=[new_obj] if isinstance(new_obj, PersistentVolumeClaim) else [])
     assert pl.is_schedulable_after_persistent_volume_claim_added(pod, old_obj, new_obj) == expected_hint
+
+
+def test_simulation_with_volume_plugins() -> None:
+    """Both volume plugins in a profile of the embedded cluster: ReadWriteOncePod and disk conflicts,
+    zones, and the requeueing by the AssignedPod/Delete and PersistentVolumeClaim/Add hints."""
+    from wasmsched.api.types import PersistentVolume
+    from wasmsched.config import config_from_dict
+    from wasmsched.simulator.simulation import Simulation
+
+    cfg = config_from_dict({
+        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler", "plugins": {"multiPoint": {"enabled": [
+            {"name": "VolumeRestrictions"}, {"name": "VolumeZone"}]}}}],
+    })
+    sim = Simulation(cfg, in_tree_registry())
+    pv = PersistentVolume()
+    pv.metadata.name = "pv-b"
+    pv.metadata.labels["topology.kubernetes.io/zone"] = "b"
+
+    def bound(name: str, *modes: str) -> PersistentVolumeClaim:
+        c = pvc(name, *modes)
+        c.spec.volumeName = "pv-b"
+        return c
+
+    nodes = [make_node(f"n{z}").capacity(cpu="4", pods="10").label("topology.kubernetes.io/zone", z).obj()
+             for z in "ab"]
+    gce_running = vol_pod(GCE_1, name="gce-running")
+    gce_running.spec.nodeName = "nb"
+    sim.apply({
+        "Node": nodes, "PersistentVolume": [pv],
+        "PersistentVolumeClaim": [bound("c-b", "ReadWriteOnce"), bound("rwop", "ReadWriteOncePod")],
+        "Pod": [pvc_pod("zoned", "c-b", node=""), pvc_pod("rwop-user", "rwop", node="na"),
+                pvc_pod("rwop-waiter", "rwop", node=""), pvc_pod("no-claim", "missing", node=""),
+                gce_running, vol_pod(GCE_1, name="gce-pending")],
+    })
+    try:
+        got = {p.name: (p.phase, p.node, p.message) for p in sim.run_until_quiet().pods}
+        assert got["zoned"][:2] == ("Scheduled", "nb")
+        assert got["gce-pending"][:2] == ("Scheduled", "na")
+        assert got["rwop-waiter"][:2] == ("Unschedulable", None)
+        assert ("0/2 nodes are available: 2 " + ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT) in got["rwop-waiter"][2]
+        assert got["no-claim"][:2] == ("Unschedulable", None)
+        assert 'persistentvolumeclaim "missing" not found' in got["no-claim"][2]
+
+        sim.cluster.delete("Pod", "default/rwop-user")
+        sim.cluster.create(bound("missing", "ReadWriteOnce"))
+        got = {p.name: (p.phase, p.node, p.message) for p in sim.run_until_quiet().pods}
+        assert got["rwop-waiter"][:2] == ("Scheduled", "nb")
+        assert got["no-claim"][:2] == ("Scheduled", "nb")
+    finally:
+        sim.scheduler.close()
