@@ -124,21 +124,38 @@ def test_empty_pod_skips() -> None:
     assert st is not None and st.code == Code.SKIP
 
 
-@pytest.mark.parametrize(("name", "pod", "claims", "want"), [
-    ("missing-claim", pod_with_claim_template(False), [allocated_claim()],
-     'pod "default/my-pod": ResourceClaim not created yet'),
-    ("wrong-claim", pod_with_claim_template(True), ["wrong-owner"],
-     "ResourceClaim default/my-pod-my-resource was not created for Pod default/my-pod (Pod is not owner)"),
-    ("deleted-claim", pod_with_claim_template(True), ["deleted"], 'resourceclaim "my-pod-my-resource" is being deleted'),
-    ("no-claim-object", pod_with_claim_name(), [], 'could not find ResourceClaim "default/my-pod-my-resource"'),
-])
+@pytest.mark.parametrize(
+    ("name", "pod", "claims", "want"),
+    [
+        (
+            "missing-claim",
+            pod_with_claim_template(False),
+            [allocated_claim()],
+            'pod "default/my-pod": ResourceClaim not created yet',
+        ),
+        (
+            "wrong-claim",
+            pod_with_claim_template(True),
+            ["wrong-owner"],
+            "ResourceClaim default/my-pod-my-resource was not created for Pod default/my-pod (Pod is not owner)",
+        ),
+        (
+            "deleted-claim",
+            pod_with_claim_template(True),
+            ["deleted"],
+            'resourceclaim "my-pod-my-resource" is being deleted',
+        ),
+        ("no-claim-object", pod_with_claim_name(), [], 'could not find ResourceClaim "default/my-pod-my-resource"'),
+    ],
+)
 def test_pre_enqueue_rejections(name: str, pod: Pod, claims: list[Any], want: str) -> None:
     objs: list[Any] = []
-    for c in claims:
-        if c == "wrong-owner":
+    for spec in claims:
+        c = spec
+        if spec == "wrong-owner":
             c = allocated_claim()
             c.metadata.ownerReferences[0].uid += "123"
-        elif c == "deleted":
+        elif spec == "deleted":
             c = allocated_claim()
             c.metadata.deletionTimestamp.seconds = 1
         objs.append(c)
@@ -252,16 +269,27 @@ def test_good_topology() -> None:
     assert pl.filter(cs, pod, nodes[0]) is None
 
 
-@pytest.mark.parametrize(("name", "claim_sel", "class_sel", "want"), [
-    ("claim-parameters-CEL-runtime-error", "device.attributes[\"dra.example.com\"].nosuchattr", "",
-     "claim default/my-pod-my-resource: selector #0 on device some-driver/worker/instance-1: CEL runtime error: "
-     "no such key: nosuchattr. consider using CEL optional chaining (.? followed by orValue()) or guarding the "
-     "check with has() for optional fields"),
-    ("class-parameters-CEL-runtime-error", "", "device.attributes[\"dra.example.com\"].nosuchattr",
-     "class my-resource-class: selector #0 on device some-driver/worker/instance-1: CEL runtime error: "
-     "no such key: nosuchattr. consider using CEL optional chaining (.? followed by orValue()) or guarding the "
-     "check with has() for optional fields"),
-])
+@pytest.mark.parametrize(
+    ("name", "claim_sel", "class_sel", "want"),
+    [
+        (
+            "claim-parameters-CEL-runtime-error",
+            'device.attributes["dra.example.com"].nosuchattr',
+            "",
+            "claim default/my-pod-my-resource: selector #0 on device some-driver/worker/instance-1: CEL runtime error: "
+            "no such key: nosuchattr. consider using CEL optional chaining (.? followed by orValue()) or guarding the "
+            "check with has() for optional fields",
+        ),
+        (
+            "class-parameters-CEL-runtime-error",
+            "",
+            'device.attributes["dra.example.com"].nosuchattr',
+            "class my-resource-class: selector #0 on device some-driver/worker/instance-1: CEL runtime error: "
+            "no such key: nosuchattr. consider using CEL optional chaining (.? followed by orValue()) or guarding the "
+            "check with has() for optional fields",
+        ),
+    ],
+)
 def test_cel_runtime_errors(name: str, claim_sel: str, class_sel: str, want: str) -> None:
     pl, _, nodes = setup([pending_claim(selector=claim_sel), device_class(class_sel), node_slice()])
     pod = pod_with_claim_name()
@@ -298,4 +326,17 @@ def test_queueing_hints() -> None:
     unrelated = pending_claim()
     unrelated.metadata.uid = "other"
     assert pl.is_schedulable_after_claim_change(pod, None, unrelated) == QueueingHint.QUEUE_SKIP
-    assert pl.is_schedulable_after_target_pod_update(pod, None, pod_with_claim_template(False)) == QueueingHint.QUEUE_SKIP
+    assert (
+        pl.is_schedulable_after_target_pod_update(pod, None, pod_with_claim_template(False)) == QueueingHint.QUEUE_SKIP
+    )
+
+
+def test_args_defaults_and_validation() -> None:
+    from wasmsched.config.args import DynamicResourcesArgs
+
+    a = DynamicResourcesArgs.default()
+    assert (a.filter_timeout, a.binding_timeout) == (10.0, 600.0)
+    b = DynamicResourcesArgs.from_dict({"filterTimeout": "1m30s", "bindingTimeout": "500ms"})
+    assert b.filter_timeout == 90.0
+    assert [e.detail for e in b.validate()] == ["must be at least 1 second"]
+    assert [e.detail for e in DynamicResourcesArgs(filter_timeout=-1.0).validate()] == ["must be zero or positive"]

@@ -23,8 +23,15 @@ def klass(name: str = CLASS_A, selector: str = f'device.driver == "{DRIVER_A}"')
     return dc
 
 
-def slice_(name: str, node: str, pool: str, generation: int, devices: list[tuple[str, dict[str, Any]]],
-           count: int = 1, driver: str = DRIVER_A) -> ResourceSlice:
+def slice_(
+    name: str,
+    node: str,
+    pool: str,
+    generation: int,
+    devices: list[tuple[str, dict[str, Any]]],
+    count: int = 1,
+    driver: str = DRIVER_A,
+) -> ResourceSlice:
     s = ResourceSlice()
     s.metadata.name = name
     s.spec.driver = driver
@@ -59,8 +66,12 @@ def claim(*requests: tuple[str, str, int], constraint_attr: str = "", name: str 
     return c
 
 
-def run(claims: list[ResourceClaim], slices: list[ResourceSlice], allocated: set[DeviceID] | None = None,
-        classes: list[DeviceClass] | None = None) -> list[list[str]] | None:
+def run(
+    claims: list[ResourceClaim],
+    slices: list[ResourceSlice],
+    allocated: set[DeviceID] | None = None,
+    classes: list[DeviceClass] | None = None,
+) -> list[list[str]] | None:
     by_name = {c.metadata.name: c for c in (classes if classes is not None else [klass()])}
     a = Allocator(Features(), allocated or set(), by_name.get, slices, Cache())
     result = a.allocate(NodeWrapper(NODE1).obj(), claims)
@@ -72,37 +83,98 @@ def run(claims: list[ResourceClaim], slices: list[ResourceSlice], allocated: set
 D1 = [("device-1", {}), ("device-2", {})]
 
 
-@pytest.mark.parametrize(("name", "claims", "slices", "allocated", "want"), [
-    ("empty", [], [], None, []),
-    ("simple", [claim(("req-0", "ExactCount", 1))], [slice_("s", NODE1, "pool-1", 1, D1)], None,
-     [["req-0:pool-1/device-1"]]),
-    ("other-node", [claim(("req-0", "ExactCount", 1))], [slice_("s", "node-2", "pool-1", 1, D1)], None, None),
-    ("all-nodes", [claim(("req-0", "ExactCount", 1))], [slice_("s", "", "pool-1", 1, D1)], None,
-     [["req-0:pool-1/device-1"]]),
-    ("small-and-large", [claim(("req-0", "ExactCount", 2))], [slice_("s", NODE1, "pool-1", 1, D1)], None,
-     [["req-0:pool-1/device-1", "req-0:pool-1/device-2"]]),
-    ("too-many", [claim(("req-0", "ExactCount", 3))], [slice_("s", NODE1, "pool-1", 1, D1)], None, None),
-    ("already-allocated", [claim(("req-0", "ExactCount", 1))], [slice_("s", NODE1, "pool-1", 1, D1)],
-     {DeviceID(DRIVER_A, "pool-1", "device-1")}, [["req-0:pool-1/device-2"]]),
-    ("all-devices", [claim(("req-0", "All", 0))], [slice_("s", NODE1, "pool-1", 1, D1)], None,
-     [["req-0:pool-1/device-1", "req-0:pool-1/device-2"]]),
-    ("all-devices-some-allocated", [claim(("req-0", "All", 0))], [slice_("s", NODE1, "pool-1", 1, D1)],
-     {DeviceID(DRIVER_A, "pool-1", "device-1")}, None),
-    ("incomplete-pool", [claim(("req-0", "ExactCount", 1))], [slice_("s", NODE1, "pool-1", 1, D1, count=2)], None,
-     None),
-    ("newer-generation-wins", [claim(("req-0", "ExactCount", 1))],
-     [slice_("s-old", NODE1, "pool-1", 1, D1), slice_("s-new", NODE1, "pool-1", 2, [("device-3", {})])], None,
-     [["req-0:pool-1/device-3"]]),
-    ("two-claims", [claim(("req-0", "ExactCount", 1)), claim(("req-0", "ExactCount", 1), name="claim-1")],
-     [slice_("s", NODE1, "pool-1", 1, D1)], None, [["req-0:pool-1/device-1"], ["req-0:pool-1/device-2"]]),
-    ("match-attribute", [claim(("req-0", "ExactCount", 2), constraint_attr=f"{DRIVER_A}/model")],
-     [slice_("s", NODE1, "pool-1", 1, [("d1", {"model": "x"}), ("d2", {"model": "y"}), ("d3", {"model": "x"})])],
-     None, [["req-0:pool-1/d1", "req-0:pool-1/d3"]]),
-    ("match-attribute-missing", [claim(("req-0", "ExactCount", 2), constraint_attr=f"{DRIVER_A}/model")],
-     [slice_("s", NODE1, "pool-1", 1, [("d1", {"model": "x"}), ("d2", {})])], None, None),
-])
-def test_allocate(name: str, claims: list[ResourceClaim], slices: list[ResourceSlice],
-                  allocated: set[DeviceID] | None, want: list[list[str]] | None) -> None:
+@pytest.mark.parametrize(
+    ("name", "claims", "slices", "allocated", "want"),
+    [
+        ("empty", [], [], None, []),
+        (
+            "simple",
+            [claim(("req-0", "ExactCount", 1))],
+            [slice_("s", NODE1, "pool-1", 1, D1)],
+            None,
+            [["req-0:pool-1/device-1"]],
+        ),
+        ("other-node", [claim(("req-0", "ExactCount", 1))], [slice_("s", "node-2", "pool-1", 1, D1)], None, None),
+        (
+            "all-nodes",
+            [claim(("req-0", "ExactCount", 1))],
+            [slice_("s", "", "pool-1", 1, D1)],
+            None,
+            [["req-0:pool-1/device-1"]],
+        ),
+        (
+            "small-and-large",
+            [claim(("req-0", "ExactCount", 2))],
+            [slice_("s", NODE1, "pool-1", 1, D1)],
+            None,
+            [["req-0:pool-1/device-1", "req-0:pool-1/device-2"]],
+        ),
+        ("too-many", [claim(("req-0", "ExactCount", 3))], [slice_("s", NODE1, "pool-1", 1, D1)], None, None),
+        (
+            "already-allocated",
+            [claim(("req-0", "ExactCount", 1))],
+            [slice_("s", NODE1, "pool-1", 1, D1)],
+            {DeviceID(DRIVER_A, "pool-1", "device-1")},
+            [["req-0:pool-1/device-2"]],
+        ),
+        (
+            "all-devices",
+            [claim(("req-0", "All", 0))],
+            [slice_("s", NODE1, "pool-1", 1, D1)],
+            None,
+            [["req-0:pool-1/device-1", "req-0:pool-1/device-2"]],
+        ),
+        (
+            "all-devices-some-allocated",
+            [claim(("req-0", "All", 0))],
+            [slice_("s", NODE1, "pool-1", 1, D1)],
+            {DeviceID(DRIVER_A, "pool-1", "device-1")},
+            None,
+        ),
+        (
+            "incomplete-pool",
+            [claim(("req-0", "ExactCount", 1))],
+            [slice_("s", NODE1, "pool-1", 1, D1, count=2)],
+            None,
+            None,
+        ),
+        (
+            "newer-generation-wins",
+            [claim(("req-0", "ExactCount", 1))],
+            [slice_("s-old", NODE1, "pool-1", 1, D1), slice_("s-new", NODE1, "pool-1", 2, [("device-3", {})])],
+            None,
+            [["req-0:pool-1/device-3"]],
+        ),
+        (
+            "two-claims",
+            [claim(("req-0", "ExactCount", 1)), claim(("req-0", "ExactCount", 1), name="claim-1")],
+            [slice_("s", NODE1, "pool-1", 1, D1)],
+            None,
+            [["req-0:pool-1/device-1"], ["req-0:pool-1/device-2"]],
+        ),
+        (
+            "match-attribute",
+            [claim(("req-0", "ExactCount", 2), constraint_attr=f"{DRIVER_A}/model")],
+            [slice_("s", NODE1, "pool-1", 1, [("d1", {"model": "x"}), ("d2", {"model": "y"}), ("d3", {"model": "x"})])],
+            None,
+            [["req-0:pool-1/d1", "req-0:pool-1/d3"]],
+        ),
+        (
+            "match-attribute-missing",
+            [claim(("req-0", "ExactCount", 2), constraint_attr=f"{DRIVER_A}/model")],
+            [slice_("s", NODE1, "pool-1", 1, [("d1", {"model": "x"}), ("d2", {})])],
+            None,
+            None,
+        ),
+    ],
+)
+def test_allocate(
+    name: str,
+    claims: list[ResourceClaim],
+    slices: list[ResourceSlice],
+    allocated: set[DeviceID] | None,
+    want: list[list[str]] | None,
+) -> None:
     assert run(claims, slices, allocated) == want
 
 

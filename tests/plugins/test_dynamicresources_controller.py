@@ -38,7 +38,9 @@ def test_generates_claim_and_pod_status() -> None:
     claims = cluster.list("ResourceClaim")
     assert len(claims) == 1
     claim: ResourceClaim = claims[0]
-    assert claim.metadata.name.startswith("my-pod-gpu-claim-") and len(claim.metadata.name) == len("my-pod-gpu-claim-") + 5
+    assert (
+        claim.metadata.name.startswith("my-pod-gpu-claim-") and len(claim.metadata.name) == len("my-pod-gpu-claim-") + 5
+    )
     assert claim.metadata.annotations[POD_RESOURCE_CLAIM_ANNOTATION] == "gpu-claim"
     assert claim.metadata.labels["app"] == "x"
     ref = claim.metadata.ownerReferences[0]
@@ -46,7 +48,8 @@ def test_generates_claim_and_pod_status() -> None:
     assert claim.spec.devices.requests[0].exactly.deviceClassName == "gpu.example.com"
     pod = cluster.get("Pod", "default/my-pod")
     assert [(s.name, s.resourceClaimName) for s in pod.status.resourceClaimStatuses] == [
-        ("gpu-claim", claim.metadata.name)]
+        ("gpu-claim", claim.metadata.name)
+    ]
 
 
 def test_waits_for_template_then_deletes_with_pod() -> None:

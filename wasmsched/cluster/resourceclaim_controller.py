@@ -35,8 +35,9 @@ def _generate_name(pod_name: str, claim_name: str) -> str:
 
 
 def _owned_by(claim: ResourceClaim, pod: Pod) -> bool:
-    return any(r.HasField("controller") and r.controller and r.uid == pod.metadata.uid
-               for r in claim.metadata.ownerReferences)
+    return any(
+        r.HasField("controller") and r.controller and r.uid == pod.metadata.uid for r in claim.metadata.ownerReferences
+    )
 
 
 def _pod_done(pod: Pod) -> bool:
@@ -66,8 +67,9 @@ class _Controller:
                 continue
             claim = self._find_claim(pod, pod_claim.name)
             if claim is None:
-                template = self.cluster.get("ResourceClaimTemplate",
-                                            f"{pod.metadata.namespace}/{pod_claim.resourceClaimTemplateName}")
+                template = self.cluster.get(
+                    "ResourceClaimTemplate", f"{pod.metadata.namespace}/{pod_claim.resourceClaimTemplateName}"
+                )
                 if template is None:
                     # The controller retries until the template exists: done on the next pod event.
                     continue
@@ -77,7 +79,12 @@ class _Controller:
                 claim.metadata.uid = str(uuid.uuid4())
                 ref = claim.metadata.ownerReferences.add()
                 ref.apiVersion, ref.kind, ref.name, ref.uid, ref.controller = (
-                    "v1", "Pod", pod.metadata.name, pod.metadata.uid, True)
+                    "v1",
+                    "Pod",
+                    pod.metadata.name,
+                    pod.metadata.uid,
+                    True,
+                )
                 for k, v in template.spec.metadata.annotations.items():
                     claim.metadata.annotations[k] = v
                 claim.metadata.annotations[POD_RESOURCE_CLAIM_ANNOTATION] = pod_claim.name
@@ -118,8 +125,9 @@ class _Controller:
                 # Reserved for nobody any more: the controller deallocates (structured parameters).
                 c.status.ClearField("allocation")
                 c.status.ClearField("devices")
-                c.metadata.finalizers[:] = [f for f in c.metadata.finalizers
-                                            if f != "resource.kubernetes.io/delete-protection"]
+                c.metadata.finalizers[:] = [
+                    f for f in c.metadata.finalizers if f != "resource.kubernetes.io/delete-protection"
+                ]
             self.cluster.update(c)
 
     def on_add(self, obj: Any) -> None:

@@ -144,7 +144,9 @@ def gather_pools(slices: Sequence[ResourceSlice], node: Node | None, features: F
     pools: dict[PoolID, list[ResourceSlice]] = {}
     for s in slices:
         spec = s.spec
-        if not features.partitionable_devices and (spec.HasField("perDeviceNodeSelection") or len(spec.sharedCounters) > 0):
+        if not features.partitionable_devices and (
+            spec.HasField("perDeviceNodeSelection") or len(spec.sharedCounters) > 0
+        ):
             continue
         if not features.compatibility_groups and _slice_uses_compatibility_groups(s):
             continue
@@ -154,7 +156,9 @@ def gather_pools(slices: Sequence[ResourceSlice], node: Node | None, features: F
         node_name, all_nodes = _opt_str(spec, "nodeName"), _opt_bool(spec, "allNodes")
         if node_name or all_nodes or spec.HasField("nodeSelector"):
             try:
-                match = node_matches(node, node_name, all_nodes, spec.nodeSelector if spec.HasField("nodeSelector") else None)
+                match = node_matches(
+                    node, node_name, all_nodes, spec.nodeSelector if spec.HasField("nodeSelector") else None
+                )
             except AllocationError as e:
                 raise AllocationError(f"failed to perform node selection for slice {s.metadata.name}: {e}") from None
             if match:
@@ -162,11 +166,16 @@ def gather_pools(slices: Sequence[ResourceSlice], node: Node | None, features: F
         elif _opt_bool(spec, "perDeviceNodeSelection"):
             for d in spec.devices:
                 try:
-                    match = node_matches(node, _opt_str(d, "nodeName"), _opt_bool(d, "allNodes"),
-                                         d.nodeSelector if d.HasField("nodeSelector") else None)
+                    match = node_matches(
+                        node,
+                        _opt_str(d, "nodeName"),
+                        _opt_bool(d, "allNodes"),
+                        d.nodeSelector if d.HasField("nodeSelector") else None,
+                    )
                 except AllocationError as e:
-                    raise AllocationError(f"failed to perform node selection for device {d.name} in slice "
-                                          f"{s.metadata.name}: {e}") from None
+                    raise AllocationError(
+                        f"failed to perform node selection for device {d.name} in slice {s.metadata.name}: {e}"
+                    ) from None
                 if match:
                     _add_slice(pools, s)
                     break
@@ -190,7 +199,9 @@ def gather_pools(slices: Sequence[ResourceSlice], node: Node | None, features: F
     return result
 
 
-def _check_slices_in_pool(slices: Sequence[ResourceSlice], pid: PoolID, generation: int) -> tuple[bool, list[ResourceSlice]]:
+def _check_slices_in_pool(
+    slices: Sequence[ResourceSlice], pid: PoolID, generation: int
+) -> tuple[bool, list[ResourceSlice]]:
     out: list[ResourceSlice] = []
     for s in slices:
         if s.spec.driver != pid.driver or s.spec.pool.name != pid.pool:
@@ -225,8 +236,9 @@ def _validate_counter_consumption(counter_sets: dict[str, Any], slices: Sequence
     return None
 
 
-def _build_pool(pid: PoolID, slices: list[ResourceSlice], features: Features,
-                all_for_pool: list[ResourceSlice] | None) -> Pool:
+def _build_pool(
+    pid: PoolID, slices: list[ResourceSlice], features: Features, all_for_pool: list[ResourceSlice] | None
+) -> Pool:
     if features.partitionable_devices:
         counter_slices = [s for s in slices if len(s.spec.sharedCounters) > 0]
         device_slices = [s for s in slices if len(s.spec.sharedCounters) == 0]
@@ -253,8 +265,12 @@ def _build_pool(pid: PoolID, slices: list[ResourceSlice], features: Features,
     err = _validate_counter_consumption(counter_sets, not_targeting)
     if err:
         return Pool(pid, is_invalid=True, invalid_reason=err)
-    return Pool(pid, device_slices_targeting_node=device_slices, device_slices_not_targeting_node=not_targeting,
-                counter_sets=counter_sets)
+    return Pool(
+        pid,
+        device_slices_targeting_node=device_slices,
+        device_slices_not_targeting_node=not_targeting,
+        counter_sets=counter_sets,
+    )
 
 
 # --- requests -----------------------------------------------------------------------------------
@@ -424,9 +440,11 @@ def tolerates_taint(toleration: Any, taint: Any) -> bool:
 
 def _taint_prevents_allocation(device: Any, request: RequestAccessor) -> bool:
     for taint in device.taints:
-        if taint.effect in (TAINT_EFFECT_NO_EXECUTE, TAINT_EFFECT_NO_SCHEDULE):
-            if not any(tolerates_taint(t, taint) for t in request.tolerations()):
-                return True
+        # Only known effects prevent allocation, others (including None) are ignored.
+        if taint.effect in (TAINT_EFFECT_NO_EXECUTE, TAINT_EFFECT_NO_SCHEDULE) and not any(
+            tolerates_taint(t, taint) for t in request.tolerations()
+        ):
+            return True
     return False
 
 
@@ -448,8 +466,14 @@ def _amount(q: Any) -> Fraction:
 class Allocator:
     """stable.Allocator: built once per PreFilter, used by Filter for every node (thread-safe)."""
 
-    def __init__(self, features: Features, allocated_devices: set[DeviceID], get_class: DeviceClassGetter,
-                 slices: Sequence[ResourceSlice], cel_cache: Cache) -> None:
+    def __init__(
+        self,
+        features: Features,
+        allocated_devices: set[DeviceID],
+        get_class: DeviceClassGetter,
+        slices: Sequence[ResourceSlice],
+        cel_cache: Cache,
+    ) -> None:
         self.features = features
         self.allocated_devices = allocated_devices
         self.get_class = get_class
@@ -459,16 +483,22 @@ class Allocator:
         self._lock = threading.Lock()
         self.num_allocate_one_invocations = 0
 
-    def allocate(self, node: Node | None, claims: Sequence[ResourceClaim],
-                 deadline_check: Callable[[], str | None] | None = None) -> list[Any] | None:
+    def allocate(
+        self, node: Node | None, claims: Sequence[ResourceClaim], deadline_check: Callable[[], str | None] | None = None
+    ) -> list[Any] | None:
         """Allocate: one AllocationResult per claim, or None when the claims do not fit the node.
         Raises FailedAllocationOnNodeError or AllocationError like kube's errors."""
         return _Allocation(self, node, claims, deadline_check).run()
 
 
 class _Allocation:
-    def __init__(self, a: Allocator, node: Node | None, claims: Sequence[ResourceClaim],
-                 deadline_check: Callable[[], str | None] | None) -> None:
+    def __init__(
+        self,
+        a: Allocator,
+        node: Node | None,
+        claims: Sequence[ResourceClaim],
+        deadline_check: Callable[[], str | None] | None,
+    ) -> None:
         self.a = a
         self.features = a.features
         self.node = node
@@ -492,8 +522,10 @@ class _Allocation:
             for ri, request in enumerate(claim.spec.devices.requests):
                 has_sub = len(request.firstAvailable) > 0
                 if not self.features.prioritized_list and has_sub:
-                    raise AllocationError(f"claim {klog_kobj(claim)}, request {request.name}: has subrequests, "
-                                          "but the DRAPrioritizedList feature is disabled")
+                    raise AllocationError(
+                        f"claim {klog_kobj(claim)}, request {request.name}: has subrequests, "
+                        "but the DRAPrioritizedList feature is disabled"
+                    )
                 if has_sub:
                     min_per_request = 1 << 62
                     for si, sub in enumerate(request.firstAvailable):
@@ -507,15 +539,17 @@ class _Allocation:
                 if min_per_request > ALLOCATION_RESULTS_MAX_SIZE - min_per_claim:
                     raise AllocationError(
                         f"claim {klog_kobj(claim)}, request {request.name}: adding {min_per_request} devices exceeds "
-                        f"the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}, with {min_per_claim} already accounted for")
+                        f"the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}, with {min_per_claim} already accounted for"
+                    )
                 min_per_claim += min_per_request
             constraints: list[_MatchAttributeConstraint] = []
             for i, c in enumerate(claim.spec.devices.constraints):
                 if c.HasField("matchAttribute"):
                     constraints.append(_MatchAttributeConstraint(set(c.requests), c.matchAttribute))
                 else:
-                    raise AllocationError(f"claim {klog_kobj(claim)}, constraint #{i}: empty constraint "
-                                          "(unsupported constraint type?)")
+                    raise AllocationError(
+                        f"claim {klog_kobj(claim)}, constraint #{i}: empty constraint (unsupported constraint type?)"
+                    )
             self.constraints[ci] = constraints
 
         try:
@@ -533,28 +567,38 @@ class _Allocation:
         return [self._build_result(ci, claim) for ci, claim in enumerate(self.claims)]
 
     # PreFilter-like validation of one request or subrequest.
-    def _validate_device_request(self, request: RequestAccessor, parent: RequestAccessor | None,
-                                 key: tuple[int, int, int]) -> _RequestData:
+    def _validate_device_request(
+        self, request: RequestAccessor, parent: RequestAccessor | None, key: tuple[int, int, int]
+    ) -> _RequestData:
         claim = self.claims[key[0]]
         rd = _RequestData(request, parent)
         if len(request.derived_attributes()) > 0:
-            raise AllocationError(f"claim {klog_kobj(claim)}, request {request.name()}: cannot handle request with "
-                                  "derived attributes, the feature is disabled")
+            raise AllocationError(
+                f"claim {klog_kobj(claim)}, request {request.name()}: cannot handle request with "
+                "derived attributes, the feature is disabled"
+            )
         for i, sel in enumerate(request.selectors()):
             if not sel.HasField("cel"):
-                raise AllocationError(f"claim {klog_kobj(claim)}, request {request.name()}, selector #{i}: "
-                                      "CEL expression empty (unsupported selector type?)")
+                raise AllocationError(
+                    f"claim {klog_kobj(claim)}, request {request.name()}, selector #{i}: "
+                    "CEL expression empty (unsupported selector type?)"
+                )
         if not self.features.admin_access and request.has_admin_access():
-            raise AllocationError(f"claim {klog_kobj(claim)}, request {request.name()}: admin access is requested, "
-                                  "but the feature is disabled")
+            raise AllocationError(
+                f"claim {klog_kobj(claim)}, request {request.name()}: admin access is requested, "
+                "but the feature is disabled"
+            )
         if not request.device_class_name():
-            raise AllocationError(f"claim {klog_kobj(claim)}, request {request.name()}: missing device class name "
-                                  "(unsupported request type?)")
+            raise AllocationError(
+                f"claim {klog_kobj(claim)}, request {request.name()}: missing device class name "
+                "(unsupported request type?)"
+            )
         klass = self.a.get_class(request.device_class_name())
         if klass is None:
             raise AllocationError(
                 f"claim {klog_kobj(claim)}, request {request.name()}: could not retrieve device class "
-                f"{request.device_class_name()}: deviceclass.resource.k8s.io \"{request.device_class_name()}\" not found")
+                f'{request.device_class_name()}: deviceclass.resource.k8s.io "{request.device_class_name()}" not found'
+            )
         rd.klass = klass
         mode = request.allocation_mode()
         if mode == ALLOCATION_MODE_EXACT_COUNT:
@@ -562,16 +606,22 @@ class _Allocation:
         elif mode == ALLOCATION_MODE_ALL:
             for pool in self.pools:
                 if pool.is_incomplete:
-                    raise AllocationError(f"claim {klog_kobj(claim)}, request {request.name()}: asks for all devices, "
-                                          f"but resource pool {pool.id} is currently being updated")
+                    raise AllocationError(
+                        f"claim {klog_kobj(claim)}, request {request.name()}: asks for all devices, "
+                        f"but resource pool {pool.id} is currently being updated"
+                    )
                 if pool.is_invalid:
-                    raise AllocationError(f"claim {klog_kobj(claim)}, request {request.name()}: asks for all devices, "
-                                          f"but resource pool {pool.id} is currently invalid")
+                    raise AllocationError(
+                        f"claim {klog_kobj(claim)}, request {request.name()}: asks for all devices, "
+                        f"but resource pool {pool.id} is currently invalid"
+                    )
                 for s in pool.device_slices_targeting_node:
                     for di in range(len(s.spec.devices)):
                         if self._is_selectable(key, rd, s, di):
                             d = s.spec.devices[di]
-                            rd.all_devices.append(_DeviceWithID(d, DeviceID(s.spec.driver, s.spec.pool.name, d.name), s, pool))
+                            rd.all_devices.append(
+                                _DeviceWithID(d, DeviceID(s.spec.driver, s.spec.pool.name, d.name), s, pool)
+                            )
             rd.num_devices = len(rd.all_devices)
         else:
             raise AllocationError(f"claim {klog_kobj(claim)}, request {request.name()}: unsupported count mode {mode}")
@@ -675,46 +725,69 @@ class _Allocation:
         cached = self.device_matches_request.get(mk)
         if cached is not None:
             return cached
-        if rd.klass is not None and not self._selectors_match(key, device, device_id, rd.klass, rd.klass.spec.selectors):
+        if rd.klass is not None and not self._selectors_match(
+            key, device, device_id, rd.klass, rd.klass.spec.selectors
+        ):
             self.device_matches_request[mk] = False
             return False
         if not self._selectors_match(key, device, device_id, None, rd.request.selectors()):
             self.device_matches_request[mk] = False
             return False
-        if _opt_bool(s.spec, "perDeviceNodeSelection"):
-            if not node_matches(self.node, _opt_str(device, "nodeName"), _opt_bool(device, "allNodes"),
-                                device.nodeSelector if device.HasField("nodeSelector") else None):
-                self.device_matches_request[mk] = False
-                return False
+        if _opt_bool(s.spec, "perDeviceNodeSelection") and not node_matches(
+            self.node,
+            _opt_str(device, "nodeName"),
+            _opt_bool(device, "allNodes"),
+            device.nodeSelector if device.HasField("nodeSelector") else None,
+        ):
+            self.device_matches_request[mk] = False
+            return False
         self.device_matches_request[mk] = True
         return True
 
-    def _selectors_match(self, key: tuple[int, int, int], device: Any, device_id: DeviceID,
-                         klass: DeviceClass | None, selectors: Sequence[Any]) -> bool:
+    def _selectors_match(
+        self,
+        key: tuple[int, int, int],
+        device: Any,
+        device_id: DeviceID,
+        klass: DeviceClass | None,
+        selectors: Sequence[Any],
+    ) -> bool:
         for i, sel in enumerate(selectors):
             expr = self.a.cel_cache.get_or_compile(sel.cel.expression)
             if expr.error is not None:
                 if klass is not None:
-                    raise AllocationError(f"class {klass.metadata.name}: selector #{i}: CEL compile error: {expr.error}")
-                raise AllocationError(f"claim {klog_kobj(self.claims[key[0]])}: selector #{i}: CEL compile error: "
-                                      f"{expr.error}")
+                    raise AllocationError(
+                        f"class {klass.metadata.name}: selector #{i}: CEL compile error: {expr.error}"
+                    )
+                raise AllocationError(
+                    f"claim {klog_kobj(self.claims[key[0]])}: selector #{i}: CEL compile error: {expr.error}"
+                )
             try:
-                matches = expr.device_matches(Device(
-                    device_id.driver, dict(device.attributes), dict(device.capacity),
-                    _opt_bool(device, "allowMultipleAllocations")))
+                matches = expr.device_matches(
+                    Device(
+                        device_id.driver,
+                        dict(device.attributes),
+                        dict(device.capacity),
+                        _opt_bool(device, "allowMultipleAllocations"),
+                    )
+                )
             except CELRuntimeError as e:
                 msg = enhance_runtime_error(str(e))
                 if klass is not None:
-                    raise AllocationError(f"class {klass.metadata.name}: selector #{i} on device {device_id}: "
-                                          f"CEL runtime error: {msg}") from None
-                raise AllocationError(f"claim {klog_kobj(self.claims[key[0]])}: selector #{i} on device {device_id}: "
-                                      f"CEL runtime error: {msg}") from None
+                    raise AllocationError(
+                        f"class {klass.metadata.name}: selector #{i} on device {device_id}: CEL runtime error: {msg}"
+                    ) from None
+                raise AllocationError(
+                    f"claim {klog_kobj(self.claims[key[0]])}: selector #{i} on device {device_id}: "
+                    f"CEL runtime error: {msg}"
+                ) from None
             if not matches:
                 return False
         return True
 
-    def _allocate_device(self, r: tuple[int, int, int, int], device: _DeviceWithID,
-                         must: bool) -> tuple[bool, Callable[[], None] | None]:
+    def _allocate_device(
+        self, r: tuple[int, int, int, int], device: _DeviceWithID, must: bool
+    ) -> tuple[bool, Callable[[], None] | None]:
         ci, ri, si, _ = r
         claim = self.claims[ci]
         rd = self.request_data[(ci, ri, si)]
@@ -756,13 +829,23 @@ class _Allocation:
             if not c.add(base, sub, device.device, device.id):
                 rollback(False, False, constraints_added, prev)
                 if must:
-                    raise AllocationError(f"claim {klog_kobj(claim)}, request {request.name()}: cannot add device "
-                                          f"{device.id} because a claim constraint would not be satisfied")
+                    raise AllocationError(
+                        f"claim {klog_kobj(claim)}, request {request.name()}: cannot add device "
+                        f"{device.id} because a claim constraint would not be satisfied"
+                    )
                 return False, None
             constraints_added += 1
         self.allocating_devices.setdefault(device.id, set()).add(ci)
-        self.result[ci].append(_DeviceResult(device.device, request.name(), parent_name, device.id, device.slice,
-                                             True if request.admin_access() else None))
+        self.result[ci].append(
+            _DeviceResult(
+                device.device,
+                request.name(),
+                parent_name,
+                device.id,
+                device.slice,
+                True if request.admin_access() else None,
+            )
+        )
         n = constraints_added
         return True, lambda: rollback(True, True, n, prev)
 
@@ -772,8 +855,9 @@ class _Allocation:
         with self.a._lock:
             available = self.a._available_counters.get(pid)
         if available is None:
-            available = {name: {cn: _amount(c.value) for cn, c in cs.counters.items()}
-                         for name, cs in pool.counter_sets.items()}
+            available = {
+                name: {cn: _amount(c.value) for cn, c in cs.counters.items()} for name, cs in pool.counter_sets.items()
+            }
             for slices in (pool.device_slices_targeting_node, pool.device_slices_not_targeting_node):
                 for s in slices:
                     for d in s.spec.devices:
@@ -850,19 +934,19 @@ class _Allocation:
             req = requests[ri]
             return f"{req.name}/{req.firstAvailable[rd0.selected_sub_request_index].name}"
 
-        for cfg in claim.spec.devices.config:
-            if len(cfg.requests) == 0:
+        for claim_cfg in claim.spec.devices.config:
+            if len(claim_cfg.requests) == 0:
                 c = out.devices.config.add()
                 c.source = ALLOCATION_CONFIG_SOURCE_CLAIM
-                c.deviceConfiguration.CopyFrom(cfg.deviceConfiguration)
+                c.deviceConfiguration.CopyFrom(claim_cfg.deviceConfiguration)
                 continue
             for ri, req in enumerate(requests):
                 sub_name = selected_sub_name(ri)
-                if req.name in cfg.requests or (sub_name is not None and sub_name in cfg.requests):
+                if req.name in claim_cfg.requests or (sub_name is not None and sub_name in claim_cfg.requests):
                     c = out.devices.config.add()
                     c.source = ALLOCATION_CONFIG_SOURCE_CLAIM
-                    c.requests.extend(cfg.requests)
-                    c.deviceConfiguration.CopyFrom(cfg.deviceConfiguration)
+                    c.requests.extend(claim_cfg.requests)
+                    c.deviceConfiguration.CopyFrom(claim_cfg.deviceConfiguration)
                     break
         for c in out.devices.config:
             if len(c.requests) == 0:
@@ -907,8 +991,10 @@ class _Allocation:
                     _add_new_requirements(selector.nodeSelectorTerms[0].matchFields, term.matchFields)
                     _add_new_requirements(selector.nodeSelectorTerms[0].matchExpressions, term.matchExpressions)
                 elif n > 1:
-                    raise AllocationError(f"create NodeSelector for claim {claim.metadata.name}: unsupported "
-                                          f"ResourceSlice.NodeSelector with {n} terms")
+                    raise AllocationError(
+                        f"create NodeSelector for claim {claim.metadata.name}: unsupported "
+                        f"ResourceSlice.NodeSelector with {n} terms"
+                    )
         if len(term.matchFields) > 0 or len(term.matchExpressions) > 0:
             ns = core_pb.NodeSelector()
             ns.nodeSelectorTerms.add().CopyFrom(term)

@@ -233,6 +233,7 @@ def _semver_part(idx: int) -> Callable[[Any], Any]:
         if isinstance(a, Semver):
             return celtypes.IntType((a.major, a.minor, a.patch)[idx])
         return _err("no such overload")
+
     return part
 
 
@@ -313,12 +314,14 @@ def device_activation(device: Device) -> dict[str, Any]:
         capacity.setdefault(domain, {})[celtypes.StringType(ident)] = CELQuantity(parse_quantity(cap.value.string))
     s = celtypes.StringType
     return {
-        DEVICE_VAR: celtypes.MapType({
-            s(DRIVER_VAR): s(device.driver),
-            s(MULTI_ALLOC_VAR): celtypes.BoolType(device.allow_multiple_allocations),
-            s(ATTRIBUTES_VAR): _MapWithDefault({s(k): celtypes.MapType(v) for k, v in attributes.items()}),
-            s(CAPACITY_VAR): _MapWithDefault({s(k): celtypes.MapType(v) for k, v in capacity.items()}),
-        })
+        DEVICE_VAR: celtypes.MapType(
+            {
+                s(DRIVER_VAR): s(device.driver),
+                s(MULTI_ALLOC_VAR): celtypes.BoolType(device.allow_multiple_allocations),
+                s(ATTRIBUTES_VAR): _MapWithDefault({s(k): celtypes.MapType(v) for k, v in attributes.items()}),
+                s(CAPACITY_VAR): _MapWithDefault({s(k): celtypes.MapType(v) for k, v in capacity.items()}),
+            }
+        )
     }
 
 
@@ -340,8 +343,10 @@ def _runtime_message(e: CELEvalError) -> str:
 def enhance_runtime_error(msg: str) -> str:
     """cel.EnhanceRuntimeError."""
     if "no such key:" in msg:
-        return (msg + ". consider using CEL optional chaining (.? followed by orValue()) or guarding the"
-                " check with has() for optional fields")
+        return (
+            msg + ". consider using CEL optional chaining (.? followed by orValue()) or guarding the"
+            " check with has() for optional fields"
+        )
     return msg
 
 
@@ -375,15 +380,14 @@ class CompilationResult:
 
 
 _ENV_LOCK = threading.Lock()
-_ENV: celpy.Environment | None = None
+_ENV: list[celpy.Environment] = []
 
 
 def _env() -> celpy.Environment:
-    global _ENV
     with _ENV_LOCK:
-        if _ENV is None:
-            _ENV = celpy.Environment()
-        return _ENV
+        if not _ENV:
+            _ENV.append(celpy.Environment())
+        return _ENV[0]
 
 
 def compile_expression(expression: str) -> CompilationResult:

@@ -9,6 +9,7 @@ has written them, or Unreserve dropped them.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Sequence
@@ -95,16 +96,32 @@ def foreach_allocated_device(claim: ResourceClaim) -> list[DeviceID]:
     """foreachAllocatedDevice with DRAConsumableCapacity off: admin-access devices are not taken."""
     if not _allocated(claim):
         return []
-    return [DeviceID(r.driver, r.pool, r.device) for r in claim.status.allocation.devices.results
-            if not (r.HasField("adminAccess") and r.adminAccess)]
+    return [
+        DeviceID(r.driver, r.pool, r.device)
+        for r in claim.status.allocation.devices.results
+        if not (r.HasField("adminAccess") and r.adminAccess)
+    ]
 
 
-class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilterPlugin, ScorePlugin,
-                       ReservePlugin, PreBindPlugin, EnqueueExtensions):
+class DynamicResources(
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    FilterPlugin,
+    PostFilterPlugin,
+    ScorePlugin,
+    ReservePlugin,
+    PreBindPlugin,
+    EnqueueExtensions,
+):
     name = NAME
 
-    def __init__(self, handle: Handle, filter_timeout: float = 10.0, binding_timeout: float = 600.0,
-                 features: Features | None = None) -> None:
+    def __init__(
+        self,
+        handle: Handle,
+        filter_timeout: float = 10.0,
+        binding_timeout: float = 600.0,
+        features: Features | None = None,
+    ) -> None:
         self.handle = handle
         self.filter_timeout = filter_timeout
         self.binding_timeout = binding_timeout
@@ -138,8 +155,10 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                 return
         current = self.handle.client().get_object("ResourceClaim", f"{claim.metadata.namespace}/{claim.metadata.name}")
         if current is None:
-            raise RuntimeError(f"look up assumed claim {claim.metadata.namespace}/{claim.metadata.name}, UID={uid}: "
-                               f'could not find ResourceClaim "{claim.metadata.namespace}/{claim.metadata.name}"')
+            raise RuntimeError(
+                f"look up assumed claim {claim.metadata.namespace}/{claim.metadata.name}, UID={uid}: "
+                f'could not find ResourceClaim "{claim.metadata.namespace}/{claim.metadata.name}"'
+            )
         if current.metadata.uid == uid and _allocated(current):
             return
         with self._in_flight_lock:
@@ -193,15 +212,20 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
             # A resource might depend on node labels for topology filtering.
-            ClusterEventWithHint(ClusterEvent(
-                EventResource.NODE,
-                ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_ALLOCATABLE)),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.NODE,
+                    ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_ALLOCATABLE,
+                )
+            ),
             ClusterEventWithHint(
                 ClusterEvent(EventResource.RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE | ActionType.DELETE),
-                self.is_schedulable_after_claim_change),
+                self.is_schedulable_after_claim_change,
+            ),
             ClusterEventWithHint(
                 ClusterEvent(EventResource.TARGET_POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
-                self.is_schedulable_after_target_pod_update),
+                self.is_schedulable_after_target_pod_update,
+            ),
             ClusterEventWithHint(ClusterEvent(EventResource.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE)),
             ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_SLICE, ActionType.ADD | ActionType.UPDATE)),
         ]
@@ -246,8 +270,9 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
             return Status.unresolvable(str(e))
         return None
 
-    def pre_filter(self, state: CycleState, pod: Pod,
-                   nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
         s = _StateData()
         state.write(STATE_KEY, s)
         try:
@@ -259,8 +284,11 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         s.informations_for_claim = [_ClaimInfo() for _ in claims]
         num_to_allocate = 0
         for index, claim in enumerate(claims):
-            if _allocated(claim) and not resourceclaim.can_be_reserved(claim) and \
-                    not resourceclaim.is_reserved_for_pod(pod, claim):
+            if (
+                _allocated(claim)
+                and not resourceclaim.can_be_reserved(claim)
+                and not resourceclaim.is_reserved_for_pod(pod, claim)
+            ):
                 return None, Status.unresolvable("resourceclaim in use")
             if _allocated(claim):
                 if claim.status.allocation.HasField("nodeSelector"):
@@ -272,7 +300,8 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
             num_to_allocate += 1
             if self.get_pending_allocation(claim.metadata.uid) is not None:
                 return None, Status.unresolvable(
-                    f"resource claim {klog_kobj(claim)} is in the process of being allocated")
+                    f"resource claim {klog_kobj(claim)} is in the process of being allocated"
+                )
             for request in claim.spec.devices.requests:
                 if request.HasField("exactly"):
                     st = self._validate_device_class(request.exactly.deviceClassName, request.name)
@@ -282,14 +311,16 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                     if not self.features.prioritized_list:
                         return None, Status.unresolvable(
                             f"resource claim {klog_kobj(claim)}, request {request.name}: has subrequests, but the "
-                            "DRAPrioritizedList feature is disabled")
+                            "DRAPrioritizedList feature is disabled"
+                        )
                     for sub in request.firstAvailable:
                         st = self._validate_device_class(sub.deviceClassName, f"{request.name}/{sub.name}")
                         if st is not None:
                             return None, st
                 else:
                     return None, Status.unresolvable(
-                        f"resource claim {klog_kobj(claim)}, request {request.name}: unknown request type")
+                        f"resource claim {klog_kobj(claim)}, request {request.name}: unknown request type"
+                    )
         if num_to_allocate > 0:
             allocated = self.list_all_allocated_devices()
             slices: list[ResourceSlice] = self.handle.client().list_objects("ResourceSlice")
@@ -328,7 +359,9 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
             if sel is not None and not sel.match(node):
                 unavailable.append(index)
                 continue
-            if _allocated(claim) and any(len(r.skipNodeOperations) > 0 for r in claim.status.allocation.devices.results):
+            if _allocated(claim) and any(
+                len(r.skipNodeOperations) > 0 for r in claim.status.allocation.devices.results
+            ):
                 # DRAOptionalNodeOperations (alpha, off): no node declares the feature.
                 unavailable.append(index)
                 continue
@@ -362,8 +395,9 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                 s.node_allocations[node.metadata.name] = allocations
         return None
 
-    def post_filter(self, state: CycleState, pod: Pod,
-                    filtered_node_status_map: NodeToStatus) -> tuple[PostFilterResult | None, Status | None]:
+    def post_filter(
+        self, state: CycleState, pod: Pod, filtered_node_status_map: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]:
         s = self._get_state(state)
         if isinstance(s, Status):
             return None, s
@@ -422,8 +456,10 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         if not allocations:
             return Status.error("claim allocation not found for node")
         if len(allocations) != len(to_allocate):
-            return Status.error(f"internal error, have {len(allocations)} allocations, {len(to_allocate)} claims to "
-                                f"allocate, want {len(to_allocate)} claims")
+            return Status.error(
+                f"internal error, have {len(allocations)} allocations, {len(to_allocate)} claims to "
+                f"allocate, want {len(to_allocate)} claims"
+            )
         for (index, claim), allocation in zip(to_allocate, allocations, strict=True):
             s.informations_for_claim[index].allocation = allocation
             c = ResourceClaim()
@@ -455,10 +491,9 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                 keep = [r for r in c.status.reservedFor if r.uid != pod.metadata.uid]
                 del c.status.reservedFor[:]
                 c.status.reservedFor.extend(keep)
-                try:
+                # A failure is retried when the pod is scheduled again, as in kube.
+                with contextlib.suppress(Exception):
                     client.update_object(c, "status")
-                except Exception:  # noqa: BLE001 - retried when the pod is scheduled again, as kube
-                    pass
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         s = self._get_state(state)
@@ -492,8 +527,10 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
             if attempt > 0:
                 fresh = client.get_object("ResourceClaim", key)
                 if fresh is None:
-                    raise RuntimeError(f'get updated claim {key} after conflict: resourceclaims.resource.k8s.io '
-                                       f'"{claim.metadata.name}" not found')
+                    raise RuntimeError(
+                        f"get updated claim {key} after conflict: resourceclaims.resource.k8s.io "
+                        f'"{claim.metadata.name}" not found'
+                    )
                 current = fresh
             c = ResourceClaim()
             c.CopyFrom(current)
@@ -530,8 +567,9 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                 if _is_conflict(e):
                     last = e
                     continue
-                what = "add allocation and reservation to claim" if allocation is not None else \
-                    "add reservation to claim"
+                what = (
+                    "add allocation and reservation to claim" if allocation is not None else "add reservation to claim"
+                )
                 raise RuntimeError(f"{what} {key}: {e}") from e
             return updated if isinstance(updated, ResourceClaim) else c
         raise RuntimeError(str(last))
@@ -550,8 +588,9 @@ def compute_score(claims: Sequence[ResourceClaim], allocations: Sequence[Any]) -
             allocation = claim.status.allocation
         else:
             if unallocated >= len(allocations):
-                raise ValueError(f"number of allocations {len(allocations)} is smaller than number of claims "
-                                 "needing allocation")
+                raise ValueError(
+                    f"number of allocations {len(allocations)} is smaller than number of claims needing allocation"
+                )
             allocation = allocations[unallocated]
             unallocated += 1
         chosen = {r.request for r in allocation.devices.results if resourceclaim.is_sub_request_ref(r.request)}
@@ -562,4 +601,3 @@ def compute_score(claims: Sequence[ResourceClaim], allocations: Sequence[Any]) -
                 if resourceclaim.create_sub_request_ref(req.name, sub.name) in chosen:
                     score += FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE - i
     return score
-

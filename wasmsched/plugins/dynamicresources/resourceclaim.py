@@ -23,8 +23,10 @@ def name(pod: Pod, pod_claim: Any) -> tuple[str | None, bool]:
             if status.name == pod_claim.name:
                 return (status.resourceClaimName if status.HasField("resourceClaimName") else None), True
         raise ClaimNameError(f'pod "{pod.metadata.namespace}/{pod.metadata.name}": ResourceClaim not created yet')
-    raise ClaimNameError(f'pod "{pod.metadata.namespace}/{pod.metadata.name}", spec.resourceClaim "{pod_claim.name}": '
-                         "none of the supported fields are set")
+    raise ClaimNameError(
+        f'pod "{pod.metadata.namespace}/{pod.metadata.name}", spec.resourceClaim "{pod_claim.name}": '
+        "none of the supported fields are set"
+    )
 
 
 def is_controlled_by(obj: Any, owner: Any) -> bool:
@@ -38,8 +40,7 @@ def is_for_pod(pod: Pod, claim: ResourceClaim) -> str | None:
     """resourceclaim.IsForPod: an error message, or None."""
     c, p = claim.metadata, pod.metadata
     if c.namespace != p.namespace:
-        return (f"ResourceClaim {c.namespace}/{c.name} is not in the same namespace as Pod "
-                f"{p.namespace}/{p.name}")
+        return f"ResourceClaim {c.namespace}/{c.name} is not in the same namespace as Pod {p.namespace}/{p.name}"
     if not is_controlled_by(claim, pod):
         return f"ResourceClaim {c.namespace}/{c.name} was not created for Pod {p.namespace}/{p.name} (Pod is not owner)"
     return None
