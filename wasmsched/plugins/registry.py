@@ -28,6 +28,7 @@ _IN_TREE: dict[str, tuple[str, str]] = {
     "VolumeZone": ("wasmsched.plugins.volumezone", "new"),
     "DefaultPreemption": ("wasmsched.plugins.defaultpreemption", "new"),
     "DefaultBinder": ("wasmsched.plugins.defaultbinder", "new"),
+    "DynamicResources": ("wasmsched.plugins.dynamicresources", "new"),
 }
 
 
