@@ -24,6 +24,7 @@ _IN_TREE: dict[str, tuple[str, str]] = {
     "ImageLocality": ("wasmsched.plugins.imagelocality", "new"),
     "PodTopologySpread": ("wasmsched.plugins.podtopologyspread", "new"),
     "InterPodAffinity": ("wasmsched.plugins.interpodaffinity", "new"),
+    "NodeVolumeLimits": ("wasmsched.plugins.nodevolumelimits", "new"),
     "DefaultPreemption": ("wasmsched.plugins.defaultpreemption", "new"),
     "DefaultBinder": ("wasmsched.plugins.defaultbinder", "new"),
 }
