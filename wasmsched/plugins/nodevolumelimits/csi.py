@@ -341,7 +341,7 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             if not pvc_name:
                 raise _PluginError("PersistentVolumeClaim had no name")
 
-            pvc = self._get("PersistentVolumeClaim", f"{namespace}/{pvc_name}")
+            pvc = self._get("PersistentVolumeClaim", f"{namespace}/{pvc_name}" if namespace else pvc_name)
             if not isinstance(pvc, PersistentVolumeClaim):
                 if new_pod:
                     # The new pod cannot run without its PVC.
