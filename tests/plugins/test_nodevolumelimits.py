@@ -447,6 +447,26 @@ def test_volume_attachment_of_a_volume_in_use_by_a_pod_counts_once() -> None:
     assert pl.filter(CycleState(), st_pod("csi-ebs.csi.aws.com-1"), node_info) is None
 
 
+def test_filter_nodes_matches_filter_per_node() -> None:
+    # Two VolumeAttachments on the test node fill its limit of 2; the other node has none.
+    full, csi_node = node_with_pods_and_volume_limits("csinode", [], 2, EBS)
+    assert csi_node is not None
+    other_node = Node()
+    other_node.metadata.name = "other"
+    other = NodeInfo(other_node)
+    other_csi_node = CSINode()
+    other_csi_node.CopyFrom(csi_node)
+    other_csi_node.metadata.name = "other"
+    objects: list[Any] = [csi_node, other_csi_node, *fake_csi_pvs("csi", EBS), *fake_csi_pvcs("csi", SC_NAME, EBS),
+                          *fake_volume_attachments(2, EBS)]
+    pl = CSILimits(FakeHandle(client=RecordingClient(objects=objects)))
+    state = CycleState()
+    got = pl.filter_nodes(state, csi_ebs_one_vol_pod, [full, other, full])
+    assert got == [pl.filter(state, csi_ebs_one_vol_pod, ni) for ni in (full, other, full)]
+    assert_status(got[0], MAX_COUNT)
+    assert got[1] is None
+
+
 # --- TestVolumeLimitScalingGate ---------------------------------------------------------------------
 
 
@@ -832,6 +852,13 @@ def test_pvc_with_empty_claim_name_is_an_error() -> None:
         ("aws://zone/vol-%zz",
          TranslationError('Invalid disk name (aws://zone/vol-%zz): parse "aws://zone/vol-%zz": invalid URL escape '
                           '"%zz"')),
+        ("aws://user:pw@zone/vol-1", "vol-1"),
+        ("aws://us er@zone/vol-1",
+         TranslationError('Invalid disk name (aws://us er@zone/vol-1): parse "aws://us er@zone/vol-1": net/url: '
+                          'invalid userinfo')),
+        ("aws://zone/vol-1\n",
+         TranslationError('Invalid disk name (aws://zone/vol-1\n): parse "aws://zone/vol-1\\n": net/url: invalid '
+                          'control character in URL')),
         ("aws://zo ne/vol-1",
          TranslationError('Invalid disk name (aws://zo ne/vol-1): parse "aws://zo ne/vol-1": invalid character " " '
                           'in host name')),
@@ -918,3 +945,100 @@ def test_is_csi_migration_on() -> None:
     ]:
         assert is_csi_migration_on(csi_node, name) is want
         assert is_csi_migration_on(None, name) is False
+
+
+# --- through the scheduler, on the embedded cluster -------------------------------------------------
+
+_SIM_CLUSTER = """
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}, capacity: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n2}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}, capacity: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: storage.k8s.io/v1
+kind: CSINode
+metadata: {name: n1}
+spec: {drivers: [{name: ebs.csi.aws.com, nodeID: n1, allocatable: {count: 1}}]}
+---
+apiVersion: storage.k8s.io/v1
+kind: CSINode
+metadata: {name: n2}
+spec: {drivers: [{name: ebs.csi.aws.com, nodeID: n2, allocatable: {count: 1}}]}
+---
+apiVersion: storage.k8s.io/v1
+kind: VolumeAttachment
+metadata: {name: va1}
+spec: {attacher: ebs.csi.aws.com, nodeName: n1, source: {persistentVolumeName: pv0}}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv0}
+spec: {capacity: {storage: 1Gi}, accessModes: [ReadWriteOnce], csi: {driver: ebs.csi.aws.com, volumeHandle: h0}}
+"""
+_SIM_PV_CLAIM_POD = """
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv@}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  csi: {driver: ebs.csi.aws.com, volumeHandle: h@}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: c@, namespace: default}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}, volumeName: pv@}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p@, namespace: default}
+spec:
+  containers: [{name: c, image: pause}]
+  volumes: [{name: v, persistentVolumeClaim: {claimName: c@}}]
+"""
+_SIM_CONFIG = """
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint:
+      enabled: [{name: NodeVolumeLimits}]
+"""
+
+
+def test_simulation_counts_attachments_and_requeues_on_volume_attachment_delete(tmp_path: Any) -> None:
+    from wasmsched.api.manifest import load_paths
+    from wasmsched.config.load import load_config
+    from wasmsched.simulator.simulation import Simulation
+
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(_SIM_CLUSTER + "".join(_SIM_PV_CLAIM_POD.replace("@", str(i)) for i in (1, 2)))
+    config = tmp_path / "config.yaml"
+    config.write_text(_SIM_CONFIG)
+    objs = load_paths([cluster]).by_kind
+    sim = Simulation(load_config(str(config)), in_tree_registry(), explain=True)
+    try:
+        # The simulator's APPLY_ORDER has no VolumeAttachment (yet): created here.
+        for va in objs["VolumeAttachment"]:
+            sim.cluster.create(va)
+        sim.apply(objs)
+        results = {r.name: r for r in sim.run_until_quiet().pods}
+        # va1 fills n1's one EBS slot: one pod takes n2, the other fits nowhere.
+        placed = [r for r in results.values() if r.node]
+        waiting = [r for r in results.values() if not r.node]
+        assert [r.node for r in placed] == ["n2"]
+        assert len(waiting) == 1
+        assert waiting[0].message.startswith("0/2 nodes are available: 2 node(s) exceed max volume count.")
+        # Deleting va1 requeues the pod (it has a PVC) and frees n1's slot.
+        sim.cluster.delete("VolumeAttachment", "va1")
+        after = {r.name: r for r in sim.run_until_quiet().pods}
+        assert after[waiting[0].name].node == "n1"
+    finally:
+        sim.scheduler.close()

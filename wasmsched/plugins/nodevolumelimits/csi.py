@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from wasmsched.api.types import (
@@ -244,6 +244,24 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         return None, Status.skip()
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        return self._filter(pod, node_info, None)
+
+    def filter_nodes(self, state: CycleState, pod: Pod,
+                     node_infos: Sequence[NodeInfo]) -> list[Status | None]:
+        # kube looks VolumeAttachments up in an index by node; one index serves the whole batch
+        # (the objects do not change while it runs).
+        index: dict[str, list[VolumeAttachment]] | None = None
+
+        def vas_on(node_name: str) -> list[VolumeAttachment]:
+            nonlocal index
+            if index is None:
+                index = self._volume_attachments_by_node()
+            return index.get(node_name, [])
+
+        return [self._filter(pod, ni, vas_on) for ni in node_infos]
+
+    def _filter(self, pod: Pod, node_info: NodeInfo,
+                vas_on: Callable[[str], list[VolumeAttachment]] | None) -> Status | None:
         if self.enable_in_place_pod_vertical_scaling_scheduler_preemption and is_pod_resize_deferred(pod):
             return None
         # A pod without volumes always fits.
@@ -289,7 +307,8 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             new_volumes.pop(unique_name, None)
             attached_volume_count[driver_name] = attached_volume_count.get(driver_name, 0) + 1
 
-        for unique_name, driver_name in self._get_node_volume_attachment_info(node_name).items():
+        vas = vas_on(node_name) if vas_on is not None else self._volume_attachments_by_node().get(node_name, [])
+        for unique_name, driver_name in self._get_node_volume_attachment_info(vas).items():
             if unique_name not in attached_volumes:
                 attached_volume_count[driver_name] = attached_volume_count.get(driver_name, 0) + 1
 
@@ -435,12 +454,18 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             return driver_name, volume_handle
         return provisioner, volume_handle
 
-    def _get_node_volume_attachment_info(self, node_name: str) -> dict[str, str]:
-        """Unique volume name -> attacher of the node's VolumeAttachments of CSI PVs."""
-        out: dict[str, str] = {}
+    def _volume_attachments_by_node(self) -> dict[str, list[VolumeAttachment]]:
+        """kube's VolumeAttachment indexer on spec.nodeName."""
+        index: dict[str, list[VolumeAttachment]] = {}
         for va in self.handle.client().list_objects("VolumeAttachment"):
-            if not isinstance(va, VolumeAttachment) or va.spec.nodeName != node_name:
-                continue
+            if isinstance(va, VolumeAttachment):
+                index.setdefault(va.spec.nodeName, []).append(va)
+        return index
+
+    def _get_node_volume_attachment_info(self, vas: list[VolumeAttachment]) -> dict[str, str]:
+        """Unique volume name -> attacher of a node's VolumeAttachments of CSI PVs."""
+        out: dict[str, str] = {}
+        for va in vas:
             if not va.spec.attacher:
                 continue
             if not va.spec.source.HasField("persistentVolumeName"):

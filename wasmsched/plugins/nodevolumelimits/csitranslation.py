@@ -168,6 +168,7 @@ def _aws_url_path(raw: str) -> str:
         if at >= 0:
             if not all(c.isalnum() or c in _USERINFO_OK for c in authority[:at]):
                 raise _URLError("net/url: invalid userinfo")
+            _unescape(authority[:at], False)
             _parse_host(authority[at + 1:])
         else:
             _parse_host(authority)
