@@ -26,6 +26,7 @@ _IN_TREE: dict[str, tuple[str, str]] = {
     "InterPodAffinity": ("wasmsched.plugins.interpodaffinity", "new"),
     "VolumeRestrictions": ("wasmsched.plugins.volumerestrictions", "new"),
     "VolumeZone": ("wasmsched.plugins.volumezone", "new"),
+    "NodeVolumeLimits": ("wasmsched.plugins.nodevolumelimits", "new"),
     "DefaultPreemption": ("wasmsched.plugins.defaultpreemption", "new"),
     "DefaultBinder": ("wasmsched.plugins.defaultbinder", "new"),
     "DynamicResources": ("wasmsched.plugins.dynamicresources", "new"),
