@@ -26,12 +26,12 @@ _ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
 _MAX_BASE_LEN = 57
 
 
-def _generate_name(pod_name: str, claim_name: str) -> str:
+def _generate_name(rng: random.Random, pod_name: str, claim_name: str) -> str:
     base = pod_name + "-" + claim_name + "-"
     if len(base) > _MAX_BASE_LEN:
         n = len(base)
         base = pod_name[: len(pod_name) * _MAX_BASE_LEN // n] + "-" + claim_name[: len(claim_name) * _MAX_BASE_LEN // n]
-    return base + "".join(random.choice(_ALPHANUMS) for _ in range(5))
+    return base + "".join(rng.choice(_ALPHANUMS) for _ in range(5))
 
 
 def _owned_by(claim: ResourceClaim, pod: Pod) -> bool:
@@ -45,8 +45,9 @@ def _pod_done(pod: Pod) -> bool:
 
 
 class _Controller:
-    def __init__(self, cluster: MemoryCluster) -> None:
+    def __init__(self, cluster: MemoryCluster, rng: random.Random) -> None:
         self.cluster = cluster
+        self.rng = rng
 
     def _find_claim(self, pod: Pod, pod_claim_name: str) -> ResourceClaim | None:
         for claim in self.cluster.list("ResourceClaim"):
@@ -74,7 +75,7 @@ class _Controller:
                     # The controller retries until the template exists: done on the next pod event.
                     continue
                 claim = ResourceClaim()
-                claim.metadata.name = _generate_name(pod.metadata.name, pod_claim.name)
+                claim.metadata.name = _generate_name(self.rng, pod.metadata.name, pod_claim.name)
                 claim.metadata.namespace = pod.metadata.namespace
                 claim.metadata.uid = str(uuid.uuid4())
                 ref = claim.metadata.ownerReferences.add()
@@ -140,8 +141,10 @@ class _Controller:
         self._release(obj, deleted=True)
 
 
-def attach_resourceclaim_controller(cluster: MemoryCluster) -> None:
+def attach_resourceclaim_controller(cluster: MemoryCluster, rng: random.Random | None = None) -> None:
     """Runs the emulated resourceclaim controller on every pod event of `cluster` from now on (and
-    on the pods it already has)."""
-    c = _Controller(cluster)
+    on the pods it already has). `rng` draws the claims' name suffixes (seeded: the same run names
+    them the same). Attach it after the scheduler's handlers, so they see a pod's creation before
+    the controller's status update of it."""
+    c = _Controller(cluster, rng or random.Random(0))
     cluster.watch("Pod", on_add=c.on_add, on_update=c.on_update, on_delete=c.on_delete)
