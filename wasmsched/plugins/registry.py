@@ -26,6 +26,7 @@ _IN_TREE: dict[str, tuple[str, str]] = {
     "InterPodAffinity": ("wasmsched.plugins.interpodaffinity", "new"),
     "DefaultPreemption": ("wasmsched.plugins.defaultpreemption", "new"),
     "DefaultBinder": ("wasmsched.plugins.defaultbinder", "new"),
+    "VolumeBinding": ("wasmsched.plugins.volumebinding", "new"),
 }
 
 
