@@ -16,6 +16,7 @@ from wasmsched.config.args import (
     NodeResourcesFitArgs,
     PluginArgs,
     PodTopologySpreadArgs,
+    VolumeBindingArgs,
     get_args,
 )
 from wasmsched.config.errors import ConfigError
@@ -36,6 +37,7 @@ BAD_VALUES: dict[str, tuple[dict[str, Any], str]] = {
     "NodeResourcesFit": ({"scoringStrategy": {"type": "Bogus"}}, "args.scoringStrategy.type"),
     "NodeResourcesBalancedAllocation": ({"resources": [{"name": "cpu", "weight": 2}]}, "args.resources[0].weight"),
     "PodTopologySpread": ({"defaultingType": "Bogus"}, "args.defaultingType"),
+    "VolumeBinding": ({"bindTimeoutSeconds": -1}, "args.bindTimeoutSeconds"),
 }
 
 # plugin -> YAML args that are valid and not the defaults
@@ -48,10 +50,12 @@ GOOD_VALUES: dict[str, dict[str, Any]] = {
     "NodeResourcesBalancedAllocation": {"resources": [{"name": "cpu", "weight": 1}]},
     "PodTopologySpread": {"defaultingType": "List", "defaultConstraints": [
         {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}]},
+    "VolumeBinding": {"bindTimeoutSeconds": 30, "shape": [{"utilization": 0, "score": 0},
+                                                          {"utilization": 100, "score": 10}]},
 }
 
-# In kube-scheduler 1.37 these in-tree plugins take args (validation_pluginargs.go); VolumeBinding
-# and DynamicResources do too, but wasmsched does not implement them.
+# In kube-scheduler 1.37 these in-tree plugins take args (validation_pluginargs.go); DynamicResources
+# does too, but wasmsched does not implement it.
 PLUGINS_WITH_ARGS = sorted(IN_TREE_ARGS)
 
 
@@ -62,7 +66,7 @@ def _new(name: str, args: object) -> Plugin:
 def test_tables_cover_every_plugin_with_args() -> None:
     assert PLUGINS_WITH_ARGS == sorted(BAD_VALUES) == sorted(GOOD_VALUES) == [
         "DefaultPreemption", "InterPodAffinity", "NodeAffinity", "NodeResourcesBalancedAllocation",
-        "NodeResourcesFit", "PodTopologySpread",
+        "NodeResourcesFit", "PodTopologySpread", "VolumeBinding",
     ]
 
 
@@ -139,7 +143,7 @@ def test_every_factory_of_a_plugin_with_args_types_its_args() -> None:
         "DefaultPreemption": DefaultPreemptionArgs, "InterPodAffinity": InterPodAffinityArgs,
         "NodeAffinity": NodeAffinityArgs, "NodeResourcesFit": NodeResourcesFitArgs,
         "NodeResourcesBalancedAllocation": NodeResourcesBalancedAllocationArgs,
-        "PodTopologySpread": PodTopologySpreadArgs,
+        "PodTopologySpread": PodTopologySpreadArgs, "VolumeBinding": VolumeBindingArgs,
     }
     registry = in_tree_registry()
     for name, cls in want.items():
