@@ -17,6 +17,7 @@ from wasmsched.config.decode import Reader
 from wasmsched.config.errors import (
     ConfigError,
     FieldError,
+    GoStruct,
     child,
     duplicate,
     forbidden,
@@ -513,6 +514,53 @@ class DynamicResourcesArgs(PluginArgs):
         return errs
 
 
+# --- VolumeBinding ----------------------------------------------------------------------------
+
+# kube 1.37: the StorageCapacityScoring feature gate is Beta and on by default (pkg/features).
+STORAGE_CAPACITY_SCORING = True
+
+
+def default_volume_binding_shape() -> list[UtilizationShapePoint]:
+    """SetDefaults_VolumeBindingArgs' shape: an empty node scores best (0 -> 10, 100 -> 0)."""
+    return [UtilizationShapePoint(0, MAX_CUSTOM_PRIORITY_SCORE), UtilizationShapePoint(100, 0)]
+
+
+@dataclass
+class VolumeBindingArgs(PluginArgs):
+    PLUGIN: ClassVar[str] = "VolumeBinding"
+    KEYS: ClassVar[tuple[str, ...]] = ("bindTimeoutSeconds", "shape")
+
+    # How long PreBind waits for the PV controller to bind the claims; 0 means no waiting.
+    bind_timeout_seconds: int = 600
+    # Score of a node by the utilization of the storage the pod's volumes would use there.
+    shape: list[UtilizationShapePoint] = field(default_factory=default_volume_binding_shape)
+
+    @classmethod
+    def _decode(cls, r: Reader) -> Self:
+        points = []
+        for p, item in r.items("shape"):
+            pr = Reader(item, p, r.errors, ("utilization", "score"))
+            points.append(UtilizationShapePoint(pr.int32("utilization", 0), pr.int32("score", 0)))
+        if not points and STORAGE_CAPACITY_SCORING:
+            points = default_volume_binding_shape()
+        return cls(r.int64("bindTimeoutSeconds", 600), points)
+
+    def validate(self, path: str = "args", storage_capacity_scoring: bool = STORAGE_CAPACITY_SCORING
+                 ) -> list[FieldError]:
+        """ValidateVolumeBindingArgsWithOptions; `storage_capacity_scoring` is the feature gate."""
+        errs: list[FieldError] = []
+        if self.bind_timeout_seconds < 0:
+            errs.append(invalid(child(path, "bindTimeoutSeconds"), self.bind_timeout_seconds,
+                                "invalid BindTimeoutSeconds, should not be a negative value"))
+        if storage_capacity_scoring:
+            errs.extend(validate_function_shape(self.shape, child(path, "shape")))
+        elif self.shape:
+            shape = [GoStruct([("Utilization", pt.utilization), ("Score", pt.score)]) for pt in self.shape]
+            errs.append(invalid(child(path, "shape"), shape, "unexpected field `shape`, remove it or turn on the "
+                                "feature gate StorageCapacityScoring"))
+        return errs
+
+
 IN_TREE_ARGS: dict[str, type[PluginArgs]] = {
     cls.PLUGIN: cls
     for cls in (
@@ -523,5 +571,6 @@ IN_TREE_ARGS: dict[str, type[PluginArgs]] = {
         NodeResourcesBalancedAllocationArgs,
         NodeResourcesFitArgs,
         PodTopologySpreadArgs,
+        VolumeBindingArgs,
     )
 }

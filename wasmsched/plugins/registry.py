@@ -30,6 +30,7 @@ _IN_TREE: dict[str, tuple[str, str]] = {
     "DefaultPreemption": ("wasmsched.plugins.defaultpreemption", "new"),
     "DefaultBinder": ("wasmsched.plugins.defaultbinder", "new"),
     "DynamicResources": ("wasmsched.plugins.dynamicresources", "new"),
+    "VolumeBinding": ("wasmsched.plugins.volumebinding", "new"),
 }
 
 

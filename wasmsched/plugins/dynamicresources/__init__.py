@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from wasmsched.config.args import DynamicResourcesArgs, get_args
@@ -11,6 +12,8 @@ from wasmsched.plugins.dynamicresources.plugin import NAME, STATE_KEY, DynamicRe
 __all__ = ["NAME", "STATE_KEY", "DynamicResources", "compute_score", "new"]
 
 
-def new(args: Any, handle: Handle) -> Plugin:
+def new(args: DynamicResourcesArgs | Mapping[str, Any] | None, handle: Handle) -> Plugin:
     a = get_args(DynamicResourcesArgs, args)
-    return DynamicResources(handle, filter_timeout=a.filter_timeout, binding_timeout=a.binding_timeout)
+    pl = DynamicResources(handle, filter_timeout=a.filter_timeout, binding_timeout=a.binding_timeout)
+    pl.args = a
+    return pl

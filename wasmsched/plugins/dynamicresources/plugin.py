@@ -18,6 +18,7 @@ from typing import Any
 
 from wasmsched.api.nodeaffinity import NodeSelectorMatcher
 from wasmsched.api.types import DeviceClass, Pod, ResourceClaim, ResourceSlice
+from wasmsched.config.args import DynamicResourcesArgs
 from wasmsched.framework.cycle_state import CycleState, NotFoundError
 from wasmsched.framework.events import (
     ActionType,
@@ -123,6 +124,8 @@ class DynamicResources(
         features: Features | None = None,
     ) -> None:
         self.handle = handle
+        # The args it was built from (new() sets them), as the other in-tree plugins keep theirs.
+        self.args: DynamicResourcesArgs | None = None
         self.filter_timeout = filter_timeout
         self.binding_timeout = binding_timeout
         self.features = features or Features()
