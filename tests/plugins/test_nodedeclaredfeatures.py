@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from wasmsched.api.types import Node, Pod, PodSpec
+from wasmsched.config import config_from_dict
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.events import ActionType, ClusterEvent, EventResource, QueueingHint
 from wasmsched.framework.status import Code, Status, is_skip
@@ -36,6 +37,7 @@ from wasmsched.plugins.nodedeclaredfeatures.framework import (
 from wasmsched.plugins.nodedeclaredfeatures.node_declared_features import _PreFilterState
 from wasmsched.plugins.nodedeclaredfeatures.version import Version, parse, parse_generic, parse_semantic
 from wasmsched.plugins.registry import in_tree_registry
+from wasmsched.simulator.simulation import Simulation
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.testing.fake_handle import FakeHandle
 
@@ -964,3 +966,42 @@ def test_version_parse() -> None:
             parse_semantic(bad)
     with pytest.raises(ValueError, match='illegal version string "1"'):
         parse("1")
+
+
+# ---------------------------------------------------------------- in a scheduler
+
+
+def test_simulation_requeues_on_declared_features_update() -> None:
+    """A pod rejected for a missing feature is unschedulable and unresolvable (preemption cannot help);
+    a node update that does not touch declaredFeatures leaves it alone (the hint skips, and the event
+    is not the registered one); declaring the feature schedules it."""
+    cfg = config_from_dict({
+        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler",
+                      "plugins": {"multiPoint": {"enabled": [{"name": "NodeDeclaredFeatures"}]}}}],
+    })
+    sim = Simulation(cfg, in_tree_registry())
+    try:
+        sim.apply({"Node": [make_node("n1").capacity(cpu="4", pods="10").obj()], "Pod": [restart_all_pod()]})
+        (p,) = sim.run_until_quiet().pods
+        assert (p.phase, p.node, p.attempts) == ("Unschedulable", None, 1)
+        assert p.message == ("0/1 nodes are available: 1 node(s) didn't match Pod's required features. "
+                             "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
+
+        def updated(change: Callable[[Node], None]) -> Node:
+            current = sim.cluster.get("Node", "n1")
+            assert isinstance(current, Node)
+            n = Node()
+            n.CopyFrom(current)
+            change(n)
+            return n
+
+        sim.cluster.update(updated(lambda n: n.metadata.labels.update({"a": "b"})))
+        (p,) = sim.run_until_quiet().pods
+        assert (p.phase, p.attempts) == ("Unschedulable", 1)
+
+        sim.cluster.update(updated(lambda n: n.status.declaredFeatures.append("RestartAllContainersOnContainerExits")))
+        (p,) = sim.run_until_quiet().pods
+        assert (p.phase, p.node, p.attempts) == ("Scheduled", "n1", 2)
+    finally:
+        sim.scheduler.close()
