@@ -16,6 +16,7 @@ _IN_TREE: dict[str, tuple[str, str]] = {
     "SchedulingGates": ("wasmsched.plugins.schedulinggates", "new"),
     "NodeUnschedulable": ("wasmsched.plugins.nodeunschedulable", "new"),
     "NodeName": ("wasmsched.plugins.nodename", "new"),
+    "NodeDeclaredFeatures": ("wasmsched.plugins.nodedeclaredfeatures", "new"),
     "TaintToleration": ("wasmsched.plugins.tainttoleration", "new"),
     "NodeAffinity": ("wasmsched.plugins.nodeaffinity", "new"),
     "NodePorts": ("wasmsched.plugins.nodeports", "new"),
