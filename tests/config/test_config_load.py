@@ -22,11 +22,13 @@ from wasmsched.config.types import Plugin
 HEADER = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
 DEFAULT_ARGS_ORDER = [
     "DefaultPreemption",
+    "DynamicResources",
     "InterPodAffinity",
     "NodeAffinity",
     "NodeResourcesBalancedAllocation",
     "NodeResourcesFit",
     "PodTopologySpread",
+    "VolumeBinding",
 ]
 
 
@@ -165,7 +167,8 @@ def test_custom_plugins_merged_with_defaults(tmp_path: Path) -> None:
     # Raw args for plugins that are not in IN_TREE_ARGS; defaults appended for in-tree ones.
     assert prof.args_for("MyWasm") == {"guestURL": "file:///x.wasm", "nested": {"a": 1}}
     assert prof.args_for("VolumeBinding") == VolumeBindingArgs(5)
-    assert [pc.name for pc in prof.plugin_config] == ["MyWasm", "VolumeBinding", *DEFAULT_ARGS_ORDER]
+    assert [pc.name for pc in prof.plugin_config] == [
+        "MyWasm", "VolumeBinding", *(n for n in DEFAULT_ARGS_ORDER if n != "VolumeBinding")]
 
 
 def test_disable_all_multi_point_drops_default_args(tmp_path: Path) -> None:

@@ -123,21 +123,28 @@ def test_disabled_weights_are_dropped() -> None:
 
 def test_default_plugins_order_and_weights() -> None:
     got = [(p.name, p.weight) for p in default_plugins().multi_point.enabled]
+    # kube 1.37.2's v1/default_plugins.go: getDefaultPlugins + applyFeatureGates at the default gates.
     assert got == [
         ("SchedulingGates", 0),
         ("PrioritySort", 0),
-        ("NodeUnschedulable", 0),
         ("NodeName", 0),
+        ("NodeUnschedulable", 0),
         ("TaintToleration", 3),
         ("NodeAffinity", 2),
         ("NodePorts", 0),
         ("NodeResourcesFit", 1),
+        ("VolumeRestrictions", 0),
+        ("NodeVolumeLimits", 0),
+        ("VolumeBinding", 0),
+        ("VolumeZone", 0),
         ("PodTopologySpread", 2),
         ("InterPodAffinity", 2),
+        ("DynamicResources", 2),
         ("DefaultPreemption", 0),
         ("NodeResourcesBalancedAllocation", 1),
         ("ImageLocality", 1),
         ("DefaultBinder", 0),
+        ("NodeDeclaredFeatures", 0),
     ]
     # Every call gives a fresh copy.
     a = default_plugins()

@@ -407,7 +407,7 @@ def test_explain_in_the_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert rc == 0, err
     text = out.split("\n")
     start = next(i for i, line in enumerate(text) if line.split()[:2] == ["default", "incoming"])
-    block = text[start + 1:start + 11]
+    block = text[start + 1:start + 13]
     assert block[0] == "    filter: 2 of 3 nodes passed, 1 filtered out:"
     assert block[1] == f"      1  TaintToleration  {UNTOLERATED}  (tainted)"
     assert block[2] == "    score: best 2 of 2 nodes (weighted):"
@@ -415,7 +415,10 @@ def test_explain_in_the_table(capsys: pytest.CaptureFixture[str]) -> None:
     rows = {line.split()[0]: line.split()[1:] for line in block[4:] if line.strip()}
     assert rows["NodeResourcesFit"] == ["81", "31"]
     assert rows["TaintToleration"] == ["300", "300"]
-    assert "TOTAL" in rows
+    # As kube 1.37: VolumeBinding scores (StorageCapacityScoring) and DynamicResources scores every node
+    # 0 for a pod without claims; PodTopologySpread and InterPodAffinity skip.
+    assert rows["VolumeBinding"] == rows["DynamicResources"] == ["0", "0"]
+    assert rows["TOTAL"] == ["452", "402"]
     too_big = next(i for i, line in enumerate(text) if line.split()[:2] == ["default", "too-big"])
     assert text[too_big + 1] == "    filter: 0 of 3 nodes passed, 3 filtered out:"
     assert text[too_big + 2] == "      2  NodeResourcesFit  Insufficient cpu  (empty, half-full)"

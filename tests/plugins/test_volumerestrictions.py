@@ -335,13 +335,19 @@ def test_simulation_with_volume_plugins() -> None:
             {"name": "VolumeRestrictions"}, {"name": "VolumeZone"}]}}}],
     })
     sim = Simulation(cfg, in_tree_registry())
-    pv = PersistentVolume()
-    pv.metadata.name = "pv-b"
-    pv.metadata.labels["topology.kubernetes.io/zone"] = "b"
+
+    def zone_b_pv(name: str, *modes: str) -> PersistentVolume:
+        pv = PersistentVolume()
+        pv.metadata.name = name
+        pv.metadata.labels["topology.kubernetes.io/zone"] = "b"
+        pv.spec.accessModes.extend(modes)
+        return pv
 
     def bound(name: str, *modes: str) -> PersistentVolumeClaim:
+        # Each claim names its own volume: the (emulated) PV controller completes the binding, so the
+        # default profile's VolumeBinding sees bound claims.
         c = pvc(name, *modes)
-        c.spec.volumeName = "pv-b"
+        c.spec.volumeName = f"pv-{name}"
         return c
 
     nodes = [make_node(f"n{z}").capacity(cpu="4", pods="10").label("topology.kubernetes.io/zone", z).obj()
@@ -349,7 +355,9 @@ def test_simulation_with_volume_plugins() -> None:
     gce_running = vol_pod(GCE_1, name="gce-running")
     gce_running.spec.nodeName = "nb"
     sim.apply({
-        "Node": nodes, "PersistentVolume": [pv],
+        "Node": nodes,
+        "PersistentVolume": [zone_b_pv("pv-c-b", "ReadWriteOnce"), zone_b_pv("pv-rwop", "ReadWriteOncePod"),
+                             zone_b_pv("pv-missing", "ReadWriteOnce")],
         "PersistentVolumeClaim": [bound("c-b", "ReadWriteOnce"), bound("rwop", "ReadWriteOncePod")],
         "Pod": [pvc_pod("zoned", "c-b", node=""), pvc_pod("rwop-user", "rwop", node="na"),
                 pvc_pod("rwop-waiter", "rwop", node=""), pvc_pod("no-claim", "missing", node=""),

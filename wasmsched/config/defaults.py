@@ -12,26 +12,31 @@ DEFAULT_PARALLELISM = 16
 DEFAULT_POD_INITIAL_BACKOFF_SECONDS = 1
 DEFAULT_POD_MAX_BACKOFF_SECONDS = 10
 
-# getDefaultPlugins of kube-scheduler, in its order and with its weights, minus the plugins wasmsched
-# does not have yet: VolumeRestrictions, NodeVolumeLimits, VolumeBinding and VolumeZone (between
-# NodeResourcesFit and PodTopologySpread in kube) and DynamicResources (before DefaultPreemption, as
-# the DynamicResourceAllocation feature gate adds it). A user config may still name them, e.g. in
-# `disabled`, without error.
+# getDefaultPlugins of kube-scheduler 1.37 with applyFeatureGates at 1.37's gate defaults, in its order
+# and with its weights: DynamicResources (DynamicResourceAllocation, GA) goes before DefaultPreemption,
+# NodeDeclaredFeatures (GA) last; the gates of DeferredPodScheduling, GangScheduling and
+# TopologyAwareWorkloadScheduling are off by default. A weight of 0 means "unset" (1 for a Score plugin).
 _DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = (
     ("SchedulingGates", 0),
     ("PrioritySort", 0),
-    ("NodeUnschedulable", 0),
     ("NodeName", 0),
+    ("NodeUnschedulable", 0),
     ("TaintToleration", 3),
     ("NodeAffinity", 2),
     ("NodePorts", 0),
     ("NodeResourcesFit", 1),
+    ("VolumeRestrictions", 0),
+    ("NodeVolumeLimits", 0),
+    ("VolumeBinding", 0),
+    ("VolumeZone", 0),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
+    ("DynamicResources", 2),
     ("DefaultPreemption", 0),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
     ("DefaultBinder", 0),
+    ("NodeDeclaredFeatures", 0),
 )
 
 

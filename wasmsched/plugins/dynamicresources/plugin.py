@@ -343,7 +343,7 @@ class DynamicResources(
         try:
             s = state.read(STATE_KEY)
         except NotFoundError:
-            return Status.error(f'reading "{STATE_KEY}" from cycleState: not found')
+            return Status.error("not found")  # fwk.ErrNotFound, as kube's statusError(err) reports it
         if not isinstance(s, _StateData):
             return Status.error("unable to convert state into stateData")
         return s
