@@ -12,26 +12,40 @@ DEFAULT_PARALLELISM = 16
 DEFAULT_POD_INITIAL_BACKOFF_SECONDS = 1
 DEFAULT_POD_MAX_BACKOFF_SECONDS = 10
 
-# getDefaultPlugins of kube-scheduler, in its order and with its weights, minus the plugins wasmsched
-# does not have yet: VolumeRestrictions, NodeVolumeLimits, VolumeBinding and VolumeZone (between
-# NodeResourcesFit and PodTopologySpread in kube) and DynamicResources (before DefaultPreemption, as
-# the DynamicResourceAllocation feature gate adds it). A user config may still name them, e.g. in
-# `disabled`, without error.
-_DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = (
+# kube 1.37.2's getDefaultPlugins followed by applyFeatureGates with the default gates
+# (DynamicResourceAllocation on: DynamicResources, weight 2, before DefaultPreemption;
+# NodeDeclaredFeatures, GA, appended last; DeferredPodScheduling, GangScheduling and the
+# topology-aware workload plugins are behind gates that are off by default).
+KUBE_DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = (
     ("SchedulingGates", 0),
     ("PrioritySort", 0),
-    ("NodeUnschedulable", 0),
     ("NodeName", 0),
+    ("NodeUnschedulable", 0),
     ("TaintToleration", 3),
     ("NodeAffinity", 2),
     ("NodePorts", 0),
     ("NodeResourcesFit", 1),
+    ("VolumeRestrictions", 0),
+    ("NodeVolumeLimits", 0),
+    ("VolumeBinding", 0),
+    ("VolumeZone", 0),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
+    ("DynamicResources", 2),
     ("DefaultPreemption", 0),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
     ("DefaultBinder", 0),
+    ("NodeDeclaredFeatures", 0),
+)
+
+# The list above minus the plugins wasmsched does not have yet: NodeVolumeLimits, VolumeBinding,
+# DynamicResources and NodeDeclaredFeatures. A user config may still name them, e.g. in `disabled`,
+# without error. (tests/config/test_config_merge.py checks this is exactly KUBE_DEFAULT_MULTI_POINT
+# restricted to the registry.)
+_DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = tuple(
+    (name, weight) for name, weight in KUBE_DEFAULT_MULTI_POINT
+    if name not in ("NodeVolumeLimits", "VolumeBinding", "DynamicResources", "NodeDeclaredFeatures")
 )
 
 
