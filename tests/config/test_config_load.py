@@ -15,6 +15,7 @@ from wasmsched.config.args import (
     NodeResourcesBalancedAllocationArgs,
     NodeResourcesFitArgs,
     PodTopologySpreadArgs,
+    VolumeBindingArgs,
 )
 from wasmsched.config.types import Plugin
 
@@ -163,7 +164,7 @@ def test_custom_plugins_merged_with_defaults(tmp_path: Path) -> None:
     assert prof.plugins.bind.enabled == [Plugin("MyBinder")]
     # Raw args for plugins that are not in IN_TREE_ARGS; defaults appended for in-tree ones.
     assert prof.args_for("MyWasm") == {"guestURL": "file:///x.wasm", "nested": {"a": 1}}
-    assert prof.args_for("VolumeBinding") == {"bindTimeoutSeconds": 5}
+    assert prof.args_for("VolumeBinding") == VolumeBindingArgs(5)
     assert [pc.name for pc in prof.plugin_config] == ["MyWasm", "VolumeBinding", *DEFAULT_ARGS_ORDER]
 
 

@@ -10,12 +10,14 @@ import pytest
 from wasmsched.config.args import (
     IN_TREE_ARGS,
     DefaultPreemptionArgs,
+    DynamicResourcesArgs,
     InterPodAffinityArgs,
     NodeAffinityArgs,
     NodeResourcesBalancedAllocationArgs,
     NodeResourcesFitArgs,
     PluginArgs,
     PodTopologySpreadArgs,
+    VolumeBindingArgs,
     get_args,
 )
 from wasmsched.config.errors import ConfigError
@@ -36,6 +38,8 @@ BAD_VALUES: dict[str, tuple[dict[str, Any], str]] = {
     "NodeResourcesFit": ({"scoringStrategy": {"type": "Bogus"}}, "args.scoringStrategy.type"),
     "NodeResourcesBalancedAllocation": ({"resources": [{"name": "cpu", "weight": 2}]}, "args.resources[0].weight"),
     "PodTopologySpread": ({"defaultingType": "Bogus"}, "args.defaultingType"),
+    "VolumeBinding": ({"bindTimeoutSeconds": -1}, "args.bindTimeoutSeconds"),
+    "DynamicResources": ({"bindingTimeout": "0s"}, "args.bindingTimeout"),
 }
 
 # plugin -> YAML args that are valid and not the defaults
@@ -48,10 +52,12 @@ GOOD_VALUES: dict[str, dict[str, Any]] = {
     "NodeResourcesBalancedAllocation": {"resources": [{"name": "cpu", "weight": 1}]},
     "PodTopologySpread": {"defaultingType": "List", "defaultConstraints": [
         {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}]},
+    "VolumeBinding": {"bindTimeoutSeconds": 30, "shape": [{"utilization": 0, "score": 0},
+                                                          {"utilization": 100, "score": 10}]},
+    "DynamicResources": {"filterTimeout": "3s", "bindingTimeout": "2m0s"},
 }
 
-# In kube-scheduler 1.37 these in-tree plugins take args (validation_pluginargs.go); VolumeBinding
-# and DynamicResources do too, but wasmsched does not implement them.
+# In kube-scheduler 1.37 these in-tree plugins take args (validation_pluginargs.go).
 PLUGINS_WITH_ARGS = sorted(IN_TREE_ARGS)
 
 
@@ -61,8 +67,8 @@ def _new(name: str, args: object) -> Plugin:
 
 def test_tables_cover_every_plugin_with_args() -> None:
     assert PLUGINS_WITH_ARGS == sorted(BAD_VALUES) == sorted(GOOD_VALUES) == [
-        "DefaultPreemption", "InterPodAffinity", "NodeAffinity", "NodeResourcesBalancedAllocation",
-        "NodeResourcesFit", "PodTopologySpread",
+        "DefaultPreemption", "DynamicResources", "InterPodAffinity", "NodeAffinity", "NodeResourcesBalancedAllocation",
+        "NodeResourcesFit", "PodTopologySpread", "VolumeBinding",
     ]
 
 
@@ -139,7 +145,8 @@ def test_every_factory_of_a_plugin_with_args_types_its_args() -> None:
         "DefaultPreemption": DefaultPreemptionArgs, "InterPodAffinity": InterPodAffinityArgs,
         "NodeAffinity": NodeAffinityArgs, "NodeResourcesFit": NodeResourcesFitArgs,
         "NodeResourcesBalancedAllocation": NodeResourcesBalancedAllocationArgs,
-        "PodTopologySpread": PodTopologySpreadArgs,
+        "PodTopologySpread": PodTopologySpreadArgs, "VolumeBinding": VolumeBindingArgs,
+        "DynamicResources": DynamicResourcesArgs,
     }
     registry = in_tree_registry()
     for name, cls in want.items():

@@ -86,6 +86,11 @@ class MemoryCluster:
         self._objects: dict[str, dict[str, Any]] = {}
         self._rv = itertools.count(1)
         self._watches: list[_Watch] = []
+        # Called once the outermost write (with its watch deliveries) is done: controllers that react to
+        # writes (cluster/pv_provisioner.py) write from there, so every watcher sees events in order.
+        self._after_write: list[Callable[[], None]] = []
+        self._write_depth = 0
+        self._running_after_write = False
         self.events: list[RecordedEvent] = []
         self.deleted_pods: dict[str, str] = {}
 
@@ -99,6 +104,24 @@ class MemoryCluster:
                 if on_add is not None:
                     on_add(obj)
 
+    def add_after_write_hook(self, fn: Callable[[], None]) -> None:
+        with self._lock:
+            self._after_write.append(fn)
+
+    def _begin_write(self) -> None:
+        self._write_depth += 1
+
+    def _end_write(self) -> None:
+        self._write_depth -= 1
+        if self._write_depth or self._running_after_write or not self._after_write:
+            return
+        self._running_after_write = True
+        try:
+            for fn in list(self._after_write):
+                fn()
+        finally:
+            self._running_after_write = False
+
     def list(self, kind: str) -> list[Any]:
         with self._lock:
             return list(self._objects.get(kind, {}).values())
@@ -109,45 +132,66 @@ class MemoryCluster:
 
     def create(self, obj: Any) -> Any:
         with self._lock:
-            kind = _kind_of(obj)
-            key = object_key(obj)
-            store = self._objects.setdefault(kind, {})
-            if key in store:
-                raise ConflictError(f'{kind.lower()}s "{key}" already exists', obj)
-            if kind == KIND_POD:
-                self._admit_pod(obj)
-            obj.metadata.resourceVersion = str(next(self._rv))
-            store[key] = obj
-            for w in self._watches:
-                if w.kind == kind and w.on_add is not None:
-                    w.on_add(obj)
-            return obj
+            self._begin_write()
+            try:
+                return self._create_locked(obj)
+            finally:
+                self._end_write()
+
+    def _create_locked(self, obj: Any) -> Any:
+        kind = _kind_of(obj)
+        key = object_key(obj)
+        store = self._objects.setdefault(kind, {})
+        if key in store:
+            raise ConflictError(f'{kind.lower()}s "{key}" already exists', obj)
+        if kind == KIND_POD:
+            self._admit_pod(obj)
+        obj.metadata.resourceVersion = str(next(self._rv))
+        store[key] = obj
+        for w in self._watches:
+            if w.kind == kind and w.on_add is not None:
+                w.on_add(obj)
+        return obj
 
     def update(self, obj: Any) -> Any:
         with self._lock:
-            kind = _kind_of(obj)
-            key = object_key(obj)
-            store = self._objects.get(kind, {})
-            old = store.get(key)
-            if old is None:
-                raise NotFoundError(f'{kind.lower()}s "{key}" not found')
-            obj.metadata.resourceVersion = str(next(self._rv))
-            store[key] = obj
-            for w in self._watches:
-                if w.kind == kind and w.on_update is not None:
-                    w.on_update(old, obj)
-            return obj
+            self._begin_write()
+            try:
+                return self._update_locked(obj)
+            finally:
+                self._end_write()
+
+    def _update_locked(self, obj: Any) -> Any:
+        kind = _kind_of(obj)
+        key = object_key(obj)
+        store = self._objects.get(kind, {})
+        old = store.get(key)
+        if old is None:
+            raise NotFoundError(f'{kind.lower()}s "{key}" not found')
+        obj.metadata.resourceVersion = str(next(self._rv))
+        store[key] = obj
+        for w in self._watches:
+            if w.kind == kind and w.on_update is not None:
+                w.on_update(old, obj)
+        return obj
 
     def delete(self, kind: str, key: str) -> Any:
         with self._lock:
-            store = self._objects.get(kind, {})
-            old = store.pop(key, None)
-            if old is None:
-                raise NotFoundError(f'{kind.lower()}s "{key}" not found')
-            for w in self._watches:
-                if w.kind == kind and w.on_delete is not None:
-                    w.on_delete(old)
-            return old
+            self._begin_write()
+            try:
+                return self._delete_locked(kind, key)
+            finally:
+                self._end_write()
+
+    def _delete_locked(self, kind: str, key: str) -> Any:
+        store = self._objects.get(kind, {})
+        old = store.pop(key, None)
+        if old is None:
+            raise NotFoundError(f'{kind.lower()}s "{key}" not found')
+        for w in self._watches:
+            if w.kind == kind and w.on_delete is not None:
+                w.on_delete(old)
+        return old
 
     def _mutate_pod(self, pod: Pod, fn: Callable[[Pod], None]) -> Pod:
         with self._lock:

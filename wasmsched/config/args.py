@@ -7,6 +7,7 @@ and applies the v1 defaults; `validate(path)` returns the FieldErrors kube-sched
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self, TypeVar
@@ -16,6 +17,7 @@ from wasmsched.config.decode import Reader
 from wasmsched.config.errors import (
     ConfigError,
     FieldError,
+    GoStruct,
     child,
     duplicate,
     forbidden,
@@ -425,14 +427,150 @@ class PodTopologySpreadArgs(PluginArgs):
         return errs
 
 
+_DURATION_UNITS = {
+    "ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "\u03bcs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0,
+}
+_DURATION_RE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)")
+
+
+def parse_go_duration(text: str) -> float:
+    """time.ParseDuration (metav1.Duration's JSON form), in seconds; ValueError as Go's message."""
+    s = text
+    sign = 1.0
+    if s[:1] in "+-" and s:
+        sign = -1.0 if s[0] == "-" else 1.0
+        s = s[1:]
+    if s == "0":
+        return 0.0
+    if not s:
+        raise ValueError(f'time: invalid duration "{text}"')
+    total = 0.0
+    pos = 0
+    while pos < len(s):
+        m = _DURATION_RE.match(s, pos)
+        if m is None:
+            raise ValueError(f'time: invalid duration "{text}"')
+        total += float(m.group(1)) * _DURATION_UNITS[m.group(2)]
+        pos = m.end()
+    return sign * total
+
+
+def format_go_duration(seconds: float) -> str:
+    """time.Duration.String() for the values args carry (whole milliseconds and up)."""
+    if seconds == 0:
+        return "0s"
+    neg = seconds < 0
+    ns = round(abs(seconds) * 1e9)
+    out = ""
+    if ns < 1_000_000_000:
+        out = f"{ns / 1e6:g}ms" if ns >= 1_000_000 else (f"{ns / 1e3:g}\u00b5s" if ns >= 1000 else f"{ns}ns")
+    else:
+        h, rem = divmod(ns, 3_600_000_000_000)
+        m, rem = divmod(rem, 60_000_000_000)
+        sec = rem / 1e9
+        if h:
+            out += f"{h}h"
+        if h or m:
+            out += f"{m}m"
+        out += f"{sec:g}s"
+    return ("-" if neg else "") + out
+
+
+@dataclass
+class DynamicResourcesArgs(PluginArgs):
+    """config.DynamicResourcesArgs; durations in seconds. With the 1.37 default feature gates
+    (DRASchedulerFilterTimeout, DRADeviceBindingConditions and DRAResourceClaimDeviceStatus on) both
+    are defaulted: filterTimeout 10s, bindingTimeout 600s."""
+
+    PLUGIN: ClassVar[str] = "DynamicResources"
+    KEYS: ClassVar[tuple[str, ...]] = ("filterTimeout", "bindingTimeout")
+
+    filter_timeout: float = 10.0
+    binding_timeout: float = 600.0
+
+    @classmethod
+    def _decode(cls, r: Reader) -> Self:
+        values = []
+        for key, default in (("filterTimeout", 10.0), ("bindingTimeout", 600.0)):
+            raw = r.string(key)
+            if raw is None:
+                values.append(default)
+                continue
+            try:
+                values.append(parse_go_duration(raw))
+            except ValueError as e:
+                r.errors.append(invalid(r.at(key), raw, str(e)))
+                values.append(default)
+        return cls(values[0], values[1])
+
+    def validate(self, path: str = "args") -> list[FieldError]:
+        errs: list[FieldError] = []
+        if self.filter_timeout < 0:
+            errs.append(invalid(child(path, "filterTimeout"), format_go_duration(self.filter_timeout),
+                                "must be zero or positive"))
+        if self.binding_timeout < 1:
+            errs.append(invalid(child(path, "bindingTimeout"), format_go_duration(self.binding_timeout),
+                                "must be at least 1 second"))
+        return errs
+
+
+# --- VolumeBinding ----------------------------------------------------------------------------
+
+# kube 1.37: the StorageCapacityScoring feature gate is Beta and on by default (pkg/features).
+STORAGE_CAPACITY_SCORING = True
+
+
+def default_volume_binding_shape() -> list[UtilizationShapePoint]:
+    """SetDefaults_VolumeBindingArgs' shape: an empty node scores best (0 -> 10, 100 -> 0)."""
+    return [UtilizationShapePoint(0, MAX_CUSTOM_PRIORITY_SCORE), UtilizationShapePoint(100, 0)]
+
+
+@dataclass
+class VolumeBindingArgs(PluginArgs):
+    PLUGIN: ClassVar[str] = "VolumeBinding"
+    KEYS: ClassVar[tuple[str, ...]] = ("bindTimeoutSeconds", "shape")
+
+    # How long PreBind waits for the PV controller to bind the claims; 0 means no waiting.
+    bind_timeout_seconds: int = 600
+    # Score of a node by the utilization of the storage the pod's volumes would use there.
+    shape: list[UtilizationShapePoint] = field(default_factory=default_volume_binding_shape)
+
+    @classmethod
+    def _decode(cls, r: Reader) -> Self:
+        points = []
+        for p, item in r.items("shape"):
+            pr = Reader(item, p, r.errors, ("utilization", "score"))
+            points.append(UtilizationShapePoint(pr.int32("utilization", 0), pr.int32("score", 0)))
+        if not points and STORAGE_CAPACITY_SCORING:
+            points = default_volume_binding_shape()
+        return cls(r.int64("bindTimeoutSeconds", 600), points)
+
+    def validate(self, path: str = "args", storage_capacity_scoring: bool = STORAGE_CAPACITY_SCORING
+                 ) -> list[FieldError]:
+        """ValidateVolumeBindingArgsWithOptions; `storage_capacity_scoring` is the feature gate."""
+        errs: list[FieldError] = []
+        if self.bind_timeout_seconds < 0:
+            errs.append(invalid(child(path, "bindTimeoutSeconds"), self.bind_timeout_seconds,
+                                "invalid BindTimeoutSeconds, should not be a negative value"))
+        if storage_capacity_scoring:
+            errs.extend(validate_function_shape(self.shape, child(path, "shape")))
+        elif self.shape:
+            shape = [GoStruct([("Utilization", pt.utilization), ("Score", pt.score)]) for pt in self.shape]
+            errs.append(invalid(child(path, "shape"), shape, "unexpected field `shape`, remove it or turn on the "
+                                "feature gate StorageCapacityScoring"))
+        return errs
+
+
 IN_TREE_ARGS: dict[str, type[PluginArgs]] = {
     cls.PLUGIN: cls
     for cls in (
         DefaultPreemptionArgs,
+        DynamicResourcesArgs,
         InterPodAffinityArgs,
         NodeAffinityArgs,
         NodeResourcesBalancedAllocationArgs,
         NodeResourcesFitArgs,
         PodTopologySpreadArgs,
+        VolumeBindingArgs,
     )
 }

@@ -69,6 +69,11 @@ SCHEDULER_ACCESS: tuple[Access, ...] = (
     Access("patch", "", "pods", "status"),
     # preemption's victims
     Access("delete", "", "pods"),
+    # VolumeBinding's PreBind: a PV's claimRef, a claim's selected-node annotation
+    Access("update", "", "persistentvolumes"),
+    Access("update", "", "persistentvolumeclaims"),
+    # DynamicResources' PreBind: the claim's allocation and reservedFor
+    Access("update", "resource.k8s.io", "resourceclaims", "status"),
     # the event recorder: events.k8s.io/v1 Events, created then patched when they repeat
     Access("create", "events.k8s.io", "events"),
     Access("patch", "events.k8s.io", "events"),

@@ -16,6 +16,7 @@ _IN_TREE: dict[str, tuple[str, str]] = {
     "SchedulingGates": ("wasmsched.plugins.schedulinggates", "new"),
     "NodeUnschedulable": ("wasmsched.plugins.nodeunschedulable", "new"),
     "NodeName": ("wasmsched.plugins.nodename", "new"),
+    "NodeDeclaredFeatures": ("wasmsched.plugins.nodedeclaredfeatures", "new"),
     "TaintToleration": ("wasmsched.plugins.tainttoleration", "new"),
     "NodeAffinity": ("wasmsched.plugins.nodeaffinity", "new"),
     "NodePorts": ("wasmsched.plugins.nodeports", "new"),
@@ -26,8 +27,11 @@ _IN_TREE: dict[str, tuple[str, str]] = {
     "InterPodAffinity": ("wasmsched.plugins.interpodaffinity", "new"),
     "VolumeRestrictions": ("wasmsched.plugins.volumerestrictions", "new"),
     "VolumeZone": ("wasmsched.plugins.volumezone", "new"),
+    "NodeVolumeLimits": ("wasmsched.plugins.nodevolumelimits", "new"),
     "DefaultPreemption": ("wasmsched.plugins.defaultpreemption", "new"),
     "DefaultBinder": ("wasmsched.plugins.defaultbinder", "new"),
+    "DynamicResources": ("wasmsched.plugins.dynamicresources", "new"),
+    "VolumeBinding": ("wasmsched.plugins.volumebinding", "new"),
 }
 
 

@@ -23,6 +23,7 @@ from wasmsched.cluster.memory import (
 from wasmsched.config.types import KubeSchedulerConfiguration
 from wasmsched.framework.interface import PluginFactory
 from wasmsched.framework.status import Status, is_rejected
+from wasmsched.kube.resources import RESOURCES
 from wasmsched.scheduler.algorithm import CycleExplain
 from wasmsched.scheduler.eventhandlers import add_all_event_handlers
 from wasmsched.scheduler.factory import new_scheduler
@@ -35,9 +36,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("wasmsched.simulate")
 
 # Kinds applied before pods, in this order, so pods see their priority classes and nodes exist.
-APPLY_ORDER = ("Namespace", "PriorityClass", "Node", "PodDisruptionBudget", "StorageClass", "CSINode",
-               "PersistentVolume", "PersistentVolumeClaim", "Service", "ReplicationController", "ReplicaSet",
-               "StatefulSet")
+# Every kind `run` watches and `snapshot` writes (kube/resources.py), so no kind a manifest may hold is dropped.
+APPLY_ORDER = tuple(kind for kind in RESOURCES if kind != "Pod")
 # A pod failing with internal errors this many times in a row is reported as Error, not retried.
 MAX_CONSECUTIVE_ERRORS = 5
 

@@ -11,6 +11,7 @@ variables and DNS config are not validated: nothing in a scheduler reads them.
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
 
 from wasmsched.api.quantity import cached_quantity
@@ -49,6 +50,7 @@ from wasmsched.api.validation.util import (
     parse_int64,
 )
 from wasmsched.util.intbounds import INT32_MAX
+from wasmsched.util.klog import quote
 
 IS_NOT_INTEGER_ERROR_MSG = "must be an integer"
 IS_NOT_POSITIVE_ERROR_MSG = "must be greater than zero"
@@ -67,6 +69,10 @@ _TERMINATION_MESSAGE_POLICIES = ("File", "FallbackToLogsOnError")
 _PORT_PROTOCOLS = ("SCTP", "TCP", "UDP")  # sorted
 _OS_NAMES = ("linux", "windows")
 _HIGHEST_USER_DEFINABLE_ACTIVE_DEADLINE = INT32_MAX
+# nodeDeclaredFeatureRegexp: an UpperCamelCase first segment, further segments after '/' in upper or
+# lower camel case (matched whole, as Go's ^...$).
+_NODE_DECLARED_FEATURE_RE = re.compile(r"[A-Z][a-zA-Z0-9]*(/[a-zA-Z][a-zA-Z0-9]*)*")
+_DNS1123_SUBDOMAIN_MAX_LENGTH = 253
 
 # helper.IsStandardResourceName, IsStandardContainerResourceName and IsIntegerResourceName.
 _STANDARD_RESOURCES = frozenset(
@@ -803,8 +809,8 @@ def validate_pod_create(pod: Any) -> ErrorList:
 
 
 def validate_node(node: Any) -> ErrorList:
-    """ValidateNode: metadata, taints (kube reports them under `metadata.taints`), and the quantities
-    of status.capacity and status.allocatable."""
+    """ValidateNode: metadata, taints (kube reports them under `metadata.taints`), the quantities
+    of status.capacity and status.allocatable, and status.declaredFeatures."""
     errs = validate_object_meta(node.metadata, False, name_is_dns_subdomain)
     if node.spec.taints:
         errs.extend(validate_node_taints(node.spec.taints, "metadata.taints"))
@@ -812,6 +818,36 @@ def validate_node(node: Any) -> ErrorList:
         errs.extend(validate_resource_quantity_value(name, q, f"status.capacity.{name}"))
     for name, q in node.status.allocatable.items():
         errs.extend(validate_resource_quantity_value(name, q, f"status.allocatable.{name}"))
+    errs.extend(validate_node_declared_features(node.status.declaredFeatures, "status.declaredFeatures"))
+    return errs
+
+
+def _node_declared_feature_name_error(name: str) -> str | None:
+    """validateNodeDeclaredFeatureName."""
+    if len(name.encode()) > _DNS1123_SUBDOMAIN_MAX_LENGTH:
+        return f"invalid feature name {quote(name)}: must be no more than {_DNS1123_SUBDOMAIN_MAX_LENGTH} characters"
+    if _NODE_DECLARED_FEATURE_RE.fullmatch(name) is None:
+        return (f"invalid feature name {quote(name)}: must start with an UpperCamelCase segment, with subsequent "
+                "segments separated by '/' (e.g., MyFeature or MyFeature/mySubFeature), and contain only "
+                "alphanumeric characters and slashes")
+    return None
+
+
+def validate_node_declared_features(features: Any, path: str) -> ErrorList:
+    """validateNodeDeclaredFeatures: valid names, sorted, without duplicates (the NodeDeclaredFeatures
+    gate is GA in 1.37, so the field is never dropped)."""
+    errs: ErrorList = []
+    names = list(features)
+    for i, name in enumerate(names):
+        msg = _node_declared_feature_name_error(name)
+        if msg is not None:
+            errs.append(invalid(index(path, i), name, msg))
+        if i + 1 < len(names):
+            nxt = names[i + 1]
+            if name == nxt:
+                errs.append(duplicate(index(path, i + 1), nxt))
+            elif name > nxt:
+                errs.append(invalid(index(path, i + 1), nxt, "list must be sorted alphabetically"))
     return errs
 
 
