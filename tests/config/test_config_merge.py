@@ -134,13 +134,17 @@ def test_default_plugins_order_and_weights() -> None:
         ("NodePorts", 0),
         ("NodeResourcesFit", 1),
         ("VolumeRestrictions", 0),
+        ("NodeVolumeLimits", 0),
+        ("VolumeBinding", 0),
         ("VolumeZone", 0),
         ("PodTopologySpread", 2),
         ("InterPodAffinity", 2),
+        ("DynamicResources", 2),
         ("DefaultPreemption", 0),
         ("NodeResourcesBalancedAllocation", 1),
         ("ImageLocality", 1),
         ("DefaultBinder", 0),
+        ("NodeDeclaredFeatures", 0),
     ]
     # Every call gives a fresh copy.
     a = default_plugins()

@@ -39,14 +39,9 @@ KUBE_DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = (
     ("NodeDeclaredFeatures", 0),
 )
 
-# The list above minus the plugins wasmsched does not have yet: NodeVolumeLimits, VolumeBinding,
-# DynamicResources and NodeDeclaredFeatures. A user config may still name them, e.g. in `disabled`,
-# without error. (tests/config/test_config_merge.py checks this is exactly KUBE_DEFAULT_MULTI_POINT
-# restricted to the registry.)
-_DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = tuple(
-    (name, weight) for name, weight in KUBE_DEFAULT_MULTI_POINT
-    if name not in ("NodeVolumeLimits", "VolumeBinding", "DynamicResources", "NodeDeclaredFeatures")
-)
+# wasmsched has every plugin of kube's default profile, so its default is kube's
+# (tests/config/test_config_merge.py checks each one is registered).
+_DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = KUBE_DEFAULT_MULTI_POINT
 
 
 def default_plugins() -> Plugins:

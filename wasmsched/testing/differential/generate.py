@@ -1,7 +1,8 @@
 """Seeded random clusters for differential testing against kube-scheduler (see the kube-oracle contract).
 
 `generate_case(seed)` builds a small cluster (1-7 nodes, 0-8 running pods, 1-6 pending pods, up to 3
-extra namespaces, for about half the seeds storage: volumes.py) and, for about half the seeds, a KubeSchedulerConfiguration. Sizes and value pools are
+extra namespaces; for about half the seeds storage: volumes.py) and, for about half the seeds, a
+KubeSchedulerConfiguration. Sizes and value pools are
 small so that ties, exact fits, conflicts and preemption are frequent. Everything comes from one
 `random.Random(seed)`: the same seed gives the same case, byte for byte. `Case.features` names the
 features the case exercises (tags of `context.FEATURES`), for coverage checks.

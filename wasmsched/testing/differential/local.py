@@ -29,7 +29,7 @@ from wasmsched.scheduler.algorithm import CycleExplain, NoNodesAvailable, Schedu
 from wasmsched.scheduler.eventhandlers import add_all_event_handlers
 from wasmsched.scheduler.factory import new_scheduler
 from wasmsched.scheduler.scheduler import Scheduler
-from wasmsched.simulator.simulation import APPLY_ORDER, create_objects
+from wasmsched.simulator.simulation import create_objects
 from wasmsched.util.clock import SimClock
 
 MODES = ("cycle", "run")
@@ -82,12 +82,6 @@ class LocalCase:
             binding_workers=0, max_consecutive_errors=MAX_ATTEMPTS_PER_POD, lowest_name_tie_break=True)
         add_all_event_handlers(self.scheduler, self.cluster)
         try:
-            # kinds the simulator's APPLY_ORDER leaves out (plugins read them: CSIDriver, VolumeAttachment,
-            # CSIStorageCapacity, DRA's), first, as kube-oracle has every object before the scheduler starts
-            for kind, objs in loaded.by_kind.items():
-                if kind not in APPLY_ORDER and kind != KIND_POD:
-                    for obj in objs:
-                        self.cluster.create(obj)
             _, pending = create_objects(self.cluster, loaded.by_kind,
                                         before_pending_pod=lambda: self.clock.advance(CREATION_STEP))
         except (AdmissionError, ConflictError) as e:

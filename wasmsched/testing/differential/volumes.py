@@ -68,7 +68,8 @@ class Storage:
         self.by_kind.setdefault(obj["kind"], []).append(obj)
 
 
-def add_storage(ctx: Ctx, running: list[dict[str, Any]], pending: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+def add_storage(ctx: Ctx, running: list[dict[str, Any]],
+                pending: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     """Storage objects by kind (empty for most seeds); gives some pods volumes (in place)."""
     rng = random.Random(f"{ctx.seed}/storage")
     if rng.random() >= ctx.knobs.storage:
@@ -229,10 +230,7 @@ def _volumes_and_claims(ctx: Ctx, st: Storage, classes: list[tuple[str, str, str
             pvc_spec: dict[str, Any] = {"accessModes": list(spec["accessModes"]),
                                         "resources": {"requests": {"storage": spec["capacity"]["storage"]}},
                                         "volumeName": name}
-            if "storageClassName" in spec:
-                pvc_spec["storageClassName"] = spec["storageClassName"]
-            else:
-                pvc_spec["storageClassName"] = ""
+            pvc_spec["storageClassName"] = spec.get("storageClassName", "")
             st.add({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
                     "metadata": {"name": claim, "namespace": ns,
                                  "annotations": {BIND_COMPLETED: "yes", BOUND_BY_CONTROLLER: "yes"}},
