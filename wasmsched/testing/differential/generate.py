@@ -2,9 +2,9 @@
 
 `generate_case(seed)` builds a small cluster (1-7 nodes, 0-8 running pods, 1-6 pending pods, up to 3
 extra namespaces; for about half the seeds storage: volumes.py) and, for about half the seeds, a
-KubeSchedulerConfiguration. Sizes and value pools are
-small so that ties, exact fits, conflicts and preemption are frequent. Everything comes from one
-`random.Random(seed)`: the same seed gives the same case, byte for byte. `Case.features` names the
+KubeSchedulerConfiguration. Sizes and value pools are small so that ties, exact fits, conflicts and
+preemption are frequent. Everything comes from `random.Random(seed)` and, for storage, a second source
+seeded by the seed: the same seed gives the same case, byte for byte. `Case.features` names the
 features the case exercises (tags of `context.FEATURES`), for coverage checks.
 
 `case_to_dir(case, path)` writes `cluster.yaml` (every object, in order) and `scheduler.yaml` (only
