@@ -115,7 +115,7 @@ class Knobs:
     quantity_variants: float = 0.3  # "0.5" for 500m, "1024Mi" for 1Gi, bytes for Mi
     # storage (volumes.py; drawn from the case's second random source)
     storage: float = 0.45
-    pod_volumes: float = 0.45  # per pod, in a case with storage
+    pod_volumes: float = 0.5  # per pod, in a case with storage
 
 
 DEFAULT_KNOBS = Knobs()
@@ -170,7 +170,8 @@ FEATURES: frozenset[str] = frozenset(
         "volume.pv.node_affinity.zone", "volume.rwop", "volume.pv.csi", "volume.pv.gce_pd", "volume.pv.aws_ebs",
         "volume.pv.local", "volume.pv.available", "volume.pvc.bound", "volume.pvc.missing_pv",
         "volume.pvc.unbound", "volume.pvc.no_class", "volume.pvc.missing_class", "volume.attachment",
-        "volume.pod.pvc", "volume.pod.pvc_missing", "volume.pod.gce_pd", "volume.pod.read_only",
+        "volume.pod.pvc", "volume.pod.pvc_unbound", "volume.pod.pvc_missing", "volume.pod.gce_pd",
+        "volume.pod.read_only",
         "volume.pod.aws_ebs", "volume.pod.csi_ephemeral",
     }
 )  # fmt: skip

@@ -244,7 +244,7 @@ def _volumes_and_claims(ctx: Ctx, st: Storage, classes: list[tuple[str, str, str
             spec["storageClassName"] = MISSING_CLASS
             pv["status"] = {"phase": "Available"}
         st.add(pv)
-    if ctx.chance(0.3):
+    if ctx.chance(0.15):
         # a claim bound to a volume that does not exist (deleted, or pre-bound to one not created yet)
         ctx.tag("volume.pvc.missing_pv")
         _claim(ctx, st, "claim-lost", {"volumeName": "pv-gone", "storageClassName": rng.choice(class_names)},
@@ -301,14 +301,22 @@ def _pod_volumes(ctx: Ctx, st: Storage, pod: dict[str, Any], running: bool) -> N
     volumes: list[dict[str, Any]] = []
     for i in range(rng.randint(1, 3)):
         v: dict[str, Any] = {"name": f"vol-{i}"}
+        # mostly bound claims: an unbound or missing one rejects the pod in PreFilter, before the other
+        # volume plugins have their say
+        bound = [c for c in st.claims if c.namespace == ns and c.bound]
+        unbound = [c for c in st.claims if c.namespace == ns and not c.bound]
         r = rng.random()
-        claims = [c for c in st.claims if c.namespace == ns and (c.bound or not running)]
-        if r < 0.5 and claims:
+        if (r < 0.45 and not bound) or (0.45 <= r < 0.52 and running) or (0.45 <= r < 0.5 and not unbound):
+            r = 0.52 + (r % 0.1)  # an inline disk instead
+        if r < 0.45:
             ctx.tag("volume.pod.pvc")
-            v["persistentVolumeClaim"] = {"claimName": rng.choice(claims).name}
+            v["persistentVolumeClaim"] = {"claimName": rng.choice(bound).name}
             if ctx.chance(0.15):
                 v["persistentVolumeClaim"]["readOnly"] = True
-        elif r < 0.55 and not running:
+        elif r < 0.5:
+            ctx.tag("volume.pod.pvc_unbound")
+            v["persistentVolumeClaim"] = {"claimName": rng.choice(unbound).name}
+        elif r < 0.52:
             ctx.tag("volume.pod.pvc_missing")
             v["persistentVolumeClaim"] = {"claimName": "no-such-claim"}
         elif r < 0.7:
