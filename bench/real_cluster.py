@@ -31,11 +31,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from wasmsched.api.kinds import RESOURCES
 from wasmsched.devcluster.binaries import bin_dir
 from wasmsched.devcluster.cluster import DevCluster
 from wasmsched.kube.api import ClientConnection, KubeApi, load_configuration
 from wasmsched.kube.informer import Handler, Informer
-from wasmsched.kube.resources import RESOURCES
 
 ROOT = Path(__file__).resolve().parents[1]
 

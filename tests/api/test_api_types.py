@@ -20,8 +20,14 @@ def test_kind_registry() -> None:
         assert (
             kind.endswith("List")
             or kind in NAMESPACED_KINDS
-            or kind in {"Node", "Namespace", "PersistentVolume", "PriorityClass", "StorageClass", "CSINode"}
+            or kind in {"Node", "Namespace", "PersistentVolume", "PriorityClass", "StorageClass", "CSINode",
+                        "CSIDriver", "VolumeAttachment", "DeviceClass", "ResourceSlice", "Binding"}
         )
+    # The REST table and the manifest loader agree on which kinds live in a namespace.
+    from wasmsched.api.kinds import RESOURCES
+
+    for kind, resource in RESOURCES.items():
+        assert resource.namespaced == (kind in NAMESPACED_KINDS), kind
     assert type_meta(Node()) == ("v1", "Node")
     assert type_meta(Pod().spec) is None
 

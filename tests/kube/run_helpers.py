@@ -163,7 +163,7 @@ class PodHistory:
     def __init__(self, api: KubeApi, namespace: str) -> None:
         import threading
 
-        from wasmsched.kube.resources import RESOURCES
+        from wasmsched.api.kinds import RESOURCES
 
         self.api = api
         self.namespace = namespace

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from wasmsched.api.kinds import RESOURCES
 from wasmsched.api.types import Node
 from wasmsched.kube.informer import Handler, Informer
-from wasmsched.kube.resources import RESOURCES
 
 
 def node(name: str, rv: str) -> Node:

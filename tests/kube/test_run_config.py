@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from tests.go_guests import ROOT
+from wasmsched.api.kinds import RESOURCES
 from wasmsched.cli.run import add_arguments, leader_election_dict
 from wasmsched.config import load_config
 from wasmsched.kube.api import ClientConfigError, KubeApi, load_configuration
 from wasmsched.kube.leaderelection import LeaderElectionConfig
-from wasmsched.kube.resources import RESOURCES
 
 
 def parse(*argv: str) -> argparse.Namespace:

@@ -42,6 +42,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", metavar="DIR", help="write the final cluster state as manifests into DIR")
     p.add_argument("--generate", metavar="nodes=N,pods=M", help="add a synthetic cluster")
     p.add_argument("--seed", type=int, default=0, help="seed for random tie-breaks (default 0)")
+    p.add_argument("--provision-volumes", action="store_true",
+                   help="emulate an external provisioner: claims of WaitForFirstConsumer classes get a PV on "
+                        "the node chosen for their pod")
     p.add_argument("--metrics", metavar="FILE",
                    help="write the scheduler's Prometheus metrics (text exposition) into FILE at the end")
     p.add_argument("paths", nargs="*", metavar="PATH", help="YAML/JSON files or directories")
@@ -126,7 +129,8 @@ def _build(args: argparse.Namespace) -> tuple[Simulation, list[str]]:
 
         metrics = SchedulerMetrics()
     try:
-        sim = Simulation(cfg, registry, seed=args.seed, explain=args.explain, metrics=metrics)
+        sim = Simulation(cfg, registry, seed=args.seed, explain=args.explain, metrics=metrics,
+                         provision_volumes=args.provision_volumes)
     except FrameworkError as e:
         where = f"{args.config}: " if args.config else ""
         raise BadInput(f"{where}{e}") from e

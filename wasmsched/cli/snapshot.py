@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from wasmsched.api.kinds import RESOURCES
 from wasmsched.api.manifest import write_manifests
 from wasmsched.cli.simulate import BadInput, check_out_dir
 from wasmsched.kube.api import (
@@ -19,7 +20,6 @@ from wasmsched.kube.api import (
     load_configuration,
 )
 from wasmsched.kube.informer import POD_FIELD_SELECTOR
-from wasmsched.kube.resources import RESOURCES
 
 # What a scheduler's decisions depend on, in the order simulate applies them (one file per kind).
 SNAPSHOT_KINDS = ("Namespace", "PriorityClass", "Node", "PodDisruptionBudget", "StorageClass", "CSINode",

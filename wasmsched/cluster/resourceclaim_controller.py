@@ -48,6 +48,7 @@ class _Controller:
     def __init__(self, cluster: MemoryCluster, rng: random.Random) -> None:
         self.cluster = cluster
         self.rng = rng
+        self._pending: list[tuple[Pod, bool]] = []
 
     def _find_claim(self, pod: Pod, pod_claim_name: str) -> ResourceClaim | None:
         for claim in self.cluster.list("ResourceClaim"):
@@ -131,20 +132,37 @@ class _Controller:
                 ]
             self.cluster.update(c)
 
+    # Watch callbacks only queue: the writes happen once the triggering write reached every watcher
+    # (MemoryCluster.add_after_write_hook), so the scheduler sees a pod's creation before its status update.
+
     def on_add(self, obj: Any) -> None:
-        self.sync_pod(obj)
+        if obj.spec.resourceClaims:
+            self._pending.append((obj, False))
 
     def on_update(self, old: Any, new: Any) -> None:
-        self.sync_pod(new)
+        if new.spec.resourceClaims:
+            self._pending.append((new, False))
 
     def on_delete(self, obj: Any) -> None:
-        self._release(obj, deleted=True)
+        if obj.spec.resourceClaims:
+            self._pending.append((obj, True))
+
+    def drain(self) -> None:
+        while self._pending:
+            pod, deleted = self._pending.pop(0)
+            if deleted:
+                self._release(pod, deleted=True)
+                continue
+            current = self.cluster.get("Pod", f"{pod.metadata.namespace}/{pod.metadata.name}")
+            if current is not None and current.metadata.uid == pod.metadata.uid:
+                self.sync_pod(current)
 
 
 def attach_resourceclaim_controller(cluster: MemoryCluster, rng: random.Random | None = None) -> None:
     """Runs the emulated resourceclaim controller on every pod event of `cluster` from now on (and
     on the pods it already has). `rng` draws the claims' name suffixes (seeded: the same run names
-    them the same). Attach it after the scheduler's handlers, so they see a pod's creation before
-    the controller's status update of it."""
+    them the same)."""
     c = _Controller(cluster, rng or random.Random(0))
     cluster.watch("Pod", on_add=c.on_add, on_update=c.on_update, on_delete=c.on_delete)
+    cluster.add_after_write_hook(c.drain)
+    c.drain()

@@ -608,7 +608,7 @@ class ClusterClient(Protocol):
         ...
 
     def get_object(self, kind: str, key: str) -> Any | None:
-        """One object of any kind of wasmsched.kube.resources.RESOURCES by its key ("namespace/name", or
+        """One object of any kind of wasmsched.api.kinds.RESOURCES by its key ("namespace/name", or
         "name" when cluster-scoped), as the informer cache holds it (a lister's Get); None when absent.
         Read only: copy before changing it."""
         ...

@@ -25,9 +25,9 @@ from kubernetes import client as kclient
 from kubernetes import config as kconfig
 from kubernetes.config.config_exception import ConfigException
 
+from wasmsched.api.kinds import Resource
 from wasmsched.kube import codec
 from wasmsched.kube.codec import WatchEvent
-from wasmsched.kube.resources import Resource
 from wasmsched.kube.rest import TRANSPORT_ERRORS, raw_request
 from wasmsched.util.version import dist_version
 

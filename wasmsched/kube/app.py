@@ -20,12 +20,12 @@ import time
 from collections.abc import Mapping
 from types import FrameType
 
+from wasmsched.api.kinds import RESOURCES
 from wasmsched.config.types import KubeSchedulerConfiguration
 from wasmsched.framework.interface import PluginFactory
 from wasmsched.kube.api import KubeApi
 from wasmsched.kube.cluster import EventBroadcaster, KubeCluster
 from wasmsched.kube.informer import InformerFactory
-from wasmsched.kube.resources import RESOURCES
 from wasmsched.metrics.metrics import SchedulerMetrics
 from wasmsched.scheduler.eventhandlers import add_all_event_handlers
 from wasmsched.scheduler.factory import new_scheduler

@@ -21,12 +21,12 @@ from typing import Any, TypeVar
 from google.protobuf.message import Message
 
 from wasmsched.api.convert import message_to_dict
+from wasmsched.api.kinds import RESOURCES
 from wasmsched.api.types import Pod, type_meta
 from wasmsched.api.wellknown import now_rfc3339
 from wasmsched.kube.api import ApiError, KubeApi, TransportError
 from wasmsched.kube.codec import decode
 from wasmsched.kube.informer import InformerFactory
-from wasmsched.kube.resources import RESOURCES
 from wasmsched.util.klog import quote
 
 log = logging.getLogger("wasmsched.kube")

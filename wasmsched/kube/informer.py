@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from wasmsched.api.decoding import shorten
+from wasmsched.api.kinds import RESOURCES, Resource
 from wasmsched.api.types import object_key
 from wasmsched.kube.api import ApiError, KubeApi, TransportError
 from wasmsched.kube.codec import CodecError
-from wasmsched.kube.resources import RESOURCES, Resource
 from wasmsched.util.klog import quote
 
 log = logging.getLogger("wasmsched.kube")

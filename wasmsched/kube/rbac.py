@@ -37,7 +37,7 @@ class Access:
 
 
 # (group, resource) of every object the informers list and watch: what the framework, the in-tree plugins
-# and DefaultSelector read (wasmsched/kube/resources.py RESOURCES).
+# and DefaultSelector read (wasmsched/api/kinds.py RESOURCES).
 READ_RESOURCES: tuple[tuple[str, str], ...] = (
     ("", "namespaces"),
     ("scheduling.k8s.io", "priorityclasses"),

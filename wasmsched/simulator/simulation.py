@@ -7,11 +7,13 @@ next backoff expiry or Permit deadline, so a run takes only the CPU time schedul
 from __future__ import annotations
 
 import logging
+import random
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from wasmsched.api.kinds import RESOURCES
 from wasmsched.api.types import Pod, object_key
 from wasmsched.cluster.memory import (
     KIND_NODE,
@@ -20,10 +22,11 @@ from wasmsched.cluster.memory import (
     RecordedEvent,
     system_priority_classes,
 )
+from wasmsched.cluster.pv_provisioner import attach_volume_controllers
+from wasmsched.cluster.resourceclaim_controller import attach_resourceclaim_controller
 from wasmsched.config.types import KubeSchedulerConfiguration
 from wasmsched.framework.interface import PluginFactory
 from wasmsched.framework.status import Status, is_rejected
-from wasmsched.kube.resources import RESOURCES
 from wasmsched.scheduler.algorithm import CycleExplain
 from wasmsched.scheduler.eventhandlers import add_all_event_handlers
 from wasmsched.scheduler.factory import new_scheduler
@@ -36,7 +39,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("wasmsched.simulate")
 
 # Kinds applied before pods, in this order, so pods see their priority classes and nodes exist.
-# Every kind `run` watches and `snapshot` writes (kube/resources.py), so no kind a manifest may hold is dropped.
+# Every kind `run` watches and `snapshot` writes (api/kinds.py), so no kind a manifest may hold is dropped.
 APPLY_ORDER = tuple(kind for kind in RESOURCES if kind != "Pod")
 # A pod failing with internal errors this many times in a row is reported as Error, not retried.
 MAX_CONSECUTIVE_ERRORS = 5
@@ -93,7 +96,11 @@ def create_objects(cluster: MemoryCluster, objects_by_kind: Mapping[str, Iterabl
 
 class Simulation:
     def __init__(self, cfg: KubeSchedulerConfiguration, registry: Mapping[str, PluginFactory], *,
-                 seed: int = 0, explain: bool = False, metrics: SchedulerMetrics | None = None) -> None:
+                 seed: int = 0, explain: bool = False, metrics: SchedulerMetrics | None = None,
+                 provision_volumes: bool = False) -> None:
+        """`provision_volumes`: also emulate an external provisioner for every StorageClass (a claim of a
+        WaitForFirstConsumer class gets a PV on the node the scheduler selected); the PV controller's
+        binding and the resourceclaim controller always run, as kube-controller-manager's would."""
         self.clock = SimClock()
         self.cluster = MemoryCluster()
         self.scheduler = new_scheduler(cfg, registry, self.cluster, self.cluster, self.clock.now,
@@ -101,6 +108,8 @@ class Simulation:
                                        max_consecutive_errors=MAX_CONSECUTIVE_ERRORS, binding_workers=0,
                                        metrics=metrics)
         add_all_event_handlers(self.scheduler, self.cluster)
+        attach_volume_controllers(self.cluster, provision=provision_volumes)
+        attach_resourceclaim_controller(self.cluster, random.Random(seed))
         self._pending: list[str] = []
         self._running: list[str] = []
 

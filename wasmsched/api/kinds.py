@@ -1,4 +1,5 @@
-"""The API resources the scheduler reads: kind -> REST path and protobuf message classes."""
+"""The API resources wasmsched knows: kind -> REST path and protobuf message classes (what `run` watches,
+`snapshot` writes and `simulate` applies, in that order)."""
 
 from __future__ import annotations
 
