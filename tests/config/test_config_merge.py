@@ -6,8 +6,9 @@ from collections.abc import Sequence
 
 import pytest
 
-from wasmsched.config.defaults import default_plugins, merge_plugins
+from wasmsched.config.defaults import KUBE_DEFAULT_MULTI_POINT, default_plugins, merge_plugins
 from wasmsched.config.types import Plugin, Plugins, PluginSet
+from wasmsched.plugins.registry import in_tree_registry
 
 
 def ps(enabled: Sequence[str | tuple[str, int]] = (), disabled: Sequence[str] = ()) -> PluginSet:
@@ -150,3 +151,11 @@ def test_default_plugins_order_and_weights() -> None:
     a = default_plugins()
     a.multi_point.enabled.clear()
     assert default_plugins().multi_point.enabled
+
+
+def test_default_plugins_are_kubes_that_wasmsched_has() -> None:
+    """The default profile is kube's, restricted to the registry: a plugin that lands in the registry
+    must be enabled by default too (the differential oracle keeps kube's plugins that the registry has)."""
+    registry = in_tree_registry()
+    got = [(p.name, p.weight) for p in default_plugins().multi_point.enabled]
+    assert got == [(n, w) for n, w in KUBE_DEFAULT_MULTI_POINT if n in registry]

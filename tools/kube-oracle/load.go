@@ -30,6 +30,7 @@ import (
 	_ "k8s.io/kubernetes/pkg/apis/apps/install"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
 	_ "k8s.io/kubernetes/pkg/apis/policy/install"
+	_ "k8s.io/kubernetes/pkg/apis/resource/install"
 	"k8s.io/kubernetes/pkg/apis/scheduling"
 	_ "k8s.io/kubernetes/pkg/apis/scheduling/install"
 	schedulingapiv1 "k8s.io/kubernetes/pkg/apis/scheduling/v1"
@@ -256,7 +257,7 @@ type gvkT struct{ Kind, GroupVersion string }
 
 var clusterScoped = map[string]bool{
 	"Namespace": true, "Node": true, "PriorityClass": true, "PersistentVolume": true, "StorageClass": true,
-	"CSINode": true, "CSIDriver": true, "VolumeAttachment": true,
+	"CSINode": true, "CSIDriver": true, "VolumeAttachment": true, "DeviceClass": true, "ResourceSlice": true,
 }
 
 func isNamespaced(kind string) bool { return !clusterScoped[kind] }

@@ -12,11 +12,11 @@ DEFAULT_PARALLELISM = 16
 DEFAULT_POD_INITIAL_BACKOFF_SECONDS = 1
 DEFAULT_POD_MAX_BACKOFF_SECONDS = 10
 
-# getDefaultPlugins of kube-scheduler 1.37 with applyFeatureGates at 1.37's gate defaults, in its order
-# and with its weights: DynamicResources (DynamicResourceAllocation, GA) goes before DefaultPreemption,
-# NodeDeclaredFeatures (GA) last; the gates of DeferredPodScheduling, GangScheduling and
-# TopologyAwareWorkloadScheduling are off by default. A weight of 0 means "unset" (1 for a Score plugin).
-_DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = (
+# kube 1.37.2's getDefaultPlugins followed by applyFeatureGates with the default gates
+# (DynamicResourceAllocation on: DynamicResources, weight 2, before DefaultPreemption;
+# NodeDeclaredFeatures, GA, appended last; DeferredPodScheduling, GangScheduling and the
+# topology-aware workload plugins are behind gates that are off by default).
+KUBE_DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = (
     ("SchedulingGates", 0),
     ("PrioritySort", 0),
     ("NodeName", 0),
@@ -38,6 +38,10 @@ _DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = (
     ("DefaultBinder", 0),
     ("NodeDeclaredFeatures", 0),
 )
+
+# wasmsched has every plugin of kube's default profile, so its default is kube's
+# (tests/config/test_config_merge.py checks each one is registered).
+_DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = KUBE_DEFAULT_MULTI_POINT
 
 
 def default_plugins() -> Plugins:

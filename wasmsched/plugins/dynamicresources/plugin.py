@@ -343,7 +343,8 @@ class DynamicResources(
         try:
             s = state.read(STATE_KEY)
         except NotFoundError:
-            return Status.error("not found")  # fwk.ErrNotFound, as kube's statusError(err) reports it
+            # kube returns CycleState.Read's error as it is: fwk.ErrNotFound, "not found"
+            return Status.error("not found")
         if not isinstance(s, _StateData):
             return Status.error("unable to convert state into stateData")
         return s

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from wasmsched.api import labels as lbl
 from wasmsched.api.quantity import parse_quantity
 from wasmsched.api.types import (
+    CSINode,
     CSIStorageCapacity,
     Node,
     PersistentVolume,
@@ -28,6 +29,7 @@ from wasmsched.plugins.volumebinding.assume_cache import (
     PVCAssumeCache,
     VolumeBindingError,
 )
+from wasmsched.plugins.volumebinding.csi_migration import try_translate_pv_to_csi
 from wasmsched.plugins.volumebinding.storage_helpers import (
     ANN_BIND_COMPLETED,
     ANN_SELECTED_NODE,
@@ -265,11 +267,16 @@ class VolumeBinder:
 
     def _check_bound_claims(self, claims: list[PersistentVolumeClaim], node: Node) -> tuple[bool, bool]:
         """(node affinity satisfied, every PV found)."""
+        # kube goes on without a CSINode (its lister error is only logged)
+        csi_node: CSINode | None = self.client.get_object("CSINode", node.metadata.name)
         for pvc in claims:
             try:
                 pv = self.pv_cache.get(pvc.spec.volumeName)
             except NotFoundError:
                 return True, False
+            # a migrated in-tree PV is checked as its CSI translation, whose node affinity has the
+            # driver's topology key in place of the zone
+            pv = try_translate_pv_to_csi(pv, csi_node)
             if check_node_affinity(pv, node.metadata.labels) is not None:
                 return False, True
         return True, True

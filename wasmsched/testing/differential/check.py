@@ -79,6 +79,12 @@ def _candidates(objects: Objects) -> list[Objects]:
                     v = copy.deepcopy(obj)
                     del v["spec"][key]
                     variants.append(v)
+            for vi in range(len(spec.get("volumes", []))):
+                v = copy.deepcopy(obj)
+                del v["spec"]["volumes"][vi]
+                if not v["spec"]["volumes"]:
+                    del v["spec"]["volumes"]
+                variants.append(v)
             for ci, c in enumerate(spec.get("containers", [])):
                 for key in ("resources", "ports"):
                     if key in c:

@@ -113,6 +113,9 @@ class Knobs:
     priority_class_name: float = 0.6
     stored_priority: float = 0.25  # spec.priority and preemptionPolicy given, as admission stores them
     quantity_variants: float = 0.3  # "0.5" for 500m, "1024Mi" for 1Gi, bytes for Mi
+    # storage (volumes.py; drawn from the case's second random source)
+    storage: float = 0.45
+    pod_volumes: float = 0.5  # per pod, in a case with storage
 
 
 DEFAULT_KNOBS = Knobs()
@@ -159,6 +162,17 @@ FEATURES: frozenset[str] = frozenset(
         "config.fit.extended", "config.fit.ignored", "config.balanced", "config.added_affinity",
         "config.spread.list", "config.spread.system", "config.interpod", "config.preemption", "config.weights",
         "config.disabled", "config.no_score", "config.second_profile",
+        # storage
+        "volume.csidriver", "volume.csidriver.prevent_if_missing", "volume.storage_class", "volume.class.wffc",
+        "volume.class.immediate", "volume.class.allowed_topologies", "volume.csinode",
+        "volume.csinode.allocatable", "volume.csinode.migrated", "volume.pv.zone", "volume.pv.zone_beta",
+        "volume.pv.multi_zone", "volume.pv.region", "volume.pv.node_affinity.hostname",
+        "volume.pv.node_affinity.zone", "volume.rwop", "volume.pv.csi", "volume.pv.gce_pd", "volume.pv.aws_ebs",
+        "volume.pv.local", "volume.pv.available", "volume.pvc.bound", "volume.pvc.missing_pv",
+        "volume.pvc.unbound", "volume.pvc.no_class", "volume.pvc.missing_class", "volume.attachment",
+        "volume.pod.pvc", "volume.pod.pvc_unbound", "volume.pod.pvc_missing", "volume.pod.gce_pd",
+        "volume.pod.read_only",
+        "volume.pod.aws_ebs", "volume.pod.csi_ephemeral",
     }
 )  # fmt: skip
 

@@ -53,7 +53,7 @@ class Oracle:
     def ask(self, objects: Sequence[Mapping[str, Any]], config: Mapping[str, Any] | None,
             mode: str) -> dict[str, Any]:
         """kube's result document for the case. kube's profiles keep only the plugins wasmsched has
-        (docs/compatibility.md: the volume and DRA plugins are not ported yet)."""
+        (its registry; docs/compatibility.md)."""
         self._next_id += 1
         request = {"id": self._next_id, "mode": mode, "config": config, "objects": list(objects),
                    "plugins": self.plugins}
