@@ -110,11 +110,14 @@ class Framework(FeatureMapper):
     """Feature discovery and inference over a registry of features (Framework); the registry is sorted
     by name, so bit i of a FeatureSet is the i-th feature."""
 
-    __slots__ = ("registry",)
+    __slots__ = ("_scheduling_checks", "registry")
 
     def __init__(self, registry: Sequence[Feature]) -> None:
         self.registry: list[Feature] = sorted(registry, key=lambda f: f.name())
         super().__init__([f.name() for f in self.registry])
+        # (target version, [(bit, feature)] the version still requires): PreFilter asks for every pod
+        # with the scheduler's one version.
+        self._scheduling_checks: tuple[Version, list[tuple[int, Feature]]] | None = None
 
     def discover_node_features(self, cfg: NodeConfiguration) -> list[str]:
         """The names of the registered features a node with this configuration provides, sorted;
@@ -132,12 +135,14 @@ class Framework(FeatureMapper):
         """The features scheduling the pod requires at target_version (InferForPodScheduling)."""
         if target_version is None:
             raise ValueError("target version cannot be nil")
+        cached = self._scheduling_checks
+        if cached is None or cached[0] is not target_version:
+            # Past a feature's max version every node has it: no need to require it.
+            checks = [(i, f) for i, f in enumerate(self.registry)
+                      if (mv := f.max_version()) is None or not target_version.greater_than(mv)]
+            cached = self._scheduling_checks = (target_version, checks)
         reqs = self.new_feature_set()
-        for i, f in enumerate(self.registry):
-            mv = f.max_version()
-            if mv is not None and target_version.greater_than(mv):
-                # Past the feature's max version every node has it: no need to require it.
-                continue
+        for i, f in cached[1]:
             if f.infer_for_scheduling(pod_info):
                 reqs.set(i)
         return reqs

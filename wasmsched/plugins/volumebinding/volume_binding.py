@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wasmsched.api.quantity import parse_quantity
 from wasmsched.api.types import (
@@ -55,6 +55,12 @@ from wasmsched.plugins.volumebinding.storage_helpers import (
     storage_request,
     volume_is_for_pod,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from wasmsched.framework.nodetable import NodeColumns
 
 NAME = "VolumeBinding"
 STATE_KEY = NAME
@@ -233,6 +239,9 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, 
 
     def pre_filter(self, state: CycleState, pod: Pod,
                    nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+        if not pod.spec.volumes:
+            state.write(STATE_KEY, StateData())
+            return None, Status.skip()
         has_pvc, err = self._pod_has_pvcs(pod)
         if err is not None:
             return None, Status.unresolvable(err)
@@ -282,6 +291,27 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, 
         if s.has_static_bindings or self.enable_storage_capacity_scoring:
             return None
         return Status.skip()
+
+    def _scores_nothing(self, state: CycleState) -> bool:
+        """Every node scores 0: no scorer, or the pod's PreFilter found no claim to place (the common
+        pod without volumes, which kube still scores node by node with StorageCapacityScoring on)."""
+        if self.scorer is None:
+            return True
+        s = _get_state_data(state)
+        return not isinstance(s, Status) and not s.pod_volumes_by_node
+
+    def score_nodes(self, state: CycleState, pod: Pod,
+                    node_infos: Sequence[NodeInfo]) -> tuple[list[int], Status | None]:
+        if self._scores_nothing(state):
+            return [0] * len(node_infos), None
+        return super().score_nodes(state, pod, node_infos)
+
+    def score_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> NDArray[np.int64] | None:
+        if not self._scores_nothing(state):
+            return None
+        import numpy as np  # loaded with the node table
+
+        return np.zeros(len(columns.rows), dtype=np.int64)
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         if self.scorer is None:

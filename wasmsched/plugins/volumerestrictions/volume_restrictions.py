@@ -158,6 +158,9 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
 
     def pre_filter(self, state: CycleState, pod: Pod,
                    nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+        if not pod.spec.volumes:
+            # Nothing to check and no claim to look up: kube's Skip, without the lookups.
+            return None, Status.skip()
         needs_check = any(needs_restrictions_check(v) for v in pod.spec.volumes)
         pvcs = self._read_write_once_pod_pvcs_for_pod(pod)
         if isinstance(pvcs, Status):

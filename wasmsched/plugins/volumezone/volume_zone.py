@@ -171,6 +171,8 @@ class VolumeZone(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
 
     def pre_filter(self, state: CycleState, pod: Pod,
                    nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+        if not pod.spec.volumes:
+            return None, Status.skip()
         topologies = self.get_pv_by_pod(pod)
         if isinstance(topologies, Status):
             return None, topologies
