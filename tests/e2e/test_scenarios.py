@@ -231,3 +231,64 @@ def test_preemption_event_names_the_preemptor(capsys: pytest.CaptureFixture[str]
     # The victim is gone from the final state; the preemptor is bound.
     assert [p["metadata"]["name"] for p in pods] == ["critical"]
     assert critical[0]["spec"]["nodeName"] == "n1"
+
+
+def test_storage_and_devices(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """kube 1.37's whole default profile on volumes and devices, with `--provision-volumes`:
+
+    - a WaitForFirstConsumer claim whose class provisions only in zone b: the pod lands on n-b and the
+      claim ends bound to a PV provisioned there (with zone b node affinity);
+    - a CSI volume no node has an attachment slot left for (NodeVolumeLimits);
+    - a ReadWriteOncePod claim already in use (VolumeRestrictions);
+    - three pods wanting one device each from a template, which only n-a and n-b publish
+      (DynamicResources): two get a node and an allocated claim, the third "cannot allocate all claims".
+    """
+    out = tmp_path / "out"
+    doc = simulate_json(capsys, "storage-and-devices", "--provision-volumes", "--out", str(out))
+    volume_limit = "node(s) exceed max volume count"
+    rwop = ("node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use "
+            "by another pod")
+    pods = pods_by_name(doc)
+    # n-a and n-b tie for the device pods: which gets which is the seeded tie-break's.
+    assert {pods["trainer-1"]["node"], pods["trainer-2"]["node"]} == {"n-a", "n-b"}
+    assert_outcome(doc, {
+        "trainer-1": pods["trainer-1"]["node"],
+        "trainer-2": pods["trainer-2"]["node"],
+        "db": "n-b",
+        "attacher": Unsched(fit_message(3, {volume_limit: 3}, {NO_VICTIMS: 3})),
+        "second": Unsched(fit_message(3, {rwop: 3}, {NO_VICTIMS: 3})),
+        "trainer-3": Unsched(fit_message(3, {"cannot allocate all claims": 3}, {NOT_HELPFUL: 3})),
+        "user": Running("n-a"),
+        "owner": Running("n-c"),
+    })
+
+    claims = {c["metadata"]["name"]: c for c in yaml.safe_load_all((out / "persistentvolumeclaims.yaml").read_text())}
+    data = claims["data"]
+    assert data["status"]["phase"] == "Bound"
+    assert data["metadata"]["annotations"]["volume.kubernetes.io/selected-node"] == "n-b"
+    pvs = {v["metadata"]["name"]: v for v in yaml.safe_load_all((out / "persistentvolumes.yaml").read_text())}
+    pv = pvs[data["spec"]["volumeName"]]
+    assert pv["spec"]["claimRef"]["name"] == "data" and pv["status"]["phase"] == "Bound"
+    assert pv["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"][0]["matchExpressions"] == [
+        {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["b"]}]
+
+    rcs = list(yaml.safe_load_all((out / "resourceclaims.yaml").read_text()))
+    by_pod = {c["metadata"]["ownerReferences"][0]["name"]: c for c in rcs}
+    assert set(by_pod) == {"trainer-1", "trainer-2", "trainer-3"}
+    for name in ("trainer-1", "trainer-2"):
+        status = by_pod[name]["status"]
+        [result] = status["allocation"]["devices"]["results"]
+        assert (result["driver"], result["pool"], result["device"]) == (
+            "gpu.example.com", pods[name]["node"], "gpu-0")
+        assert [r["name"] for r in status["reservedFor"]] == [name]
+    assert "allocation" not in by_pod["trainer-3"].get("status", {})
+
+
+def test_unprovisioned_claim_fails_binding_without_waiting(capsys: pytest.CaptureFixture[str]) -> None:
+    """Without --provision-volumes nobody provisions the WaitForFirstConsumer claim: VolumeBinding's PreBind
+    fails as kube's does after bindTimeoutSeconds (600 s), at once, since the embedded cluster's controllers
+    act within each write; the pod is retried and reported, the claim keeps its selected node."""
+    doc = simulate_json(capsys, "storage-and-devices")
+    db = pods_by_name(doc)["db"]
+    assert db["phase"] == "Error"
+    assert db["message"] == 'running PreBind plugin "VolumeBinding": binding volumes: context deadline exceeded'

@@ -25,6 +25,12 @@ class Resource:
     def list_class(self) -> type[Message]:
         return KIND_TYPES[(self.group_version, self.kind + "List")]
 
+    @property
+    def group_resource(self) -> str:
+        """The resource as API errors name it: "pods", "storageclasses.storage.k8s.io"."""
+        group = self.group_version.rpartition("/")[0]
+        return f"{self.plural}.{group}" if group else self.plural
+
     def path(self, namespace: str = "", name: str = "", subresource: str = "") -> str:
         """The REST path: /api/v1/... for the core group, /apis/<group>/<version>/... for the others."""
         base = "/api/v1" if self.group_version == "v1" else f"/apis/{self.group_version}"

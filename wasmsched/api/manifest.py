@@ -35,6 +35,7 @@ from wasmsched.api.decoding import (
     yaml_documents,
 )
 from wasmsched.api.defaulting import DEFAULTERS
+from wasmsched.api.kinds import RESOURCES as KIND_RESOURCES
 from wasmsched.api.types import KIND_TYPES, NAMESPACED_KINDS, object_key
 from wasmsched.api.validation.objects import validate_object
 from wasmsched.api.validation.scheduling import global_default_conflict
@@ -46,21 +47,7 @@ UID_NAMESPACE = uuid.UUID("6f1c7c8e-2b0a-4c53-9a55-7a6d1f0e9b11")
 BASE_CREATION_SECONDS = 1_704_067_200  # 2024-01-01T00:00:00Z
 
 # kind -> the resource as apierrors.NewAlreadyExists names it (`pods "p1" already exists`).
-RESOURCES: dict[str, str] = {
-    "Pod": "pods",
-    "Node": "nodes",
-    "Namespace": "namespaces",
-    "PersistentVolume": "persistentvolumes",
-    "PersistentVolumeClaim": "persistentvolumeclaims",
-    "Service": "services",
-    "ReplicationController": "replicationcontrollers",
-    "ReplicaSet": "replicasets.apps",
-    "StatefulSet": "statefulsets.apps",
-    "PriorityClass": "priorityclasses.scheduling.k8s.io",
-    "PodDisruptionBudget": "poddisruptionbudgets.policy",
-    "StorageClass": "storageclasses.storage.k8s.io",
-    "CSINode": "csinodes.storage.k8s.io",
-}
+RESOURCES: dict[str, str] = {kind: r.group_resource for kind, r in KIND_RESOURCES.items()}
 
 
 class ManifestError(ValueError):

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import yaml
 
+from wasmsched.api.kinds import RESOURCES
 from wasmsched.api.manifest import ManifestError, load_paths, write_manifests
 from wasmsched.api.types import object_key
 from wasmsched.cli.explain import explain_document
@@ -238,9 +239,9 @@ def write_cluster_state(result: SimulationResult, out_dir: Path) -> None:
     """The final objects as manifests, byte for byte the same for the same input: objects sorted by
     namespace/name, keys sorted as kubectl prints them."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    files = {"Namespace": "namespaces.yaml", "PriorityClass": "priorityclasses.yaml", "Node": "nodes.yaml",
-             "PodDisruptionBudget": "poddisruptionbudgets.yaml", "Pod": "pods.yaml"}
-    for kind, fname in files.items():
+    # One file per kind, named as `snapshot` names them, so that the output is a cluster `simulate` reads.
+    for kind, resource in RESOURCES.items():
+        fname = f"{resource.plural}.yaml"
         objs = result.cluster.list(kind)
         if objs:
             write_manifests(out_dir / fname, objs)

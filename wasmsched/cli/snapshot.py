@@ -22,9 +22,7 @@ from wasmsched.kube.api import (
 from wasmsched.kube.informer import POD_FIELD_SELECTOR
 
 # What a scheduler's decisions depend on, in the order simulate applies them (one file per kind).
-SNAPSHOT_KINDS = ("Namespace", "PriorityClass", "Node", "PodDisruptionBudget", "StorageClass", "CSINode",
-                  "PersistentVolume", "PersistentVolumeClaim", "Service", "ReplicationController", "ReplicaSet",
-                  "StatefulSet", "Pod")
+SNAPSHOT_KINDS = tuple(RESOURCES)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -77,6 +77,9 @@ def _kind_of(obj: Message) -> str:
 
 
 class MemoryCluster:
+    # Watchers and after-write hooks run inside the write (framework.interface.ClusterClient).
+    settles_synchronously = True
+
     def __init__(self, start_pods_on_bind: Callable[[], float] | None = None) -> None:
         """`start_pods_on_bind`: a clock; when given, a binding also sets the pod's status.startTime, as a
         kubelet that starts the pod at once would (differential tests: kube-oracle binds the same way)."""

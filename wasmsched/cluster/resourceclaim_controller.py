@@ -78,7 +78,7 @@ class _Controller:
                 claim = ResourceClaim()
                 claim.metadata.name = _generate_name(self.rng, pod.metadata.name, pod_claim.name)
                 claim.metadata.namespace = pod.metadata.namespace
-                claim.metadata.uid = str(uuid.uuid4())
+                claim.metadata.uid = str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
                 ref = claim.metadata.ownerReferences.add()
                 ref.apiVersion, ref.kind, ref.name, ref.uid, ref.controller = (
                     "v1",

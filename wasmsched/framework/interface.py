@@ -585,6 +585,11 @@ class EventRecorder(Protocol):
 class ClusterClient(Protocol):
     """What the scheduler needs from where objects live (API server or the embedded cluster)."""
 
+    # True when whatever reacts to a write (the embedded cluster's emulated controllers) has acted by the
+    # time the write returns: a plugin waiting for another actor (VolumeBinding's PreBind) need not wait
+    # in real time, as nothing more will happen. False for an API server.
+    settles_synchronously: bool
+
     def get_pod(self, namespace: str, name: str) -> Pod | None:
         """The current object (the informer cache's view); None when the pod no longer exists."""
         ...

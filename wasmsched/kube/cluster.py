@@ -228,6 +228,8 @@ class EventBroadcaster:
 class KubeCluster:
     """ClusterClient and EventRecorder over an API server and the scheduler's informers."""
 
+    settles_synchronously = False
+
     def __init__(self, api: KubeApi, informers: InformerFactory, events: EventBroadcaster,
                  profiles: frozenset[str] = frozenset({DEFAULT_CONTROLLER})) -> None:
         self.api = api

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 
 
 class RecordingClient:
+    # Nothing reacts to its writes.
+    settles_synchronously = True
+
     def __init__(self, pdbs: list[Any] | None = None, namespaces: Mapping[str, Mapping[str, str]] | None = None,
                  objects: list[Any] | None = None):
         self.bindings: list[tuple[str, str]] = []

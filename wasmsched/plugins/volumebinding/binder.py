@@ -409,7 +409,9 @@ class VolumeBinder:
             except VolumeBindingError as e:
                 raise VolumeBindingError(f"binding volumes: {e}") from e
             remaining = deadline - self._monotonic()
-            if remaining <= 0:
+            if remaining <= 0 or self.client.settles_synchronously:
+                # On the embedded cluster the controllers acted within the writes: what is not bound now
+                # never will be, and kube's outcome after bindTimeoutSeconds is this error.
                 raise VolumeBindingError("binding volumes: context deadline exceeded")
             self._sleep(min(self.poll_interval, remaining))
 
