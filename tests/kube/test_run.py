@@ -492,3 +492,110 @@ def test_writes_to_a_pod_that_went_away_raise_lookup_errors(admin: KubeApi, name
                   lambda: cluster.set_pod_condition(stale, "PodScheduled", "False", "Unschedulable", "x")):
         with pytest.raises(PodGoneError):
             write()
+
+
+def _bound_pair(admin: KubeApi, namespace: str, claim: str, pv: str, mode: str, source: dict[str, Any],
+                cleanup: list[str]) -> None:
+    """A PV and a claim bound to each other, as the PV controller leaves them (dev-cluster runs none)."""
+    create(admin, "/api/v1/persistentvolumes", {
+        "apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": pv},
+        "spec": {"storageClassName": "", "capacity": {"storage": "1Gi"}, "accessModes": [mode],
+                 "claimRef": {"namespace": namespace, "name": claim}, **source}})
+    cleanup.append(f"/api/v1/persistentvolumes/{pv}")
+    admin.request_json("PATCH", f"/api/v1/persistentvolumes/{pv}/status", body={"status": {"phase": "Bound"}},
+                       content_type="application/merge-patch+json")
+    create(admin, f"/api/v1/namespaces/{namespace}/persistentvolumeclaims", {
+        "apiVersion": "v1", "kind": "PersistentVolumeClaim",
+        "metadata": {"name": claim, "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+        "spec": {"storageClassName": "", "volumeName": pv, "accessModes": [mode],
+                 "resources": {"requests": {"storage": "1Gi"}}}})
+    admin.request_json("PATCH", f"/api/v1/namespaces/{namespace}/persistentvolumeclaims/{claim}/status",
+                       body={"status": {"phase": "Bound"}}, content_type="application/merge-patch+json")
+
+
+def _failed_scheduling(admin: KubeApi, namespace: str, name: str) -> str:
+    def failed() -> str | None:
+        cond = condition(get_pod(admin, namespace, name) or {}, "PodScheduled")
+        return cond["message"] if cond and cond["status"] == "False" else None
+
+    return wait_for(f"{name} PodScheduled=False", failed)
+
+
+def test_volumes_and_devices_against_the_api_server(admin: KubeApi, namespace: str, nodes: Nodes,
+                                                    run_scheduler: Any, tmp_path: Path) -> None:
+    """kube 1.37's whole default profile through `run`: a CSI attach limit (CSINode), a ReadWriteOncePod
+    claim in use, and devices (resource.k8s.io/v1) published on two of three nodes; the scheduler writes
+    the claims' allocation and reservation through the API server. (dev-cluster runs no PV controller or
+    provisioner: WaitForFirstConsumer provisioning is covered by `simulate --provision-volumes`.)"""
+    sched = unique("sched")
+    tag = unique("t").split("-")[1]
+    names = [nodes.add(unique(f"n{i}")) for i in range(3)]
+    attach, gpu = f"attach-{tag}.csi.example.com", f"gpu-{tag}.example.com"
+    cleanup: list[str] = []
+    try:
+        for i, n in enumerate(names):
+            create(admin, "/apis/storage.k8s.io/v1/csinodes", {
+                "apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": n},
+                "spec": {"drivers": [{"name": attach, "nodeID": n, "allocatable": {"count": 1 if i == 0 else 0}}]}})
+            cleanup.append(f"/apis/storage.k8s.io/v1/csinodes/{n}")
+        _bound_pair(admin, namespace, "used", f"pv-used-{tag}", "ReadWriteOnce",
+                    {"csi": {"driver": attach, "volumeHandle": f"used-{tag}"}}, cleanup)
+        _bound_pair(admin, namespace, "more", f"pv-more-{tag}", "ReadWriteOnce",
+                    {"csi": {"driver": attach, "volumeHandle": f"more-{tag}"}}, cleanup)
+        _bound_pair(admin, namespace, "exclusive", f"pv-excl-{tag}", "ReadWriteOncePod",
+                    {"hostPath": {"path": "/data"}}, cleanup)
+        create(admin, "/apis/resource.k8s.io/v1/deviceclasses", {
+            "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": gpu},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{gpu}"'}}]}})
+        cleanup.append(f"/apis/resource.k8s.io/v1/deviceclasses/{gpu}")
+        for n in names[:2]:
+            create(admin, "/apis/resource.k8s.io/v1/resourceslices", {
+                "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{n}-gpu"},
+                "spec": {"driver": gpu, "nodeName": n, "pool": {"name": n, "generation": 1, "resourceSliceCount": 1},
+                         "devices": [{"name": "gpu-0"}]}})
+            cleanup.append(f"/apis/resource.k8s.io/v1/resourceslices/{n}-gpu")
+        for i in range(1, 4):
+            create(admin, f"/apis/resource.k8s.io/v1/namespaces/{namespace}/resourceclaims", {
+                "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": f"gpu-{i}"},
+                "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": gpu}}]}}})
+
+        def with_claim(name: str, claim: str, node: str = "") -> dict[str, Any]:
+            spec: dict[str, Any] = {"volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": claim}}]}
+            if node:
+                spec["nodeName"] = node
+            return pod_json(name, sched, extra_spec=spec)
+
+        create_pod(admin, namespace, with_claim("user", "used", names[0]))
+        create_pod(admin, namespace, with_claim("owner", "exclusive", names[2]))
+        create_pod(admin, namespace, with_claim("attacher", "more"))
+        create_pod(admin, namespace, with_claim("second", "exclusive"))
+        for i in range(1, 4):
+            create_pod(admin, namespace, pod_json(f"trainer-{i}", sched, extra_spec={
+                "resourceClaims": [{"name": "gpu", "resourceClaimName": f"gpu-{i}"}]}))
+        proc = run_scheduler(scheduler_config(tmp_path / "cfg.yaml", sched))
+
+        no_victims = "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+        assert _failed_scheduling(admin, namespace, "attacher") == (
+            f"0/3 nodes are available: 3 node(s) exceed max volume count. {no_victims}")
+        assert _failed_scheduling(admin, namespace, "second") == (
+            "0/3 nodes are available: 3 node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod "
+            f"access mode already in-use by another pod. {no_victims}")
+        bound = wait_for("two trainers bound", lambda: (
+            b if len(b := {k: v for k, v in bound_pods(admin, namespace).items() if k.startswith("trainer")}) == 2
+            else None))
+        assert sorted(bound.values()) == sorted(names[:2])
+        assert _failed_scheduling(admin, namespace, "trainer-3") == (
+            "0/3 nodes are available: 3 cannot allocate all claims. preemption: 0/3 nodes are available: "
+            "3 Preemption is not helpful for scheduling.")
+        for pod, node in bound.items():
+            claim = admin.request_json(
+                "GET", f"/apis/resource.k8s.io/v1/namespaces/{namespace}/resourceclaims/gpu-{pod[-1]}")
+            [result] = claim["status"]["allocation"]["devices"]["results"]
+            assert (result["driver"], result["pool"], result["device"]) == (gpu, node, "gpu-0")
+            assert [r["name"] for r in claim["status"]["reservedFor"]] == [pod]
+        assert proc.alive(), proc.log()
+        assert "Traceback" not in proc.log()
+    finally:
+        for path in reversed(cleanup):
+            with contextlib.suppress(ApiError):
+                admin.request("DELETE", path)
