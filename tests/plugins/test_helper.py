@@ -92,3 +92,32 @@ def test_pod_memoized_only_for_the_cycle_pod_info_pod() -> None:
     assert pod_memoized(state.clone(), pod, "k", compute) == [2]  # preemption's clones share it
     assert pod_memoized(state, other, "k", compute) == [3]  # another pod object: not the PodInfo's
     assert state.pod_info.memo()["k"] == [2]
+
+
+@pytest.mark.parametrize("name", ["VolumeBinding", "DynamicResources"])
+def test_plugins_kube_scores_for_every_pod_answer_zeros_at_once_for_a_pod_without_claims(name: str) -> None:
+    """kube runs VolumeBinding's (StorageCapacityScoring) and DynamicResources' Score for every pod; for a
+    pod without claims every node scores 0 — one columnar answer, the same as the per-node form."""
+    import numpy as np
+
+    from wasmsched.framework.cycle_state import CycleState
+    from wasmsched.framework.nodetable import NodeColumns, NodeTable
+    from wasmsched.framework.status import is_skip
+    from wasmsched.plugins.registry import in_tree_registry
+    from wasmsched.testing.builders import make_node, make_pod
+    from wasmsched.testing.fake_handle import FakeHandle
+
+    nodes = [make_node(f"n{i}").capacity(cpu="4", pods="10").obj() for i in range(3)]
+    handle = FakeHandle(nodes=nodes)
+    pl = in_tree_registry()[name](None, handle)
+    pod = make_pod("p").obj()
+    state = CycleState()
+    infos = handle.snapshot_shared_lister().node_info_list
+    _, st = pl.pre_filter(state, pod, infos)  # type: ignore[attr-defined]
+    assert is_skip(st)
+    per_node = [pl.score(state, pod, ni)[0] for ni in infos]  # type: ignore[attr-defined]
+    assert per_node == [0, 0, 0]
+    assert pl.score_nodes(state, pod, infos) == ([0, 0, 0], None)  # type: ignore[attr-defined]
+    cols = NodeColumns(NodeTable(list(infos)), np.arange(len(infos), dtype=np.intp))
+    got = pl.score_columns(state, pod, cols)  # type: ignore[attr-defined]
+    assert got is not None and got.tolist() == [0, 0, 0]

@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from wasmsched.api.nodeaffinity import NodeSelectorMatcher
 from wasmsched.api.types import DeviceClass, Pod, ResourceClaim, ResourceSlice
@@ -56,14 +56,9 @@ from wasmsched.plugins.dynamicresources.allocator import (
     klog_kobj,
 )
 from wasmsched.plugins.dynamicresources.cel import Cache
+from wasmsched.plugins.helper.columns import ZeroScoresFastPath
 from wasmsched.plugins.helper.normalize_score import default_normalize_score
 from wasmsched.plugins.helper.objects import as_pair
-
-if TYPE_CHECKING:
-    import numpy as np
-    from numpy.typing import NDArray
-
-    from wasmsched.framework.nodetable import NodeColumns
 
 NAME = "DynamicResources"
 STATE_KEY = NAME
@@ -111,6 +106,7 @@ def foreach_allocated_device(claim: ResourceClaim) -> list[DeviceID]:
 
 
 class DynamicResources(
+    ZeroScoresFastPath,
     PreEnqueuePlugin,
     PreFilterPlugin,
     FilterPlugin,
@@ -430,25 +426,14 @@ class DynamicResources(
                 return None, Status.unschedulable("deallocation of ResourceClaim completed")
         return None, Status.unschedulable()
 
-    def _scores_nothing(self, state: CycleState) -> bool:
+    def scores_nothing(self, state: CycleState) -> bool:
         """Every node scores 0 (and stays 0 once normalized): the pod has no claim, or scoring is off."""
         if not self.features.prioritized_list:
             return True
         s = self._get_state(state)
         return not isinstance(s, Status) and not s.claims
 
-    def score_nodes(self, state: CycleState, pod: Pod,
-                    node_infos: Sequence[NodeInfo]) -> tuple[list[int], Status | None]:
-        if self._scores_nothing(state):
-            return [0] * len(node_infos), None
-        return super().score_nodes(state, pod, node_infos)
 
-    def score_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> NDArray[np.int64] | None:
-        if not self._scores_nothing(state):
-            return None
-        import numpy as np  # loaded with the node table
-
-        return np.zeros(len(columns.rows), dtype=np.int64)
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         if not self.features.prioritized_list:

@@ -20,6 +20,16 @@ def as_pair(cls: type[T], old_obj: Any, new_obj: Any) -> tuple[T | None, T | Non
     return old_obj, new_obj
 
 
+def as_both(cls: type[T], old_obj: Any, new_obj: Any) -> tuple[T, T] | None:
+    """(old, new) of an update, both typed as cls; None if either is missing or of another type.
+
+    Hints that compare the two and answer Queue for anything else start with this.
+    """
+    if not isinstance(old_obj, cls) or not isinstance(new_obj, cls):
+        return None
+    return old_obj, new_obj
+
+
 def as_update(cls: type[T], old_obj: Any, new_obj: Any) -> tuple[T | None, T] | None:
     """(old, new) of an add (old None) or update typed as cls; None if new is None or a type is wrong.
 

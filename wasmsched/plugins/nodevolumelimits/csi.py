@@ -39,7 +39,7 @@ from wasmsched.framework.events import (
 from wasmsched.framework.interface import EnqueueExtensions, FilterPlugin, Handle, PreFilterPlugin, PreFilterResult
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import NodeInfo
-from wasmsched.plugins.helper.objects import as_pair
+from wasmsched.plugins.helper.objects import as_both, as_pair
 from wasmsched.plugins.nodevolumelimits.csitranslation import CSITranslator, TranslationError
 from wasmsched.plugins.nodevolumelimits.utils import is_csi_migration_on
 
@@ -217,12 +217,10 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         return QueueingHint.QUEUE_SKIP
 
     def is_schedulable_after_csi_node_updated(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
-        typed = as_pair(CSINode, old_obj, new_obj)
+        typed = as_both(CSINode, old_obj, new_obj)
         if typed is None:
             return QueueingHint.QUEUE
         old, new = typed
-        if old is None or new is None:
-            return QueueingHint.QUEUE
         old_limits = {d.name: _allocatable_count(d) for d in old.spec.drivers}
         # Only a raised limit (a new driver with a limit counts as raised from 0) can help.
         for d in new.spec.drivers:

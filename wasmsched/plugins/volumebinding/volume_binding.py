@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from wasmsched.api.quantity import parse_quantity
 from wasmsched.api.types import (
@@ -37,7 +37,8 @@ from wasmsched.framework.interface import (
 )
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo
-from wasmsched.plugins.helper.objects import as_pair
+from wasmsched.plugins.helper.columns import ZeroScoresFastPath
+from wasmsched.plugins.helper.objects import as_both, as_pair
 from wasmsched.plugins.helper.shape_score import FunctionShapePoint
 from wasmsched.plugins.volumebinding.binder import (
     PodVolumeClaims,
@@ -55,12 +56,6 @@ from wasmsched.plugins.volumebinding.storage_helpers import (
     storage_request,
     volume_is_for_pod,
 )
-
-if TYPE_CHECKING:
-    import numpy as np
-    from numpy.typing import NDArray
-
-    from wasmsched.framework.nodetable import NodeColumns
 
 NAME = "VolumeBinding"
 STATE_KEY = NAME
@@ -96,8 +91,8 @@ def _get_state_data(cs: CycleState) -> StateData | Status:
     return s
 
 
-class VolumeBinding(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, ReservePlugin, PreBindPlugin,
-                    EnqueueExtensions):
+class VolumeBinding(ZeroScoresFastPath, PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, ReservePlugin,
+                    PreBindPlugin, EnqueueExtensions):
     name = NAME
 
     def __init__(self, args: VolumeBindingArgs, handle: Handle,
@@ -138,12 +133,10 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, 
     def is_schedulable_after_csi_node_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
         if old_obj is None:
             return QueueingHint.QUEUE
-        typed = as_pair(CSINode, old_obj, new_obj)
+        typed = as_both(CSINode, old_obj, new_obj)
         if typed is None:
             return QueueingHint.QUEUE
         old, new = typed
-        if old is None or new is None:
-            return QueueingHint.QUEUE
         if (old.metadata.annotations.get(MIGRATED_PLUGINS_ANNOTATION_KEY, "")
                 != new.metadata.annotations.get(MIGRATED_PLUGINS_ANNOTATION_KEY, "")):
             return QueueingHint.QUEUE
@@ -165,12 +158,10 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, 
         return QueueingHint.QUEUE_SKIP
 
     def is_schedulable_after_storage_class_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
-        typed = as_pair(StorageClass, old_obj, new_obj)
+        typed = as_both(StorageClass, old_obj, new_obj)
         if typed is None:
             return QueueingHint.QUEUE
         old, new = typed
-        if old is None or new is None:
-            return QueueingHint.QUEUE
         # volumeBindingMode is immutable; allowedTopologies is what an update can change for us.
         if list(new.allowedTopologies) != list(old.allowedTopologies):
             return QueueingHint.QUEUE
@@ -178,24 +169,20 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, 
 
     def is_schedulable_after_csi_storage_capacity_change(self, pod: Pod, old_obj: Any,
                                                          new_obj: Any) -> QueueingHint:
-        typed = as_pair(CSIStorageCapacity, old_obj, new_obj)
+        typed = as_both(CSIStorageCapacity, old_obj, new_obj)
         if typed is None:
             return QueueingHint.QUEUE
         old, new = typed
-        if old is None or new is None:
-            return QueueingHint.QUEUE
         old_limit, new_limit = volume_limit(old), volume_limit(new)
         if new_limit is not None and (old_limit is None or new_limit > old_limit):
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 
     def is_schedulable_after_csi_driver_change(self, pod: Pod, old_obj: Any, new_obj: Any) -> QueueingHint:
-        typed = as_pair(CSIDriver, old_obj, new_obj)
+        typed = as_both(CSIDriver, old_obj, new_obj)
         if typed is None:
             return QueueingHint.QUEUE
         old, new = typed
-        if old is None or new is None:
-            return QueueingHint.QUEUE
         for vol in pod.spec.volumes:
             src = vol.volumeSource
             if not src.HasField("csi") or src.csi.driver != new.metadata.name:
@@ -292,7 +279,7 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, 
             return None
         return Status.skip()
 
-    def _scores_nothing(self, state: CycleState) -> bool:
+    def scores_nothing(self, state: CycleState) -> bool:
         """Every node scores 0: no scorer, or the pod's PreFilter found no claim to place (the common
         pod without volumes, which kube still scores node by node with StorageCapacityScoring on)."""
         if self.scorer is None:
@@ -300,18 +287,7 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, 
         s = _get_state_data(state)
         return not isinstance(s, Status) and not s.pod_volumes_by_node
 
-    def score_nodes(self, state: CycleState, pod: Pod,
-                    node_infos: Sequence[NodeInfo]) -> tuple[list[int], Status | None]:
-        if self._scores_nothing(state):
-            return [0] * len(node_infos), None
-        return super().score_nodes(state, pod, node_infos)
 
-    def score_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> NDArray[np.int64] | None:
-        if not self._scores_nothing(state):
-            return None
-        import numpy as np  # loaded with the node table
-
-        return np.zeros(len(columns.rows), dtype=np.int64)
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         if self.scorer is None:
