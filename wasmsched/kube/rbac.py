@@ -50,7 +50,6 @@ READ_RESOURCES: tuple[tuple[str, str], ...] = (
     ("storage.k8s.io", "volumeattachments"),
     ("resource.k8s.io", "deviceclasses"),
     ("resource.k8s.io", "resourceslices"),
-    ("resource.k8s.io", "resourceclaimtemplates"),
     ("resource.k8s.io", "resourceclaims"),
     ("", "persistentvolumes"),
     ("", "persistentvolumeclaims"),
