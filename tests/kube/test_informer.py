@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from wasmsched.api.kinds import RESOURCES
 from wasmsched.api.types import Node
 from wasmsched.kube.informer import Handler, Informer
@@ -77,3 +79,18 @@ def test_namespace_index_follows_watch_events_and_relists() -> None:
     inf._replace([svc("b", "s1", "5")])
     assert inf.list_namespace("a") == [] and inf.list_namespace("c") == []
     assert [o.metadata.resourceVersion for o in inf.list_namespace("b")] == ["5"]
+
+
+@pytest.mark.parametrize("error", [ValueError("Cannot shutdown socket as self._sock_shutdown is not set"),
+                                   RuntimeError("Cannot shutdown as connection has already been released"),
+                                   OSError("not connected")])
+def test_cutting_a_watch_the_reader_already_closed_is_a_no_op(error: Exception) -> None:
+    """Shutdown races the reader: urllib3 refuses to shut a response it closed or released; the watch
+    is over either way, and stopping the scheduler must not fail on it."""
+    from wasmsched.kube.api import WatchStream
+
+    class Closed:
+        def shutdown(self) -> None:
+            raise error
+
+    WatchStream(iter(()), Closed()).shutdown()

@@ -307,6 +307,10 @@ def test_leader_election_failover_after_kill_9(admin: KubeApi, namespace: str, n
     for n in names:
         create_pod(admin, namespace, pod_json(n, sched))
     wait_bound(admin, namespace, 4)
+    # Events are written in the background; a SIGKILL loses those still buffered (as it would kube's), so the
+    # kill comes once the first pods' events are out.
+    wait_for("the first pods' Scheduled events", lambda: len(
+        {e["regarding"]["name"] for e in events(admin, namespace) if e["reason"] == "Scheduled"}) == 4 or None)
     assert "successfully acquired lease" not in follower.log().lower()
     leader.stop(signal.SIGKILL)
     # Pods created while nobody leads are bound by the new leader once it takes over.

@@ -278,8 +278,9 @@ class WatchStream:
     response: Any
 
     def shutdown(self) -> None:
-        """Ends the watch from another thread: the reader sees the connection close."""
-        with suppress(OSError, AttributeError):
+        """Ends the watch from another thread: the reader sees the connection close. A response the
+        reader closed or released meanwhile (urllib3: ValueError, RuntimeError) has nothing left to end."""
+        with suppress(OSError, AttributeError, ValueError, RuntimeError):
             self.response.shutdown()
 
 
