@@ -164,14 +164,14 @@ def _slice(name: str, driver: str, pool: str, where: dict[str, Any], devices: li
 def _slices(ctx: Ctx, dv: Devices, drivers: list[str]) -> None:
     rng = ctx.rng
     for node in ctx.nodes:
-        if not ctx.chance(0.75):
+        if not ctx.chance(0.85):
             continue
         for driver in drivers:
-            if driver == FPGA_DRIVER or not ctx.chance(0.8):
+            if driver == FPGA_DRIVER or not ctx.chance(0.85):
                 continue
             ctx.tag("dra.slice.node")
             devices = []
-            for i in range(rng.randint(0, 3)):
+            for i in range(0 if ctx.chance(0.1) else rng.randint(1, 4)):
                 facts, obj = _device(ctx, driver, node.name, f"{SHORT[driver]}-{i}")
                 dv.local.setdefault(node.name, []).append(facts)
                 devices.append(obj)
@@ -251,7 +251,7 @@ def _request(ctx: Ctx, dv: Devices, index: int) -> tuple[dict[str, Any], str | N
     else:
         ctx.tag("dra.claim.exact_count")
         exactly["allocationMode"] = "ExactCount"
-        exactly["count"] = rng.randint(1, 2)
+        exactly["count"] = 1 if ctx.chance(0.7) else 2
     if ctx.chance(0.2):
         ctx.tag("dra.claim.selector")
         model = rng.choice(MODELS[cls.driver])
