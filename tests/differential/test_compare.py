@@ -174,6 +174,8 @@ def test_a_filter_error_ends_the_cycle_so_per_node_verdicts_are_not_compared() -
         "b": {"code": "UnschedulableAndUnresolvable", "plugin": "NodeUnschedulable",
               "reasons": ["node(s) were unschedulable"]}}}]}
     assert compare(ours, kube).equal
+    kube["attempts"][0].update(scores={"b": {"total": 7}}, best=["b"])
+    assert compare(ours, kube).equal
     # the error itself still counts, and a verdict where a cycle did not end in an Error
     kube["attempts"][0]["message"] = "other"
     assert not compare(ours, kube).equal
