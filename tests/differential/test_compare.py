@@ -161,3 +161,24 @@ def test_a_run_difference_kube_does_not_repeat_is_the_oracles_timing() -> None:
 
     report = check(cast(Oracle, AlwaysShort()), 2, CLUSTER, None, "run", shrink_on_difference=False)
     assert report is not None and "attempts: wasmsched made 4, kube 3" in report
+
+
+def test_a_filter_error_ends_the_cycle_so_per_node_verdicts_are_not_compared() -> None:
+    error = "running \"DynamicResources\" filter plugin: claim default/c, request r: boom"
+    base = {"pod": "default/p", "profile": "default-scheduler",
+            "preFilter": {"code": "Success", "plugin": "", "reasons": [], "nodeNames": None},
+            "scores": {}, "best": [], "node": None, "code": "Error", "message": error}
+    ours = {"mode": "cycle", "attempts": [{**base, "filter": {}}]}
+    kube = {"mode": "cycle", "attempts": [{**base, "filter": {
+        "a": {"code": "Error", "plugin": "DynamicResources", "reasons": [error]},
+        "b": {"code": "UnschedulableAndUnresolvable", "plugin": "NodeUnschedulable",
+              "reasons": ["node(s) were unschedulable"]}}}]}
+    assert compare(ours, kube).equal
+    kube["attempts"][0].update(scores={"b": {"total": 7}}, best=["b"])
+    assert compare(ours, kube).equal
+    # the error itself still counts, and a verdict where a cycle did not end in an Error
+    kube["attempts"][0]["message"] = "other"
+    assert not compare(ours, kube).equal
+    kube["attempts"][0].update(message=error, code="Unschedulable")
+    ours["attempts"][0]["code"] = "Unschedulable"
+    assert compare(ours, kube).differences[0].startswith("attempt 1 (default/p) filter[a]")

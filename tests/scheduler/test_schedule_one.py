@@ -289,6 +289,36 @@ def test_schedule_pod_filter_error() -> None:
         _schedule(sched, make_pod("p").uid("p").obj())
 
 
+class ErrorOnFilter(FilterPlugin):
+    """Passes the nodes in `ok`, fails with an Error on `error`, rejects the others."""
+
+    def __init__(self, ok: set[str], error: str) -> None:
+        self.ok, self.error = ok, error
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        if node_info.name == self.error:
+            return Status.error(f"injected filter error on {node_info.name}")
+        return None if node_info.name in self.ok else Status.unschedulable(ERR_REASON_FAKE)
+
+
+def test_a_filter_error_still_moves_the_next_walks_start() -> None:
+    # findNodesThatFitPod updates nextStartNodeIndex "regardless of whether an error has occurred": by the
+    # nodes looked at before the failing one (one feasible, one rejected here), so the next cycle starts at it.
+    sched, _, _ = build({"filter": [("F", ErrorOnFilter({"node-0", "node-4"}, "node-2"))],
+                         "score": [("Score", ConstScore())]}, node_names=[f"node-{i}" for i in range(5)])
+    fwk = sched.profiles["default-scheduler"]
+    sched.cache.update_snapshot(sched.snapshot)
+    order = [ni.name for ni in sched.snapshot.list()]
+    assert order[:3] == ["node-0", "node-1", "node-2"]
+    pod = make_pod("p").uid("p").obj()
+    with pytest.raises(Exception, match="injected filter error on node-2"):
+        sched.algorithm.find_nodes_that_fit_pod(fwk, CycleState(), pod)
+    assert sched.algorithm.next_start_node_index == 2
+    with pytest.raises(Exception, match="injected filter error on node-2"):
+        sched.algorithm.find_nodes_that_fit_pod(fwk, CycleState(), pod)
+    assert sched.algorithm.next_start_node_index == 2  # the failing node was first: nothing looked at before
+
+
 def test_schedule_pod_picks_best_score() -> None:
     sched, _, _ = build({"filter": [("TrueFilter", TrueFilter())], "score": [("NumericScore", NumericScore())]},
                         n_nodes=5)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/client-go/informers"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/informers/internalinterfaces"
+	resourceinformers "k8s.io/client-go/informers/resource/v1"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	clientscheme "k8s.io/client-go/kubernetes/scheme"
@@ -29,8 +31,12 @@ import (
 //     made for them, so the driver can wait until every event a step caused has been handled
 //     ("quiescent") instead of sleeping.
 
-// watched are the resources whose events reach scheduler handlers that change its state.
-var watched = map[string]bool{"pods": true, "nodes": true}
+// watched are the resources whose events reach scheduler handlers that change its state. The DRA kinds
+// feed caches of their own (the claim assume cache, the slice tracker, the extended resource cache) from
+// their informers' handlers, which an informer's HasSynced does not wait for: without counting them a
+// cycle could run before a claim reached the assume cache, or before PreBind's claim update requeued a pod.
+var watched = map[string]bool{"pods": true, "nodes": true, "resourceclaims": true, "resourceslices": true,
+	"deviceclasses": true}
 
 // counts pairs events emitted with handler calls made, per resource.
 type counts struct {
@@ -271,7 +277,7 @@ func (i *countingInformer) AddEventHandlerWithOptions(h cache.ResourceEventHandl
 }
 
 // newInformerFactory is scheduler.NewInformerFactory (its pod informer sees only non-terminal pods and
-// drops managedFields) with counting pod and node informers.
+// drops managedFields) with counting pod, node, ResourceClaim, ResourceSlice and DeviceClass informers.
 func newInformerFactory(cs clientset.Interface, c *counts) informers.SharedInformerFactory {
 	f := informers.NewSharedInformerFactory(cs, 0)
 	f.InformerFor(&corev1.Pod{}, func(cs clientset.Interface, resync time.Duration) cache.SharedIndexInformer {
@@ -292,6 +298,20 @@ func newInformerFactory(cs clientset.Interface, c *counts) informers.SharedInfor
 	f.InformerFor(&corev1.Node{}, func(cs clientset.Interface, resync time.Duration) cache.SharedIndexInformer {
 		inf := coreinformers.NewFilteredNodeInformer(cs, resync, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil)
 		return &countingInformer{SharedIndexInformer: inf, resource: "nodes", counts: c}
+	})
+	// a map of its own for each: AddIndexers (the slice tracker's) adds to the map the store was given
+	namespaced := func() cache.Indexers { return cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc} }
+	f.InformerFor(&resourcev1.ResourceClaim{}, func(cs clientset.Interface, resync time.Duration) cache.SharedIndexInformer {
+		inf := resourceinformers.NewFilteredResourceClaimInformer(cs, metav1.NamespaceAll, resync, namespaced(), nil)
+		return &countingInformer{SharedIndexInformer: inf, resource: "resourceclaims", counts: c}
+	})
+	f.InformerFor(&resourcev1.ResourceSlice{}, func(cs clientset.Interface, resync time.Duration) cache.SharedIndexInformer {
+		inf := resourceinformers.NewFilteredResourceSliceInformer(cs, resync, namespaced(), nil)
+		return &countingInformer{SharedIndexInformer: inf, resource: "resourceslices", counts: c}
+	})
+	f.InformerFor(&resourcev1.DeviceClass{}, func(cs clientset.Interface, resync time.Duration) cache.SharedIndexInformer {
+		inf := resourceinformers.NewFilteredDeviceClassInformer(cs, resync, namespaced(), nil)
+		return &countingInformer{SharedIndexInformer: inf, resource: "deviceclasses", counts: c}
 	})
 	return f
 }

@@ -236,7 +236,18 @@ func (o *oracle) wrappedSchedulePod(ctx context.Context, fw framework.Framework,
 	a.runMode = o.mode == "run"
 	rec := &cycleRecord{attempt: a}
 	if err == nil {
-		if len(a.Best) > 0 {
+		if len(a.Best) > 0 && a.Best[0] != result.SuggestedHost {
+			// Without score plugins kube's walk stops at its first feasible node, from a rotating start,
+			// so it may not have filtered the node chosen here. Plugins keep per-node results of Filter
+			// in the cycle state for Reserve (DynamicResources' allocation, VolumeBinding's bindings):
+			// filter the chosen node in kube's own cycle state, as a walk starting elsewhere would have.
+			ni, getErr := o.snapshot.GetNodeInPlacement(a.Best[0])
+			if getErr != nil {
+				return result, fmt.Errorf("oracle: node %s: %w", a.Best[0], getErr)
+			}
+			if s := fw.RunFilterPluginsWithNominatedPods(ctx, state, podInfo.Pod, ni); !s.IsSuccess() {
+				return result, fmt.Errorf("oracle: %s passed Filter in the explanation but not in kube's cycle: %v", a.Best[0], s.AsError())
+			}
 			result.SuggestedHost = a.Best[0]
 		}
 		a.Node = strPtr(result.SuggestedHost)

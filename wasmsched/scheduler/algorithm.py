@@ -179,7 +179,14 @@ class SchedulingAlgorithm:
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                 [f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(diagnosis.unschedulable_plugins))}]"],
             )
-        feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes)
+        try:
+            feasible = self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes)
+        except FilterError as e:
+            # kube moves the next walk's start past the nodes this one looked at even when a Filter
+            # plugin's Error ended it (the nodes before the failing one: feasible, or in the diagnosis)
+            processed = e.feasible_before + diagnosis.node_to_status.len()
+            self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
+            raise
         processed = len(feasible) + diagnosis.node_to_status.len()
         self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
         return feasible, diagnosis
@@ -282,8 +289,11 @@ class SchedulingAlgorithm:
                 taken = [j for j, st in enumerate(results) if st is None][:need]
                 end = taken[-1] + 1 if len(taken) == need else len(chunk)
                 for j, st in enumerate(results[:end]):
-                    if st is not None:
-                        self._record(diagnosis, chunk[j], st)
+                    if st is None:
+                        continue
+                    if st.code == Code.ERROR:
+                        raise FilterError(st.message(), len(feasible) + results[:j].count(None))
+                    self._record(diagnosis, chunk[j], st)
                 feasible.extend(chunk[j] for j in taken)
                 if picked is not None and chunk_rows is not None:
                     picked.append((chunk_rows, taken))
@@ -373,6 +383,15 @@ class SchedulingAlgorithm:
 
 class SchedulingError(RuntimeError):
     """An internal error in a cycle (a plugin Error status): the pod is retried after backoff."""
+
+
+class FilterError(SchedulingError):
+    """A Filter plugin's Error, which ends the walk over the nodes; `feasible_before`: the nodes that passed
+    before the failing one."""
+
+    def __init__(self, message: str, feasible_before: int) -> None:
+        super().__init__(message)
+        self.feasible_before = feasible_before
 
 
 class NoNodesAvailable(SchedulingError):

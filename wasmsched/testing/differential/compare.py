@@ -52,9 +52,17 @@ def _compare_value(where: str, ours: Any, kube: Any, out: list[str]) -> None:
 
 def _normalized(attempt: Mapping[str, Any]) -> Mapping[str, Any]:
     """An attempt without what kube leaves to chance: the order of NodeResourcesFit's reasons (kube lists
-    the extended resources in Go map order, which varies from run to run)."""
+    the extended resources in Go map order, which varies from run to run), and without per-node verdicts
+    and scores of a cycle that a Filter Error ended."""
     out = dict(attempt)
-    if attempt.get("filter"):
+    pre_filter = attempt.get("preFilter")
+    if attempt.get("code") == "Error" and isinstance(pre_filter, Mapping) and pre_filter.get("code") == "Success":
+        # A Filter plugin's Error ends kube's cycle at the node it came from (findNodesThatPassFilters
+        # returns it; there is no Diagnosis): the verdicts and scores kube-oracle's explain collects for
+        # the other nodes are not kube's, and wasmsched has none. The error itself is compared as the message.
+        for key in ("filter", "scores", "best"):
+            out.pop(key, None)
+    if out.get("filter"):
         out["filter"] = {node: {**st, "reasons": sorted(st["reasons"])}
                          if isinstance(st, Mapping) and st.get("plugin") == "NodeResourcesFit" else st
                          for node, st in attempt["filter"].items()}

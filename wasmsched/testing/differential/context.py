@@ -116,6 +116,10 @@ class Knobs:
     # storage (volumes.py; drawn from the case's second random source)
     storage: float = 0.45
     pod_volumes: float = 0.5  # per pod, in a case with storage
+    # devices (devices.py; drawn from the case's third random source)
+    devices: float = 0.35
+    pod_claims: float = 0.6  # per pending pod, in a case with devices
+    running_pod_claims: float = 0.4  # per running pod on a node with devices
 
 
 DEFAULT_KNOBS = Knobs()
@@ -173,6 +177,12 @@ FEATURES: frozenset[str] = frozenset(
         "volume.pod.pvc", "volume.pod.pvc_unbound", "volume.pod.pvc_missing", "volume.pod.gce_pd",
         "volume.pod.read_only",
         "volume.pod.aws_ebs", "volume.pod.csi_ephemeral",
+        # devices
+        "dra.class.driver", "dra.class.string_attribute", "dra.class.int_attribute", "dra.class.bool_attribute",
+        "dra.class.two_selectors", "dra.slice.node", "dra.slice.all_nodes", "dra.slice.node_selector",
+        "dra.claim.allocated", "dra.claim.missing_class", "dra.claim.all", "dra.claim.exact_count",
+        "dra.claim.selector", "dra.claim.shared", "dra.claim.missing", "dra.claim.match_attribute",
+        "dra.pod.claim",
     }
 )  # fmt: skip
 

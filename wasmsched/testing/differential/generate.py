@@ -1,11 +1,12 @@
 """Seeded random clusters for differential testing against kube-scheduler (see the kube-oracle contract).
 
 `generate_case(seed)` builds a small cluster (1-7 nodes, 0-8 running pods, 1-6 pending pods, up to 3
-extra namespaces; for about half the seeds storage: volumes.py) and, for about half the seeds, a
-KubeSchedulerConfiguration. Sizes and value pools are small so that ties, exact fits, conflicts and
-preemption are frequent. Everything comes from `random.Random(seed)` and, for storage, a second source
-seeded by the seed: the same seed gives the same case, byte for byte. `Case.features` names the
-features the case exercises (tags of `context.FEATURES`), for coverage checks.
+extra namespaces; for about half the seeds storage: volumes.py; for about a third devices: devices.py)
+and, for about half the seeds, a KubeSchedulerConfiguration. Sizes and value pools are small so that
+ties, exact fits, conflicts and preemption are frequent. Everything comes from `random.Random(seed)`
+and, for storage and devices, a second and a third source seeded by the seed: the same seed gives the
+same case, byte for byte. `Case.features` names the features the case exercises (tags of
+`context.FEATURES`), for coverage checks.
 
 `case_to_dir(case, path)` writes `cluster.yaml` (every object, in order) and `scheduler.yaml` (only
 with a config) for `wasmsched simulate --config scheduler.yaml DIR/cluster.yaml` and kube-oracle.
@@ -52,6 +53,7 @@ from wasmsched.testing.differential.context import (
     Workload,
     pick_some,
 )
+from wasmsched.testing.differential.devices import add_devices
 from wasmsched.testing.differential.pods import PodShape, make_pod
 from wasmsched.testing.differential.volumes import add_storage
 
@@ -65,8 +67,8 @@ PRIORITY_CLASSES = (("low", (-10, 0, 5)), ("medium", (100,)), ("high", (1000, 50
 TEMPLATE_HASHES = ("5d8f7c9b6", "7f9c4d8b5")
 # Output order of kinds (the contract's order of meaning); running pods come before pending ones.
 KIND_ORDER = ("Namespace", "PriorityClass", "Node", "PodDisruptionBudget", "StorageClass", "CSIDriver", "CSINode",
-              "PersistentVolume", "PersistentVolumeClaim", "VolumeAttachment", "Service", "ReplicationController",
-              "ReplicaSet", "StatefulSet")  # fmt: skip
+              "PersistentVolume", "PersistentVolumeClaim", "VolumeAttachment", "DeviceClass", "ResourceSlice",
+              "ResourceClaim", "Service", "ReplicationController", "ReplicaSet", "StatefulSet")  # fmt: skip
 
 
 @dataclass
@@ -90,6 +92,8 @@ def generate_case(seed: int, knobs: Knobs = DEFAULT_KNOBS) -> Case:
     by_kind["PodDisruptionBudget"] = _pdbs(ctx, running)
     # last, from its own random source: a seed without storage gives the case it gave before storage
     by_kind.update(add_storage(ctx, running, pending))
+    # and after it, from a third source: a seed without devices gives the case it gave before devices
+    by_kind.update(add_devices(ctx, running, pending))
     for w in workloads:
         by_kind.setdefault(w["kind"], []).append(w)
     objects = [obj for kind in KIND_ORDER for obj in by_kind.get(kind, [])] + running + pending

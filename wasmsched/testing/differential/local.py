@@ -11,10 +11,10 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from wasmsched.api.manifest import load_text
-from wasmsched.api.types import Pod, object_key
+from wasmsched.api.types import Node, Pod, object_key
 from wasmsched.cli.explain import explain_document
 from wasmsched.cluster.memory import KIND_POD, AdmissionError, ConflictError, MemoryCluster
 from wasmsched.config.load import API_VERSION, KIND, config_from_dict
@@ -81,6 +81,10 @@ class LocalCase:
             cfg, in_tree_registry(), self.cluster, self.cluster, self.clock.now, explain=True,
             binding_workers=0, max_consecutive_errors=MAX_ATTEMPTS_PER_POD, lowest_name_tie_break=True)
         add_all_event_handlers(self.scheduler, self.cluster)
+        # kube-oracle's fake clientset lists objects sorted by name, so kube's informer adds the nodes, and
+        # its node tree interleaves their zones, in name order: the order of the Filter walk (which node's
+        # Error ends a cycle) depends on it.
+        loaded.by_kind["Node"] = sorted(loaded.of_kind("Node"), key=lambda n: cast(Node, n).metadata.name)
         try:
             _, pending = create_objects(self.cluster, loaded.by_kind,
                                         before_pending_pod=lambda: self.clock.advance(CREATION_STEP))
