@@ -165,11 +165,11 @@ def test_a_run_difference_kube_does_not_repeat_is_the_oracles_timing() -> None:
 
 def test_a_filter_error_ends_the_cycle_so_per_node_verdicts_are_not_compared() -> None:
     error = "running \"DynamicResources\" filter plugin: claim default/c, request r: boom"
-    base = {"pod": "default/p", "profile": "default-scheduler",
+    base: dict[str, Any] = {"pod": "default/p", "profile": "default-scheduler",
             "preFilter": {"code": "Success", "plugin": "", "reasons": [], "nodeNames": None},
             "scores": {}, "best": [], "node": None, "code": "Error", "message": error}
-    ours = {"mode": "cycle", "attempts": [{**base, "filter": {}}]}
-    kube = {"mode": "cycle", "attempts": [{**base, "filter": {
+    ours: dict[str, Any] = {"mode": "cycle", "attempts": [{**base, "filter": {}}]}
+    kube: dict[str, Any] = {"mode": "cycle", "attempts": [{**base, "filter": {
         "a": {"code": "Error", "plugin": "DynamicResources", "reasons": [error]},
         "b": {"code": "UnschedulableAndUnresolvable", "plugin": "NodeUnschedulable",
               "reasons": ["node(s) were unschedulable"]}}}]}

@@ -80,7 +80,7 @@ def run(
     return [[f"{r.request}:{r.pool}/{r.device}" for r in res.devices.results] for res in result]
 
 
-D1 = [("device-1", {}), ("device-2", {})]
+D1: list[tuple[str, dict[str, Any]]] = [("device-1", {}), ("device-2", {})]
 
 
 @pytest.mark.parametrize(

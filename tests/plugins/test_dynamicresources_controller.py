@@ -47,6 +47,7 @@ def test_generates_claim_and_pod_status() -> None:
     assert (ref.kind, ref.name, ref.uid, ref.controller) == ("Pod", "my-pod", "pod-uid", True)
     assert claim.spec.devices.requests[0].exactly.deviceClassName == "gpu.example.com"
     pod = cluster.get("Pod", "default/my-pod")
+    assert pod is not None
     assert [(s.name, s.resourceClaimName) for s in pod.status.resourceClaimStatuses] == [
         ("gpu-claim", claim.metadata.name)
     ]
@@ -59,7 +60,9 @@ def test_waits_for_template_then_deletes_with_pod() -> None:
     assert cluster.list("ResourceClaim") == []
     cluster.create(_template())
     pod = Pod()
-    pod.CopyFrom(cluster.get("Pod", "default/my-pod"))
+    stored = cluster.get("Pod", "default/my-pod")
+    assert stored is not None
+    pod.CopyFrom(stored)
     pod.metadata.labels["touch"] = "1"
     cluster.update(pod)
     assert len(cluster.list("ResourceClaim")) == 1
