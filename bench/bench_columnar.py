@@ -21,47 +21,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-from wasmsched.api.types import Node, Pod
+from benchlib import scheduling_basic
+
 from wasmsched.config import load_config
 from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.simulator.simulation import Simulation
-
-
-def scheduling_basic(nodes: int, pods: int) -> dict[str, list[Any]]:
-    """scheduler_perf's node-default / pod-default templates at the sizes of the issue."""
-    node_objs = []
-    for i in range(nodes):
-        n = Node()
-        n.metadata.name = f"scheduler-perf-{i:05d}"
-        n.metadata.uid = f"node-{i}"
-        for k, v in (("cpu", "32"), ("memory", "256Gi"), ("pods", "110")):
-            n.status.capacity[k].string = v
-            n.status.allocatable[k].string = v
-        ready = n.status.conditions.add()
-        ready.type, ready.status = "Ready", "True"
-        node_objs.append(n)
-    pod_objs = []
-    for j in range(pods):
-        p = Pod()
-        p.metadata.name = f"pod-{j:06d}"
-        p.metadata.namespace = "default"
-        p.metadata.uid = f"pod-{j}"
-        p.spec.schedulerName = "default-scheduler"
-        c = p.spec.containers.add()
-        c.name, c.image = "pause", "registry.k8s.io/pause:3.10.2"
-        c.ports.add().containerPort = 80
-        for k, v in (("cpu", "100m"), ("memory", "500Mi")):
-            c.resources.requests[k].string = v
-            c.resources.limits[k].string = v
-        pod_objs.append(p)
-    return {"Node": node_objs, "Pod": pod_objs}
 
 
 def run(nodes: int, pods: int, columnar: bool) -> tuple[float, float, list[tuple[str, str | None]]]:
     """(pods/s, pods per CPU-second, placements) of scheduling every pod."""
     sim = Simulation(load_config(None), in_tree_registry())
     sim.scheduler.algorithm.columnar = columnar
-    sim.apply(scheduling_basic(nodes, pods))
+    node_objs, pod_objs = scheduling_basic(nodes, pods)
+    sim.apply({"Node": node_objs, "Pod": pod_objs})
     gc.collect()
     wall, cpu = time.perf_counter(), time.process_time()
     result = sim.run_until_quiet()

@@ -1,5 +1,6 @@
 """Helpers shared by the benchmarks in bench/: the Go programs they compare against (built into a cache
-outside the checkout), KSWE's guests, the machine's load and the results file."""
+outside the checkout), KSWE's guests, scheduler_perf's SchedulingBasic workload, the machine's load and
+the results file."""
 
 from __future__ import annotations
 
@@ -105,3 +106,37 @@ def write_results(path: Path, doc: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(full, indent=2) + "\n")
     print(f"wrote {path}")
+
+
+def scheduling_basic(nodes: int, pods: int) -> tuple[list[Any], list[Any]]:
+    """bench/kube's makeNode/makePod: the same names, sizes and containers."""
+    from wasmsched.api.types import Node, Pod
+
+    node_objs = []
+    for i in range(nodes):
+        n = Node()
+        n.metadata.name = f"node-{i:05d}"
+        n.metadata.uid = f"node-uid-{i}"
+        n.metadata.labels["kubernetes.io/hostname"] = n.metadata.name
+        for k, v in (("cpu", "32"), ("memory", "256Gi"), ("pods", "110")):
+            n.status.capacity[k].string = v
+            n.status.allocatable[k].string = v
+        cond = n.status.conditions.add()
+        cond.type, cond.status = "Ready", "True"
+        n.status.phase = "Running"
+        node_objs.append(n)
+    pod_objs = []
+    for j in range(pods):
+        p = Pod()
+        p.metadata.name = f"pod-{j:06d}"
+        p.metadata.namespace = "default"
+        p.metadata.uid = f"pod-uid-{j}"
+        p.spec.schedulerName = "default-scheduler"
+        c = p.spec.containers.add()
+        c.name, c.image = "pause", "registry.k8s.io/pause:3.10.2"
+        c.ports.add().containerPort = 80
+        for k, v in (("cpu", "100m"), ("memory", "500Mi")):
+            c.resources.requests[k].string = v
+            c.resources.limits[k].string = v
+        pod_objs.append(p)
+    return node_objs, pod_objs

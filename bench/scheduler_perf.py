@@ -59,6 +59,7 @@ from benchlib import (  # noqa: E402  (bench/ is not a package; its helpers are 
     go_cache_binary,
     kswe_guest,
     load_avg,
+    scheduling_basic,
     write_results,
 )
 
@@ -67,41 +68,7 @@ LOGGING_NODENUMBER = "wasmsched + NodeNumber logSeverity 0"
 KSWE_LOGGING_GUEST = "examples/nodenumber/main.wasm"
 
 
-# ----- the workload ---------------------------------------------------------------------------------
-
-def scheduling_basic(nodes: int, pods: int) -> tuple[list[Any], list[Any]]:
-    """bench/kube's makeNode/makePod: the same names, sizes and containers."""
-    from wasmsched.api.types import Node, Pod
-
-    node_objs = []
-    for i in range(nodes):
-        n = Node()
-        n.metadata.name = f"node-{i:05d}"
-        n.metadata.uid = f"node-uid-{i}"
-        n.metadata.labels["kubernetes.io/hostname"] = n.metadata.name
-        for k, v in (("cpu", "32"), ("memory", "256Gi"), ("pods", "110")):
-            n.status.capacity[k].string = v
-            n.status.allocatable[k].string = v
-        cond = n.status.conditions.add()
-        cond.type, cond.status = "Ready", "True"
-        n.status.phase = "Running"
-        node_objs.append(n)
-    pod_objs = []
-    for j in range(pods):
-        p = Pod()
-        p.metadata.name = f"pod-{j:06d}"
-        p.metadata.namespace = "default"
-        p.metadata.uid = f"pod-uid-{j}"
-        p.spec.schedulerName = "default-scheduler"
-        c = p.spec.containers.add()
-        c.name, c.image = "pause", "registry.k8s.io/pause:3.10.2"
-        c.ports.add().containerPort = 80
-        for k, v in (("cpu", "100m"), ("memory", "500Mi")):
-            c.resources.requests[k].string = v
-            c.resources.limits[k].string = v
-        pod_objs.append(p)
-    return node_objs, pod_objs
-
+# ----- the workload: benchlib.scheduling_basic, in a configuration ---------------------------------------
 
 def nodenumber_config(guest: Path, log_severity: int | None = None) -> dict[str, Any]:
     """The default profile plus the guest, as KSWE's sched-config-wasm-only.yaml adds it (multiPoint, weight 1)."""

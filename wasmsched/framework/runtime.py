@@ -25,6 +25,7 @@ from wasmsched.framework.interface import (
     PodNominator,
     PostFilterResult,
     PreFilterResult,
+    ScoreExtensions,
 )
 from wasmsched.framework.snapshot import Snapshot
 from wasmsched.framework.status import (
@@ -599,19 +600,9 @@ class Framework:
                 return [], Status.error(f'running Score plugins: plugin "{pl.name}" failed with: {st.message()}')
             ext = pl.score_extensions()
             if ext is not None:
-                # One score per node (the plugin's contract, not checked: see run_filter_plugins_batch).
-                lst = [NodeScore(ni.name, s) for ni, s in zip(nodes, scores, strict=False)]
-                start = perf_counter() if rec else 0.0
-                try:
-                    st = ext.normalize_score(state, pod, lst)
-                except Exception as e:
-                    st = Status.error(e)
-                if rec:
-                    self._observe_plugin(pl.name, mn.SCORE_EXTENSION_NORMALIZE, st, start)
-                if not_success(st):
-                    return [], Status.error(f'running Normalize on Score plugins: plugin "{pl.name}" failed with: '
-                                            f"{st.message()}")
-                scores = [ns.score for ns in lst]
+                scores, st = self._normalize_scores(pl.name, ext, state, pod, nodes, scores, rec)
+                if st is not None:
+                    return [], st
             per_plugin.append(scores)
         names = tuple(pl.name for pl in plugins)
         weighted: list[list[int]] = []
@@ -626,6 +617,24 @@ class Framework:
         rows = list(zip(*weighted, strict=False))
         return [NodePluginScores(ni.name, None, sum(row), names, row)
                 for ni, row in zip(nodes, rows, strict=False)], None
+
+    def _normalize_scores(self, name: str, ext: ScoreExtensions, state: CycleState, pod: Pod,
+                          nodes: Sequence[NodeInfo], scores: list[int], rec: bool) -> tuple[list[int], Status | None]:
+        """A Score plugin's NormalizeScore over its per-node scores: (the normalized scores, None), or the
+        cycle's Error status."""
+        # One score per node (the plugin's contract, not checked: see run_filter_plugins_batch).
+        lst = [NodeScore(ni.name, sc) for ni, sc in zip(nodes, scores, strict=False)]
+        start = perf_counter() if rec else 0.0
+        try:
+            st = ext.normalize_score(state, pod, lst)
+        except Exception as e:
+            st = Status.error(e)
+        if rec:
+            self._observe_plugin(name, mn.SCORE_EXTENSION_NORMALIZE, st, start)
+        if not_success(st):
+            return [], Status.error(f'running Normalize on Score plugins: plugin "{name}" failed with: '
+                                    f"{st.message()}")
+        return [ns.score for ns in lst], None
 
     def _run_score_plugins_columns(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo],
                                    columns: NodeColumns) -> tuple[ScoredNodes, Status | None]:
@@ -657,18 +666,9 @@ class Framework:
                 per_plugin.append(arr)
                 continue
             if ext is not None:
-                lst = [NodeScore(ni.name, sc) for ni, sc in zip(nodes, scores, strict=False)]
-                start = perf_counter() if rec else 0.0
-                try:
-                    st = ext.normalize_score(state, pod, lst)
-                except Exception as e:
-                    st = Status.error(e)
-                if rec:
-                    self._observe_plugin(pl.name, mn.SCORE_EXTENSION_NORMALIZE, st, start)
-                if not_success(st):
-                    return failed, Status.error(f'running Normalize on Score plugins: plugin "{pl.name}" failed '
-                                                f"with: {st.message()}")
-                scores = [ns.score for ns in lst]
+                scores, st = self._normalize_scores(pl.name, ext, state, pod, nodes, scores, rec)
+                if st is not None:
+                    return failed, st
             per_plugin.append(scores)
         # Lists (per-node forms) may hold any int: each is checked before it becomes an array; the arrays
         # are checked together. The first invalid plugin in order is reported, as in run_score_plugins.
