@@ -39,14 +39,12 @@ KUBE_DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = (
     ("NodeDeclaredFeatures", 0),
 )
 
-# wasmsched has every plugin of kube's default profile, so its default is kube's
-# (tests/config/test_config_merge.py checks each one is registered).
-_DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = KUBE_DEFAULT_MULTI_POINT
-
 
 def default_plugins() -> Plugins:
-    """A fresh copy of the default plugin set: everything enabled through MultiPoint."""
-    return Plugins(multi_point=PluginSet(enabled=[Plugin(n, w) for n, w in _DEFAULT_MULTI_POINT]))
+    """A fresh copy of the default plugin set: everything enabled through MultiPoint. wasmsched has every
+    plugin of kube's default profile, so it is kube's (tests/config/test_config_merge.py checks each one
+    is registered)."""
+    return Plugins(multi_point=PluginSet(enabled=[Plugin(n, w) for n, w in KUBE_DEFAULT_MULTI_POINT]))
 
 
 def merge_plugin_set(default: PluginSet, custom: PluginSet) -> PluginSet:
