@@ -178,3 +178,15 @@ def test_generate_name() -> None:
     )
     name = loaded.of_kind("Pod")[0].metadata.name  # type: ignore[attr-defined]
     assert name.startswith("web-") and len(name) == len("web-") + 5
+
+
+@pytest.mark.parametrize(("doc", "resource"), [
+    ("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c}\n"
+     "spec: {devices: {requests: [{name: r, exactly: {deviceClassName: x}}]}}\n", 'resourceclaims.resource.k8s.io "c"'),
+    ("apiVersion: storage.k8s.io/v1\nkind: VolumeAttachment\nmetadata: {name: c}\n"
+     "spec: {attacher: a, nodeName: n, source: {persistentVolumeName: pv}}\n", 'volumeattachments.storage.k8s.io "c"'),
+])
+def test_a_duplicate_of_a_storage_or_device_object_names_both_places(doc: str, resource: str) -> None:
+    """Every kind simulate applies is checked for duplicates, named as the API server names its resource."""
+    with pytest.raises(ManifestError, match=f"{resource} already exists \\(first defined in x.yaml: document 1\\)"):
+        load_text(doc + "---\n" + doc, "x.yaml")

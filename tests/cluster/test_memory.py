@@ -189,3 +189,32 @@ def test_list_in_namespace_filters_kind_and_namespace() -> None:
     assert [s.metadata.name for s in c.list_in_namespace("Service", "default")] == ["a", "c"]
     assert [s.metadata.name for s in c.list_in_namespace("ReplicaSet", "default")] == ["a"]
     assert c.list_in_namespace("StatefulSet", "default") == []
+
+
+def test_update_object_refuses_a_stale_version_and_keeps_the_other_half() -> None:
+    """update_object as the API server: a stale resourceVersion is a conflict; a main-resource write keeps
+    the stored status, a status write keeps the stored spec."""
+    from wasmsched.api.types import PersistentVolumeClaim
+
+    c = MemoryCluster()
+    pvc = PersistentVolumeClaim()
+    pvc.metadata.name, pvc.metadata.namespace = "data", "default"
+    pvc.spec.storageClassName = "fast"
+    pvc.status.phase = "Pending"
+    stored = c.create(pvc)
+    stale = PersistentVolumeClaim()
+    stale.CopyFrom(stored)
+    edit = PersistentVolumeClaim()
+    edit.CopyFrom(stored)
+    edit.spec.volumeName = "pv-1"
+    edit.status.phase = "Bound"  # ignored: not the status subresource
+    after = c.update_object(edit)
+    assert (after.spec.volumeName, after.status.phase) == ("pv-1", "Pending")
+    with pytest.raises(ConflictError, match="the object has been modified"):
+        c.update_object(stale)
+    status = PersistentVolumeClaim()
+    status.CopyFrom(after)
+    status.status.phase = "Bound"
+    status.spec.volumeName = "other"  # ignored: a status write
+    final = c.update_object(status, "status")
+    assert (final.spec.volumeName, final.status.phase) == ("pv-1", "Bound")
