@@ -39,10 +39,11 @@ wasmsched/api/gen/.stamp-checked: $(STAMP) tools/gen_protos.py FORCE
 
 FORCE:
 
-# kube-apiserver, kubectl, etcd and KWOK of the pinned releases, built from the Go module proxy into a cache
-# outside the tree (~/.cache/wasmsched/kube, or $WASMSCHED_KUBE_CACHE), shared by clones; 7-15 min on 2 cores the first time (mostly kube-apiserver).
+# kube-apiserver, kube-controller-manager, kubectl, etcd and KWOK of the pinned releases, built from the Go module
+# proxy into a cache outside the tree (~/.cache/wasmsched/kube, or $WASMSCHED_KUBE_CACHE), shared by clones;
+# 10-20 min on 2 cores the first time (mostly kube-apiserver; kube-controller-manager shares most of its packages).
 kube:
-	GO=$(GO) tools/kube/build.sh kube-apiserver etcd kwok kubectl
+	GO=$(GO) tools/kube/build.sh kube-apiserver kube-controller-manager etcd kwok kubectl
 
 # The stock kube-scheduler, for bench/real_cluster.py only.
 kube-scheduler:

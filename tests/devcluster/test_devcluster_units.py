@@ -88,7 +88,7 @@ def test_missing_binaries_tell_to_run_make_kube(monkeypatch: pytest.MonkeyPatch,
     (tmp_path / "etcd").chmod(0o755)
     with pytest.raises(binaries.BinariesMissingError) as e:
         binaries.find_binaries()
-    assert "kube-apiserver, kwok not found in" in str(e.value)
+    assert "kube-apiserver, kube-controller-manager, kwok not found in" in str(e.value)
     assert "run `make kube`" in str(e.value)
 
 
@@ -109,17 +109,18 @@ def test_cli_down_where_nothing_runs_says_so_and_succeeds(tmp_path: Path) -> Non
 
 
 def _ports() -> components.Ports:
-    return components.Ports(etcd_client=2379, etcd_peer=2380, apiserver=6443, kwok=10247)
+    return components.Ports(etcd_client=2379, etcd_peer=2380, apiserver=6443, controller_manager=10257, kwok=10247)
 
 
 def test_every_listener_is_on_loopback(tmp_path: Path) -> None:
     pki = write_pki(tmp_path)
     argv = [*components.etcd_argv(Path("/b/etcd"), tmp_path, _ports()),
             *components.kube_apiserver_argv(Path("/b/kube-apiserver"), pki, tmp_path / "t", tmp_path, _ports()),
+            *components.kube_controller_manager_argv(Path("/b/kcm"), tmp_path / "k", tmp_path, _ports()),
             *components.kwok_argv(Path("/b/kwok"), tmp_path / "k", tmp_path / "s", _ports())]
     listeners = [a for a in argv if a.startswith(("--listen-", "--bind-address", "--server-address",
                                                   "--advertise-", "--initial-advertise"))]
-    assert len(listeners) == 7
+    assert len(listeners) == 8
     for a in listeners:
         value = a.split("=", 1)[1]
         assert value.removeprefix("http://").startswith("127.0.0.1"), a

@@ -128,7 +128,7 @@ def test_the_restricted_token_is_authenticated_but_forbidden(dev_cluster: DevClu
 def test_token_request_mints_service_account_tokens(dev_cluster: DevCluster, namespace: str) -> None:
     with dev_cluster.api_client() as api:
         core = client.CoreV1Api(api)
-        # No ServiceAccount admission and no controller manager: the account is made by hand.
+        # No ServiceAccount admission and no serviceaccount controller: the account is made by hand.
         core.create_namespaced_service_account(namespace, client.V1ServiceAccount(
             metadata=client.V1ObjectMeta(name="sched")))
         tr = plain(core.create_namespaced_service_account_token(
@@ -187,25 +187,25 @@ def test_cli_up_with_nodes_then_down_stops_everything(kube_binaries: Binaries, t
     assert f"export KUBECONFIG={d / 'kubeconfig'}" in up.stdout
     state = json.loads((d / STATE_FILE).read_text())
     pids = {name: p["pid"] for name, p in state["processes"].items()}
-    assert set(pids) == {"etcd", "kube-apiserver", "kwok"}
+    assert set(pids) == {"etcd", "kube-apiserver", "kube-controller-manager", "kwok"}
     try:
         with config.new_client_from_config(config_file=str(d / "kubeconfig")) as api:
             nodes = client.CoreV1Api(api).list_node().items
         assert sorted(plain(n)["metadata"]["name"] for n in nodes) == ["kwok-node-0", "kwok-node-1"]
         assert all(node_ready(n) for n in nodes)
-        for log in ("etcd.log", "kube-apiserver.log", "kwok.log"):
+        for log in ("etcd.log", "kube-apiserver.log", "kube-controller-manager.log", "kwok.log"):
             assert (d / "logs" / log).is_file()
     finally:
         down = _cli("down", "--dir", str(d))
     assert down.returncode == 0, down.stderr
-    assert "stopped kwok, kube-apiserver, etcd" in down.stdout
+    assert "stopped kwok, kube-controller-manager, kube-apiserver, etcd" in down.stdout
     assert not any(processes.running(pid) for pid in pids.values())
     assert not d.exists()
     again = _cli("down", "--dir", str(d))
     assert again.returncode == 0 and "nothing to do" in again.stdout
 
 
-def test_delete_namespace_removes_it_and_its_objects_without_a_controller_manager(dev_cluster: DevCluster,
+def test_delete_namespace_removes_it_and_its_objects_without_a_namespace_controller(dev_cluster: DevCluster,
                                                                                   kwok_node: str) -> None:
     name = f"purge-{os.getpid()}"
     dev_cluster.create_namespace(name)

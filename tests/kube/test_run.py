@@ -500,21 +500,24 @@ def test_writes_to_a_pod_that_went_away_raise_lookup_errors(admin: KubeApi, name
 
 def _bound_pair(admin: KubeApi, namespace: str, claim: str, pv: str, mode: str, source: dict[str, Any],
                 cleanup: list[str]) -> None:
-    """A PV and a claim bound to each other, as the PV controller leaves them (dev-cluster runs none)."""
+    """A PV reserved for a claim (claimRef) and the claim naming it (volumeName), bound to each other by
+    dev-cluster's PV controller: returns once the claim is Bound."""
     create(admin, "/api/v1/persistentvolumes", {
         "apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": pv},
         "spec": {"storageClassName": "", "capacity": {"storage": "1Gi"}, "accessModes": [mode],
                  "claimRef": {"namespace": namespace, "name": claim}, **source}})
     cleanup.append(f"/api/v1/persistentvolumes/{pv}")
-    admin.request_json("PATCH", f"/api/v1/persistentvolumes/{pv}/status", body={"status": {"phase": "Bound"}},
-                       content_type="application/merge-patch+json")
     create(admin, f"/api/v1/namespaces/{namespace}/persistentvolumeclaims", {
-        "apiVersion": "v1", "kind": "PersistentVolumeClaim",
-        "metadata": {"name": claim, "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+        "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": claim},
         "spec": {"storageClassName": "", "volumeName": pv, "accessModes": [mode],
                  "resources": {"requests": {"storage": "1Gi"}}}})
-    admin.request_json("PATCH", f"/api/v1/namespaces/{namespace}/persistentvolumeclaims/{claim}/status",
-                       body={"status": {"phase": "Bound"}}, content_type="application/merge-patch+json")
+    # The controller's resync (15 s) settles the rare case of seeing the claim before the PV.
+    wait_for(f"claim {claim} bound", lambda: _pvc(admin, namespace, claim).get("status", {}).get("phase") == "Bound"
+             or None, timeout=40)
+
+
+def _pvc(admin: KubeApi, namespace: str, name: str) -> dict[str, Any]:
+    return admin.request_json("GET", f"/api/v1/namespaces/{namespace}/persistentvolumeclaims/{name}")
 
 
 def _failed_scheduling(admin: KubeApi, namespace: str, name: str) -> str:
@@ -525,12 +528,136 @@ def _failed_scheduling(admin: KubeApi, namespace: str, name: str) -> str:
     return wait_for(f"{name} PodScheduled=False", failed)
 
 
+def test_volume_binding_with_the_pv_controller(admin: KubeApi, namespace: str, nodes: Nodes,
+                                               run_scheduler: Any, tmp_path: Path) -> None:
+    """VolumeBinding through `run` with dev-cluster's kube-controller-manager (its PV controller and in-tree
+    host-path provisioner): a WaitForFirstConsumer claim is provisioned in the zone its class allows once
+    PreBind set the selected-node annotation; a WaitForFirstConsumer claim binds to the one static PV whose
+    node affinity the pod's node meets (PreBind writes the PV's claimRef, the controller finishes); a pod
+    whose Immediate claim is unbound waits, and is scheduled when the controller binds the claim."""
+    sched = unique("sched")
+    tag = unique("t").split("-")[1]
+    zone = "topology.kubernetes.io/zone"
+    names = [nodes.add(unique(f"n{i}"), labels={zone: f"{tag}-{z}"}) for i, z in enumerate("abc")]
+    provisioned, local = f"hostpath-wffc-{tag}", f"local-{tag}"
+    cleanup: list[str] = []
+    try:
+        create(admin, "/apis/storage.k8s.io/v1/storageclasses", {
+            "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": provisioned},
+            "provisioner": "kubernetes.io/host-path", "volumeBindingMode": "WaitForFirstConsumer",
+            "allowedTopologies": [{"matchLabelExpressions": [{"key": zone, "values": [f"{tag}-b"]}]}]})
+        cleanup.append(f"/apis/storage.k8s.io/v1/storageclasses/{provisioned}")
+        create(admin, "/apis/storage.k8s.io/v1/storageclasses", {
+            "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": local},
+            "provisioner": "kubernetes.io/no-provisioner", "volumeBindingMode": "WaitForFirstConsumer"})
+        cleanup.append(f"/apis/storage.k8s.io/v1/storageclasses/{local}")
+        for i in range(len(names)):
+            # The same size on every node: only node affinity tells them apart.
+            create(admin, "/api/v1/persistentvolumes", {
+                "apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": f"local-{tag}-{i}"},
+                "spec": {"storageClassName": local, "capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                         "persistentVolumeReclaimPolicy": "Retain", "local": {"path": "/mnt/disk"},
+                         "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                             {"key": zone, "operator": "In", "values": [f"{tag}-c" if i == 2 else "elsewhere"]}]}]}}}})
+            cleanup.append(f"/api/v1/persistentvolumes/local-{tag}-{i}")
+
+        def claim(name: str, storage_class: str) -> None:
+            create(admin, f"/api/v1/namespaces/{namespace}/persistentvolumeclaims", {
+                "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name},
+                "spec": {"storageClassName": storage_class, "accessModes": ["ReadWriteOnce"],
+                         "resources": {"requests": {"storage": "1Gi"}}}})
+
+        def with_claim(name: str, claim: str) -> dict[str, Any]:
+            return pod_json(name, sched, extra_spec={
+                "volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": claim}}]})
+
+        claim("fresh", provisioned)
+        claim("static", local)
+        claim("immediate", "")
+        for pod, pvc in (("provisioned", "fresh"), ("local", "static"), ("waiting", "immediate")):
+            create_pod(admin, namespace, with_claim(pod, pvc))
+        proc = run_scheduler(scheduler_config(tmp_path / "cfg.yaml", sched))
+
+        bound = wait_for("two pods bound", lambda: b if len(b := bound_pods(admin, namespace)) == 2 else None)
+        assert bound == {"provisioned": names[1], "local": names[2]}
+        fresh = _pvc(admin, namespace, "fresh")
+        assert fresh["status"]["phase"] == "Bound"
+        assert fresh["metadata"]["annotations"]["volume.kubernetes.io/selected-node"] == names[1]
+        pv = admin.request_json("GET", f"/api/v1/persistentvolumes/{fresh['spec']['volumeName']}")
+        assert pv["spec"]["hostPath"]["path"].startswith("/tmp/hostpath_pv/")
+        assert pv["spec"]["claimRef"]["uid"] == fresh["metadata"]["uid"]
+        static = _pvc(admin, namespace, "static")
+        assert (static["status"]["phase"], static["spec"]["volumeName"]) == ("Bound", f"local-{tag}-2")
+
+        assert "pod has unbound immediate PersistentVolumeClaims" in _failed_scheduling(admin, namespace, "waiting")
+        # An administrator's PV reserved for the claim: the controller binds the two, the claim's update
+        # requeues the pod.
+        create(admin, "/api/v1/persistentvolumes", {
+            "apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": f"reserved-{tag}"},
+            "spec": {"storageClassName": "", "capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                     "persistentVolumeReclaimPolicy": "Retain", "hostPath": {"path": "/data"},
+                     "claimRef": {"namespace": namespace, "name": "immediate"}}})
+        cleanup.append(f"/api/v1/persistentvolumes/reserved-{tag}")
+        wait_for("the third pod bound", lambda: len(bound_pods(admin, namespace)) == 3 or None)
+        assert _pvc(admin, namespace, "immediate")["spec"]["volumeName"] == f"reserved-{tag}"
+        assert proc.alive(), proc.log()
+        assert "Traceback" not in proc.log()
+    finally:
+        for path in reversed(cleanup):
+            with contextlib.suppress(ApiError):
+                admin.request("DELETE", path)
+
+
+def test_claim_templates_with_the_resourceclaim_controller(admin: KubeApi, namespace: str, nodes: Nodes,
+                                                           run_scheduler: Any, tmp_path: Path) -> None:
+    """A pod's claim from a ResourceClaimTemplate through `run`: dev-cluster's resourceclaim controller creates
+    the claim and records its name in the pod's status; until then DynamicResources' PreEnqueue holds the pod;
+    then the scheduler allocates the node's device to it."""
+    sched = unique("sched")
+    tag = unique("t").split("-")[1]
+    gpu = f"gpu-{tag}.example.com"
+    names = [nodes.add(unique(f"n{i}")) for i in range(2)]
+    cleanup: list[str] = []
+    try:
+        create(admin, "/apis/resource.k8s.io/v1/deviceclasses", {
+            "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": gpu},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{gpu}"'}}]}})
+        cleanup.append(f"/apis/resource.k8s.io/v1/deviceclasses/{gpu}")
+        create(admin, "/apis/resource.k8s.io/v1/resourceslices", {
+            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{names[1]}-gpu"},
+            "spec": {"driver": gpu, "nodeName": names[1],
+                     "pool": {"name": names[1], "generation": 1, "resourceSliceCount": 1},
+                     "devices": [{"name": "gpu-0"}]}})
+        cleanup.append(f"/apis/resource.k8s.io/v1/resourceslices/{names[1]}-gpu")
+        create(admin, f"/apis/resource.k8s.io/v1/namespaces/{namespace}/resourceclaimtemplates", {
+            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "one-gpu"},
+            "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": gpu}}]}}}})
+        proc = run_scheduler(scheduler_config(tmp_path / "cfg.yaml", sched))
+        create_pod(admin, namespace, pod_json("trainer", sched, extra_spec={
+            "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]}))
+
+        assert wait_bound(admin, namespace, 1) == {"trainer": names[1]}
+        [status] = get_pod(admin, namespace, "trainer")["status"]["resourceClaimStatuses"]  # type: ignore[index]
+        claim = admin.request_json(
+            "GET", f"/apis/resource.k8s.io/v1/namespaces/{namespace}/resourceclaims/{status['resourceClaimName']}")
+        assert claim["metadata"]["ownerReferences"][0]["name"] == "trainer"
+        [result] = claim["status"]["allocation"]["devices"]["results"]
+        assert (result["driver"], result["pool"], result["device"]) == (gpu, names[1], "gpu-0")
+        assert [r["name"] for r in claim["status"]["reservedFor"]] == ["trainer"]
+        assert proc.alive(), proc.log()
+        assert "Traceback" not in proc.log()
+    finally:
+        for path in reversed(cleanup):
+            with contextlib.suppress(ApiError):
+                admin.request("DELETE", path)
+
+
 def test_volumes_and_devices_against_the_api_server(admin: KubeApi, namespace: str, nodes: Nodes,
                                                     run_scheduler: Any, tmp_path: Path) -> None:
     """kube 1.37's whole default profile through `run`: a CSI attach limit (CSINode), a ReadWriteOncePod
     claim in use, and devices (resource.k8s.io/v1) published on two of three nodes; the scheduler writes
-    the claims' allocation and reservation through the API server. (dev-cluster runs no PV controller or
-    provisioner: WaitForFirstConsumer provisioning is covered by `simulate --provision-volumes`.)"""
+    the claims' allocation and reservation through the API server (volume binding and provisioning:
+    test_volume_binding_with_the_pv_controller)."""
     sched = unique("sched")
     tag = unique("t").split("-")[1]
     names = [nodes.add(unique(f"n{i}")) for i in range(3)]

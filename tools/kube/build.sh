@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the pinned Kubernetes control plane from the Go module proxy into a cache outside the source
-# tree, shared by every clone: kube-apiserver, kubectl and kube-scheduler of k8s.io/kubernetes v1.37.2, etcd
+# tree, shared by every clone: kube-apiserver, kube-controller-manager, kubectl and kube-scheduler of k8s.io/kubernetes v1.37.2, etcd
 # v3.7.3 and KWOK v0.8.0. A binary is rebuilt only when its pins (go.mod/go.sum here), this script or
 # the Go toolchain change: the cache key is a hash of those and the link flags. Usage: build.sh [--print-dir] [COMPONENT...]
-# (components: kube-apiserver etcd kwok kubectl kube-scheduler kube-oracle bench-kube; default: all but kube-scheduler,
+# (components: kube-apiserver kube-controller-manager etcd kwok kubectl kube-scheduler kube-oracle bench-kube; default: all but kube-scheduler,
 # kube-oracle and bench-kube). kube-oracle is the differential-testing oracle of ../kube-oracle, bench-kube the
 # in-process kube-scheduler of bench/kube (bench/scheduler_perf.py); their keys also cover their Go sources.
 # The binaries are linked from $root/v1.37.2/bin, where `wasmsched dev-cluster` looks for them.
@@ -63,15 +63,16 @@ components=()
 for arg in "$@"; do
 	case "$arg" in
 		--print-dir) print_dir=true ;;
-		kube-apiserver|etcd|kwok|kubectl|kube-scheduler|kube-oracle|bench-kube) components+=("$arg") ;;
-		*) echo "build.sh: unknown component '$arg' (kube-apiserver, etcd, kwok, kubectl, kube-scheduler, kube-oracle, bench-kube)" >&2; exit 2 ;;
+		kube-apiserver|kube-controller-manager|etcd|kwok|kubectl|kube-scheduler|kube-oracle|bench-kube) components+=("$arg") ;;
+		*) echo "build.sh: unknown component '$arg' (kube-apiserver, kube-controller-manager, etcd, kwok, kubectl, kube-scheduler, kube-oracle, bench-kube)" >&2; exit 2 ;;
 	esac
 done
-[[ ${#components[@]} -gt 0 ]] || components=(kube-apiserver etcd kwok kubectl)
+[[ ${#components[@]} -gt 0 ]] || components=(kube-apiserver kube-controller-manager etcd kwok kubectl)
 
 for c in "${components[@]}"; do
 	case "$c" in
 		kube-apiserver) build kube-apiserver kubernetes k8s.io/kubernetes/cmd/kube-apiserver "$(kube_ldflags)" ;;
+		kube-controller-manager) build kube-controller-manager kubernetes k8s.io/kubernetes/cmd/kube-controller-manager "$(kube_ldflags)" ;;
 		kube-scheduler) build kube-scheduler kubernetes k8s.io/kubernetes/cmd/kube-scheduler "$(kube_ldflags)" ;;
 		kubectl) build kubectl kubernetes k8s.io/kubernetes/cmd/kubectl "$(kube_ldflags)" ;;
 		etcd) build etcd etcd go.etcd.io/etcd/server/v3 "-s -w" ;;
@@ -81,7 +82,7 @@ for c in "${components[@]}"; do
 	esac
 	if $print_dir; then
 		case "$c" in
-			kube-apiserver|kube-scheduler|kubectl) echo "$c=$(bin_dir "$c" kubernetes "$(kube_ldflags)")/$c" ;;
+			kube-apiserver|kube-controller-manager|kube-scheduler|kubectl) echo "$c=$(bin_dir "$c" kubernetes "$(kube_ldflags)")/$c" ;;
 			kube-oracle) echo "$c=$(bin_dir "$c" ../kube-oracle "-s -w")/$c" ;;
 			bench-kube) echo "$c=$(bin_dir "$c" ../../bench/kube "-s -w")/$c" ;;
 			*) echo "$c=$(bin_dir "$c" "$c" "-s -w")/$c" ;;

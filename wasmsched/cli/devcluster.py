@@ -16,8 +16,9 @@ DEFAULT_DIR = Path(".dev-cluster")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.description = (f"A local control plane on 127.0.0.1: etcd, kube-apiserver (RBAC, static tokens) and KWOK "
-                     f"(nodes with the kwok.x-k8s.io/node=fake annotation become Ready, their pods Running). "
+    p.description = (f"A local control plane on 127.0.0.1: etcd, kube-apiserver (RBAC, static tokens), "
+                     f"kube-controller-manager (the PV and resourceclaim controllers, the host-path provisioner) "
+                     f"and KWOK (nodes with the kwok.x-k8s.io/node=fake annotation become Ready, their pods Running). "
                      f"Binaries: ${BIN_ENV}, else ${CACHE_ENV}/<version>/bin (`make kube` builds them).")
     cmds = p.add_subparsers(dest="dev_cluster_command", required=True)
     dir_help = f"the cluster's directory: state, kubeconfig, certificates, data, logs (default ./{DEFAULT_DIR})"

@@ -1,5 +1,6 @@
-"""A throwaway Kubernetes control plane for development and tests: etcd, kube-apiserver and KWOK (fake
-nodes that heartbeat and run pods), started on free 127.0.0.1 ports from the binaries `make kube` builds.
+"""A throwaway Kubernetes control plane for development and tests: etcd, kube-apiserver,
+kube-controller-manager (components.CONTROLLERS) and KWOK (fake nodes that heartbeat and run pods),
+started on free 127.0.0.1 ports from the binaries `make kube` builds.
 
 `wasmsched dev-cluster up|down` (cli/devcluster.py) and the tests' `dev_cluster` fixture use `DevCluster`.
 The cluster module (and with it the `kubernetes` client, a quarter second to import) loads on first use,

@@ -10,7 +10,7 @@ from pathlib import Path
 KUBE_VERSION = "v1.37.2"
 BIN_ENV = "WASMSCHED_KUBE_BIN"
 CACHE_ENV = "WASMSCHED_KUBE_CACHE"
-NAMES = ("etcd", "kube-apiserver", "kwok")
+NAMES = ("etcd", "kube-apiserver", "kube-controller-manager", "kwok")
 
 
 class BinariesMissingError(Exception):
@@ -21,6 +21,7 @@ class BinariesMissingError(Exception):
 class Binaries:
     etcd: Path
     kube_apiserver: Path
+    kube_controller_manager: Path
     kwok: Path
 
 
@@ -46,4 +47,4 @@ def find_binaries() -> Binaries:
             f"{', '.join(missing)} not found in {where}: run `make kube` to build the Kubernetes {KUBE_VERSION} "
             f"control plane (or set ${BIN_ENV} to a directory holding {', '.join(NAMES)})")
     return Binaries(etcd=paths["etcd"].resolve(), kube_apiserver=paths["kube-apiserver"].resolve(),
-                    kwok=paths["kwok"].resolve())
+                    kube_controller_manager=paths["kube-controller-manager"].resolve(), kwok=paths["kwok"].resolve())

@@ -1,5 +1,5 @@
-"""DevCluster: one dev control plane (etcd, kube-apiserver, KWOK) in a directory, started in the background
-and described by DIR/state.json, so `dev-cluster down` in another process finds and stops it.
+"""DevCluster: one dev control plane (etcd, kube-apiserver, kube-controller-manager, KWOK) in a directory,
+started in the background and described by DIR/state.json, so `dev-cluster down` in another process finds and stops it.
 
 DIR's layout (everything the cluster writes; `down` removes exactly these):
   state.json  ports, tokens, and each process's PID, argv and log (0600)
@@ -8,7 +8,8 @@ DIR's layout (everything the cluster writes; `down` removes exactly these):
   tokens.csv  kube-apiserver's static tokens
   etcd/       etcd's data
   kwok/       KWOK's work dir and its Stage config
-  logs/       etcd.log, kube-apiserver.log, kwok.log
+  kube-controller-manager/  its serving certificate
+  logs/       etcd.log, kube-apiserver.log, kube-controller-manager.log, kwok.log
 """
 
 from __future__ import annotations
@@ -42,10 +43,10 @@ log = logging.getLogger(__name__)
 # its developer's cluster do not collide with another checkout's.
 DEFAULT_DIR = Path(".dev-cluster")
 STATE_FILE = "state.json"
-_OWNED = (STATE_FILE, "kubeconfig", "pki", "tokens.csv", "etcd", "kwok", "logs")
 # Start-up order; stopped in reverse.
-ETCD, APISERVER, KWOK = "etcd", "kube-apiserver", "kwok"
-ORDER = (ETCD, APISERVER, KWOK)
+ETCD, APISERVER, CONTROLLER_MANAGER, KWOK = "etcd", "kube-apiserver", "kube-controller-manager", "kwok"
+ORDER = (ETCD, APISERVER, CONTROLLER_MANAGER, KWOK)
+_OWNED = (STATE_FILE, "kubeconfig", "pki", "tokens.csv", "etcd", "kwok", CONTROLLER_MANAGER, "logs")
 READY_TIMEOUT_SECONDS = 120.0
 _POLL_SECONDS = 0.1
 _LOG_TAIL_LINES = 20
@@ -146,7 +147,8 @@ class DevCluster:
     @classmethod
     def up(cls, directory: Path | str = DEFAULT_DIR, nodes: int = 0, apiserver_args: Sequence[str] = (),
            timeout: float = READY_TIMEOUT_SECONDS, die_with_parent: bool = False) -> DevCluster:
-        """Starts etcd, kube-apiserver and KWOK in the background, waits for each, creates `nodes` KWOK nodes.
+        """Starts etcd, kube-apiserver, kube-controller-manager (components.CONTROLLERS) and KWOK in the
+        background, waits for each, creates `nodes` KWOK nodes.
         On failure, whatever was started is stopped (the logs stay in DIR/logs) and DevClusterError says why.
         Raises BinariesMissingError before touching DIR when a binary is missing. With die_with_parent (tests),
         the processes get SIGTERM when the calling thread dies, even if it never calls down()."""
@@ -164,7 +166,8 @@ class DevCluster:
         tokens: StaticTokens = new_tokens()
         write_token_auth_file(directory / "tokens.csv", tokens)
         ports = components.Ports(etcd_client=processes.free_port(), etcd_peer=processes.free_port(),
-                                 apiserver=processes.free_port(), kwok=processes.free_port())
+                                 apiserver=processes.free_port(), controller_manager=processes.free_port(),
+                                 kwok=processes.free_port())
         state = State(kube_version=KUBE_VERSION, server=f"https://127.0.0.1:{ports.apiserver}",
                       etcd_endpoint=f"http://127.0.0.1:{ports.etcd_client}",
                       kwok_endpoint=f"http://127.0.0.1:{ports.kwok}",
@@ -177,6 +180,13 @@ class DevCluster:
             cluster._start_apiserver(components.kube_apiserver_argv(
                 bins.kube_apiserver, pki, directory / "tokens.csv", directory / "pki", ports, apiserver_args),
                 timeout)
+            cluster._start(CONTROLLER_MANAGER, components.kube_controller_manager_argv(
+                bins.kube_controller_manager, cluster.kubeconfig, directory / CONTROLLER_MANAGER, ports))
+            # Self-signed: its certificate is its own, not the cluster CA's.
+            insecure = ssl.create_default_context()
+            insecure.check_hostname, insecure.verify_mode = False, ssl.CERT_NONE
+            cluster._wait(CONTROLLER_MANAGER,
+                          lambda: _http_ok(f"https://127.0.0.1:{ports.controller_manager}/healthz", insecure), timeout)
             kwok_dir = directory / "kwok"
             kwok_dir.mkdir(exist_ok=True)
             (kwok_dir / "stages.yaml").write_text(STAGES_YAML)

@@ -1,5 +1,5 @@
 """The command lines of the dev cluster's components. Every listener is on 127.0.0.1: etcd's client and
-peer URLs, kube-apiserver's secure port, KWOK's own server."""
+peer URLs, kube-apiserver's and kube-controller-manager's secure ports, KWOK's own server."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ class Ports:
     etcd_client: int
     etcd_peer: int
     apiserver: int
+    controller_manager: int
     kwok: int
 
 
@@ -72,6 +73,34 @@ def kube_apiserver_argv(binary: Path, pki: Pki, token_file: Path, cert_dir: Path
             "--enable-priority-and-fairness=false",
             "--profiling=false",
             *extra_args]
+
+
+# The controllers whose work a scheduler waits for, and no others (a dev cluster has no kubelets, cloud or
+# workloads for the rest): the PV controller binds PersistentVolumeClaims, and provisions the ones of
+# `kubernetes.io/host-path` StorageClasses once VolumeBinding's PreBind picks their node (WaitForFirstConsumer);
+# the resourceclaim controller makes pods' claims from ResourceClaimTemplates and drops reservations of
+# pods that are gone.
+CONTROLLERS = ("persistentvolume-binder-controller", "resourceclaim-controller")
+
+
+def kube_controller_manager_argv(binary: Path, kubeconfig: Path, cert_dir: Path, ports: Ports) -> list[str]:
+    # No --authentication/authorization-kubeconfig: nothing scrapes its metrics, and /healthz (the readiness
+    # probe) is served to anyone; with them it would look for the API server's front-proxy CA, which a dev
+    # cluster has none of, and log the miss over and over.
+    return [str(binary), f"--kubeconfig={kubeconfig}",
+            "--bind-address=127.0.0.1", f"--secure-port={ports.controller_manager}",
+            # Its self-signed serving certificate goes here (the default is the working directory).
+            f"--cert-dir={cert_dir}",
+            f"--controllers={','.join(CONTROLLERS)}",
+            # The in-tree provisioner of `kubernetes.io/host-path` classes: "for testing and development",
+            # a PV per claim under /tmp/hostpath_pv, removed again when the claim is deleted.
+            "--enable-hostpath-provisioner=true",
+            # How often it retries pending claims (a claim waiting for a PV created later is bound only then):
+            # 15 s by default, a dev cluster's users and tests should not wait that long.
+            "--pvclaimbinder-sync-period=2s",
+            # One instance per cluster.
+            "--leader-elect=false",
+            "--profiling=false"]
 
 
 def kwok_argv(binary: Path, kubeconfig: Path, stages_file: Path, ports: Ports) -> list[str]:

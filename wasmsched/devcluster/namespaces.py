@@ -1,4 +1,4 @@
-"""Namespaces that can be deleted without a controller manager: a dev cluster has no namespace controller,
+"""Namespaces that can be deleted without the namespace controller, which a dev cluster does not run,
 so a deleted namespace would stay Terminating with its objects. `purge_namespace` does that controller's
 job: it deletes every namespaced collection (found by discovery) and then clears the finalizer."""
 
