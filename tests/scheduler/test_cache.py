@@ -425,6 +425,34 @@ def test_update_snapshot_lists(name: str, ops: list[tuple[str, object]], want_no
     assert snap.num_nodes() == len(want_nodes)
 
 
+def test_update_snapshot_keeps_the_used_pvc_set() -> None:
+    # TestSchedulerCache_UpdateSnapshot's PVC cases: usedPVCSet follows pods using claims as they come and
+    # go, with the node they are on, and leaves out pods on nodes the cache has not seen.
+    c = Cache()
+    c.add_node(_node("node0"))
+    c.add_node(_node("node1"))
+    snap = Snapshot()
+    c.update_snapshot(snap)
+    assert snap.used_pvc_set == frozenset()
+    a = make_pod("a", "test-ns").uid("a").node("node0").pvc("data").obj()
+    b = make_pod("b", "test-ns").uid("b").node("node1").pvc("data").pvc("logs").obj()
+    c.add_pod(a)
+    c.update_snapshot(snap)
+    assert snap.used_pvc_set == {"test-ns/data"}
+    c.add_pod(b)
+    c.update_snapshot(snap)
+    assert snap.is_pvc_used_by_pods("test-ns/logs") and not snap.is_pvc_used_by_pods("other/logs")
+    c.remove_pod(a)
+    c.update_snapshot(snap)
+    assert snap.used_pvc_set == {"test-ns/data", "test-ns/logs"}
+    c.remove_node(_node("node1"))
+    c.update_snapshot(snap)
+    assert snap.used_pvc_set == frozenset()
+    c.add_pod(make_pod("ghost", "test-ns").uid("ghost").node("node9").pvc("x").obj())
+    c.update_snapshot(snap)
+    assert snap.used_pvc_set == frozenset()
+
+
 def test_update_snapshot_fresh_snapshot_gets_everything() -> None:
     # cache.go UpdateSnapshot works from the snapshot's own generation: a new, empty snapshot
     # (generation 0) receives every NodeInfo even after another snapshot was brought up to date.

@@ -27,6 +27,7 @@ class Snapshot:
         "node_info_map",
         "order_version",
         "positions",
+        "used_pvc_set",
     )
 
     def __init__(self, node_infos: Iterable[NodeInfo] = ()) -> None:
@@ -34,6 +35,8 @@ class Snapshot:
         self.node_info_list: list[NodeInfo] = []
         self.have_pods_with_affinity_node_info_list: list[NodeInfo] = []
         self.have_pods_with_required_anti_affinity_node_info_list: list[NodeInfo] = []
+        # "namespace/name" of every claim a pod on a listed node uses (kube's usedPVCSet).
+        self.used_pvc_set: frozenset[str] = frozenset()
         self.generation = 0
         # The cache's node-order version this snapshot's lists were built from (-1: never).
         self.order_version = -1
@@ -54,12 +57,14 @@ class Snapshot:
         self.rebuild_affinity_lists()
 
     def rebuild_affinity_lists(self) -> None:
-        """The lists of nodes with affinity pods, after NodeInfos were replaced in place."""
+        """The lists of nodes with affinity pods and the set of claims in use, after NodeInfos were replaced
+        in place."""
         ordered = self.node_info_list
         self.have_pods_with_affinity_node_info_list = [ni for ni in ordered if ni.pods_with_affinity]
         self.have_pods_with_required_anti_affinity_node_info_list = [
             ni for ni in ordered if ni.pods_with_required_anti_affinity
         ]
+        self.used_pvc_set = frozenset(k for ni in ordered if ni.pvc_ref_counts for k in ni.pvc_ref_counts)
 
     def replace(self, node_info: NodeInfo) -> None:
         """Puts a newer NodeInfo of a listed node in its place (the map is the caller's), keeping the
@@ -96,6 +101,11 @@ class Snapshot:
 
     def num_nodes(self) -> int:
         return len(self.node_info_list)
+
+    # StorageInfoLister
+    def is_pvc_used_by_pods(self, key: str) -> bool:
+        """Whether a pod on some node uses the claim "namespace/name"."""
+        return key in self.used_pvc_set
 
 
 def image_states_for(ni: NodeInfo, summaries: dict[str, ImageStateSummary]) -> dict[str, ImageStateSummary]:

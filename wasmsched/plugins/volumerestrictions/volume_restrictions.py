@@ -30,7 +30,6 @@ from wasmsched.framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
 )
-from wasmsched.framework.snapshot import Snapshot
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import NodeInfo, PodInfo
 from wasmsched.plugins.helper.objects import as_pair, as_update
@@ -130,11 +129,6 @@ def satisfy_volume_conflicts(pod: Pod, node_info: NodeInfo) -> bool:
     return _satisfy_volume_conflicts(pod, [pi.pod for pi in node_info.pods])
 
 
-def is_pvc_used_by_pods(snapshot: Snapshot, key: str) -> bool:
-    """The snapshot's StorageInfos().IsPVCUsedByPods: a pod on some node references the claim."""
-    return any(key in ni.pvc_ref_counts for ni in snapshot.node_info_map.values())
-
-
 class VolumeRestrictions(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     name = NAME
 
@@ -170,7 +164,7 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             snapshot = self._handle.snapshot_shared_lister()
             ns = pod.metadata.namespace
             # At most one pod may use a ReadWriteOncePod claim: one reference per claim in use.
-            conflicting = sum(1 for name in pvcs if is_pvc_used_by_pods(snapshot, f"{ns}/{name}"))
+            conflicting = sum(1 for name in pvcs if snapshot.is_pvc_used_by_pods(f"{ns}/{name}"))
         if not needs_check and conflicting == 0:
             return None, Status.skip()
         state.write(PRE_FILTER_STATE_KEY, _PreFilterState(pvcs, conflicting))
