@@ -107,9 +107,12 @@ test: setup
 	if [ -n "$$failed" ]; then echo "make test: FAILED:$$failed" >&2; exit 1; fi
 
 # The tests marked `kube` run against a real control plane (tests/kube/conftest.py) or kube-oracle
-# (tests/differential), so the binaries come first.
+# (tests/differential), so the binaries come first. PYTEST_WORKERS processes (pytest-xdist), a test file
+# per worker at a time (module fixtures such as a built guest are made once; each worker has its own dev
+# cluster); Go builds inside tests take turns (tests/go_guests.py).
+PYTEST_WORKERS ?= 2
 pytest: setup kube kube-oracle
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 # No Go builds, no control plane and no lint: the tests marked `go` (they build Go guests or load the
 # examples' .wasm) and `kube` (they start kube-apiserver) are deselected; the rest runs on FAST_WORKERS

@@ -8,9 +8,11 @@ build_go_guest), so a new test cannot forget it.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
@@ -48,13 +50,29 @@ def _check_marked(what: str) -> None:
                     "builds with @builds_go (tests/go_guests.py), or mark the test", pytrace=False)
 
 
+@contextlib.contextmanager
+def _builds_serialized() -> Iterator[None]:
+    """One build at a time across pytest-xdist workers: two workers' module fixtures may build the same
+    guest into the same file, and one would load what the other is still writing."""
+    lock = ROOT / ".cache" / "go-builds.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def run_ok(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
     """Runs argv in cwd (env added to the environment); fails the test with its output unless it succeeds.
-    go commands and make (but `make -n`) need the `go` marker."""
-    if argv[0] == "go" or (argv[0] == "make" and "-n" not in argv):
+    go commands and make (but `make -n`) need the `go` marker, and run one at a time."""
+    builds = argv[0] == "go" or (argv[0] == "make" and "-n" not in argv)
+    if builds:
         _check_marked(" ".join(argv))
-    proc = subprocess.run(argv, check=False, cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, **(env or {})})
+    with _builds_serialized() if builds else contextlib.nullcontext():
+        proc = subprocess.run(argv, check=False, cwd=cwd, capture_output=True, text=True,
+                              env={**os.environ, **(env or {})})
     assert proc.returncode == 0, f"{' '.join(argv)} in {cwd} failed:\n{proc.stdout}\n{proc.stderr}"
     return proc.stdout
 
