@@ -498,6 +498,24 @@ def test_writes_to_a_pod_that_went_away_raise_lookup_errors(admin: KubeApi, name
             write()
 
 
+@contextlib.contextmanager
+def _deleted_afterwards(admin: KubeApi) -> Iterator[list[str]]:
+    """A list the test appends the API paths of cluster-scoped objects it creates to; they are deleted
+    when it ends (namespaced ones go with the test's namespace)."""
+    paths: list[str] = []
+    try:
+        yield paths
+    finally:
+        for path in reversed(paths):
+            with contextlib.suppress(ApiError):
+                admin.request("DELETE", path)
+
+
+def _assert_healthy(proc: SchedulerProcess) -> None:
+    assert proc.alive(), proc.log()
+    assert "Traceback" not in proc.log()
+
+
 def _bound_pair(admin: KubeApi, namespace: str, claim: str, pv: str, mode: str, source: dict[str, Any],
                 cleanup: list[str]) -> None:
     """A PV reserved for a claim (claimRef) and the claim naming it (volumeName), bound to each other by
@@ -540,8 +558,7 @@ def test_volume_binding_with_the_pv_controller(admin: KubeApi, namespace: str, n
     zone = "topology.kubernetes.io/zone"
     names = [nodes.add(unique(f"n{i}"), labels={zone: f"{tag}-{z}"}) for i, z in enumerate("abc")]
     provisioned, local = f"hostpath-wffc-{tag}", f"local-{tag}"
-    cleanup: list[str] = []
-    try:
+    with _deleted_afterwards(admin) as cleanup:
         create(admin, "/apis/storage.k8s.io/v1/storageclasses", {
             "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": provisioned},
             "provisioner": "kubernetes.io/host-path", "volumeBindingMode": "WaitForFirstConsumer",
@@ -600,12 +617,7 @@ def test_volume_binding_with_the_pv_controller(admin: KubeApi, namespace: str, n
         cleanup.append(f"/api/v1/persistentvolumes/reserved-{tag}")
         wait_for("the third pod bound", lambda: len(bound_pods(admin, namespace)) == 3 or None)
         assert _pvc(admin, namespace, "immediate")["spec"]["volumeName"] == f"reserved-{tag}"
-        assert proc.alive(), proc.log()
-        assert "Traceback" not in proc.log()
-    finally:
-        for path in reversed(cleanup):
-            with contextlib.suppress(ApiError):
-                admin.request("DELETE", path)
+        _assert_healthy(proc)
 
 
 def test_claim_templates_with_the_resourceclaim_controller(admin: KubeApi, namespace: str, nodes: Nodes,
@@ -617,8 +629,7 @@ def test_claim_templates_with_the_resourceclaim_controller(admin: KubeApi, names
     tag = unique("t").split("-")[1]
     gpu = f"gpu-{tag}.example.com"
     names = [nodes.add(unique(f"n{i}")) for i in range(2)]
-    cleanup: list[str] = []
-    try:
+    with _deleted_afterwards(admin) as cleanup:
         create(admin, "/apis/resource.k8s.io/v1/deviceclasses", {
             "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": gpu},
             "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{gpu}"'}}]}})
@@ -644,12 +655,7 @@ def test_claim_templates_with_the_resourceclaim_controller(admin: KubeApi, names
         [result] = claim["status"]["allocation"]["devices"]["results"]
         assert (result["driver"], result["pool"], result["device"]) == (gpu, names[1], "gpu-0")
         assert [r["name"] for r in claim["status"]["reservedFor"]] == ["trainer"]
-        assert proc.alive(), proc.log()
-        assert "Traceback" not in proc.log()
-    finally:
-        for path in reversed(cleanup):
-            with contextlib.suppress(ApiError):
-                admin.request("DELETE", path)
+        _assert_healthy(proc)
 
 
 def test_volumes_and_devices_against_the_api_server(admin: KubeApi, namespace: str, nodes: Nodes,
@@ -662,8 +668,7 @@ def test_volumes_and_devices_against_the_api_server(admin: KubeApi, namespace: s
     tag = unique("t").split("-")[1]
     names = [nodes.add(unique(f"n{i}")) for i in range(3)]
     attach, gpu = f"attach-{tag}.csi.example.com", f"gpu-{tag}.example.com"
-    cleanup: list[str] = []
-    try:
+    with _deleted_afterwards(admin) as cleanup:
         for i, n in enumerate(names):
             create(admin, "/apis/storage.k8s.io/v1/csinodes", {
                 "apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": n},
@@ -724,9 +729,4 @@ def test_volumes_and_devices_against_the_api_server(admin: KubeApi, namespace: s
             [result] = claim["status"]["allocation"]["devices"]["results"]
             assert (result["driver"], result["pool"], result["device"]) == (gpu, node, "gpu-0")
             assert [r["name"] for r in claim["status"]["reservedFor"]] == [pod]
-        assert proc.alive(), proc.log()
-        assert "Traceback" not in proc.log()
-    finally:
-        for path in reversed(cleanup):
-            with contextlib.suppress(ApiError):
-                admin.request("DELETE", path)
+        _assert_healthy(proc)
