@@ -64,9 +64,9 @@ def policy(
         p.validValues.add().string = v
     if range_ is not None:
         p.validRange.SetInParent()
-        for field_name, v in zip(("min", "max", "step"), range_, strict=True):
-            if v is not None:
-                getattr(p.validRange, field_name).string = v
+        for field_name, bound in zip(("min", "max", "step"), range_, strict=True):
+            if bound is not None:
+                getattr(p.validRange, field_name).string = bound
     return p
 
 
@@ -276,7 +276,9 @@ def test_safe_milli_value(name: str, q: str, expect: int | None) -> None:
         ("step too small (sub-milli)", (ONE, None, "0"), True, False),
     ],
 )
-def test_use_milli(name: str, valid_range: tuple[str | None, str | None, str | None], fractional: bool, expect: bool) -> None:
+def test_use_milli(
+    name: str, valid_range: tuple[str | None, str | None, str | None], fractional: bool, expect: bool
+) -> None:
     assert use_milli(policy(range_=valid_range).validRange, fractional) is expect
 
 
