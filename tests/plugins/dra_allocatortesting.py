@@ -10,10 +10,11 @@ from dataclasses import dataclass, field, fields
 from fractions import Fraction
 from typing import Any
 
+from wasmsched.api import types as api
 from wasmsched.api.gen.k8s_io.api.core.v1 import generated_pb2 as core_pb
 from wasmsched.api.gen.k8s_io.api.resource.v1 import generated_pb2 as resource_pb
 from wasmsched.api.quantity import BINARY_SI, DECIMAL_SI, Quantity, parse_quantity
-from wasmsched.api.types import DeviceClass, Node, ResourceClaim, ResourceSlice
+from wasmsched.api.types import Node, ResourceClaim, ResourceSlice
 from wasmsched.plugins.dynamicresources import allocator as alloc
 from wasmsched.plugins.dynamicresources.cel import Cache
 from wasmsched.plugins.dynamicresources.consumable_capacity import (
@@ -30,6 +31,13 @@ Stable = "stable"
 Incubating = "incubating"
 Experimental = "experimental"
 DeviceAllocationModeAll = "All"
+DeviceAllocationModeExactCount = "ExactCount"
+AllocationConfigSourceClass = "FromClass"
+AllocationConfigSourceClaim = "FromClaim"
+NodeSelectorOpIn = "In"
+SkipNodeOperationAll = "*"
+AllocationResultsMaxSize = 32
+MaxInt = (1 << 63) - 1
 DeviceTaintEffectNoSchedule = "NoSchedule"
 DeviceTaintEffectNoExecute = "NoExecute"
 DeviceTaintEffectNone = "None"
@@ -64,12 +72,24 @@ def MakeSharedDeviceID(device_id: alloc.DeviceID, share_id: str | None) -> Share
     return SharedDeviceID(device_id.driver, device_id.pool, device_id.device, share_id or "")
 
 
-def ContainSubstring(s: str) -> str:
-    return s
+def ContainSubstring(s: str) -> tuple[str, ...]:
+    return (s,)
 
 
-def MatchError(substring: str) -> str:
-    return substring
+def And(*matchers: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(itertools.chain.from_iterable(matchers))
+
+
+def MatchError(substrings: tuple[str, ...]) -> tuple[str, ...]:
+    return substrings
+
+
+def Concat(*lists: list[Any]) -> list[Any]:
+    return list(itertools.chain.from_iterable(lists))
+
+
+def FullyQualifiedName(name: str) -> str:
+    return name
 
 
 region1 = "region-1"
@@ -147,6 +167,11 @@ def _toleration(operator: str, key: str, effect: str, value: str = "") -> Any:
 
 
 tolerationNoScheduleKey1 = _toleration("Exists", "key1", DeviceTaintEffectNoSchedule)
+taintKey = "taint-key"
+taintValue = "taint-value"
+taintValue2 = "taint-value-2"
+tolerationNoSchedule = _toleration("Exists", taintKey, DeviceTaintEffectNoSchedule)
+tolerationNoExecute = _toleration("Equal", taintKey, DeviceTaintEffectNoExecute, taintValue2)
 
 
 def _qstr(q: Quantity | str) -> str:
@@ -208,6 +233,80 @@ def DeviceTaint(Key: str = "", Value: str = "", Effect: str = "") -> Any:
     t = resource_pb.DeviceTaint()
     t.key, t.value, t.effect = Key, Value, Effect
     return t
+
+
+taintNone = DeviceTaint(taintKey, taintValue, DeviceTaintEffectNone)
+taintNoSchedule = DeviceTaint(taintKey, taintValue, DeviceTaintEffectNoSchedule)
+taintNoExecute = DeviceTaint(taintKey, taintValue2, DeviceTaintEffectNoExecute)
+
+
+def _proto(msg: Any, **go_fields: Any) -> Any:
+    """A Go struct literal as a proto message: the proto's field is the Go name, lower camel case."""
+    for go_name, value in go_fields.items():
+        if value is None:
+            continue
+        name = "metadata" if go_name == "ObjectMeta" else go_name[0].lower() + go_name[1:]
+        if go_name == "CEL":
+            name = "cel"
+        target = getattr(msg, name)
+        if isinstance(value, list):
+            for v in value:
+                if hasattr(v, "DESCRIPTOR"):
+                    target.add().CopyFrom(v)
+                else:
+                    target.append(v)
+        elif hasattr(value, "DESCRIPTOR"):
+            target.CopyFrom(value)
+        else:
+            setattr(msg, name, value)
+    return msg
+
+
+def ObjectMeta(**kw: Any) -> Any:
+    return _proto(type(api.DeviceClass().metadata)(), **kw)
+
+
+def DeviceClassSpec(**kw: Any) -> Any:
+    return _proto(resource_pb.DeviceClassSpec(), **kw)
+
+
+def DeviceClass(**kw: Any) -> api.DeviceClass:
+    return _proto(api.DeviceClass(), **kw)  # type: ignore[no-any-return]
+
+
+def ExactDeviceRequest(**kw: Any) -> Any:
+    return _proto(resource_pb.ExactDeviceRequest(), **kw)
+
+
+def DeviceRequest(**kw: Any) -> Any:
+    return _proto(resource_pb.DeviceRequest(), **kw)
+
+
+def DeviceDerivedAttribute(**kw: Any) -> Any:
+    return _proto(resource_pb.DeviceDerivedAttribute(), **kw)
+
+
+def NodeSelectorRequirement(**kw: Any) -> Any:
+    return _proto(core_pb.NodeSelectorRequirement(), **kw)
+
+
+def NodeSelectorTerm(**kw: Any) -> Any:
+    return _proto(core_pb.NodeSelectorTerm(), **kw)
+
+
+def NodeSelector(**kw: Any) -> Any:
+    return _proto(core_pb.NodeSelector(), **kw)
+
+
+def DeviceAllocationConfiguration(**kw: Any) -> Any:
+    return _proto(resource_pb.DeviceAllocationConfiguration(), **kw)
+
+
+def deviceConfiguration(driver: str, attribute: str) -> Any:
+    c = resource_pb.DeviceConfiguration()
+    c.opaque.driver = driver
+    c.opaque.parameters.raw = f'{{"{attribute}":"{attribute}Value"}}'.encode()
+    return c
 
 
 def CapacityRequestPolicyRange(
@@ -313,15 +412,15 @@ class Features:
 @dataclass
 class AllocatorTestCase:
     features: Features = field(default_factory=Features)
-    claimsToAllocate: list[Any] = field(default_factory=list)
+    claimsToAllocate: list[Any] | None = None
     allocatedDevices: list[alloc.DeviceID] = field(default_factory=list)
     allocatedSharedDeviceIDs: set[SharedDeviceID] | None = None
     allocatedCapacityDevices: dict[alloc.DeviceID, dict[str, Quantity]] | None = None
-    classes: list[DeviceClass] = field(default_factory=list)
-    slices: list[ResourceSlice] = field(default_factory=list)
+    classes: list[api.DeviceClass] | None = None
+    slices: list[ResourceSlice] | None = None
     node: Node | None = None
     expectResults: list[Expected] | None = None
-    expectError: str | None = None
+    expectError: tuple[str, ...] | None = None
     expectNumAllocateOneInvocations: int = 0
     expectNumAllocateOneInvocationsByChannel: dict[str, int] | None = None
 
@@ -341,15 +440,27 @@ def node(name: str, region: str) -> Node:
     return n
 
 
-def klass(name: str, driver: str) -> DeviceClass:
-    c = DeviceClass()
+def klass(name: str, driver: str) -> api.DeviceClass:
+    c = api.DeviceClass()
     c.metadata.name = name
     c.spec.selectors.add().cel.expression = f'device.driver == "{driver}"'
     return c
 
 
-def classWithAllowMultipleAllocations(name: str, driver: str, multialloc: bool) -> DeviceClass:
-    c = DeviceClass()
+def classWithConfig(name: str, driver: str, attribute: str) -> api.DeviceClass:
+    c = klass(name, driver)
+    c.spec.config.add().deviceConfiguration.CopyFrom(deviceConfiguration(driver, attribute))
+    return c
+
+
+def nodeWithDRAOptionalNodeOperations(name: str, region: str) -> Node:
+    n = node(name, region)
+    n.status.declaredFeatures.append("DRAOptionalNodeOperations")
+    return n
+
+
+def classWithAllowMultipleAllocations(name: str, driver: str, multialloc: bool) -> api.DeviceClass:
+    c = api.DeviceClass()
     c.metadata.name = name
     c.spec.selectors.add().cel.expression = (
         f'device.driver == "{driver}" && device.allowMultipleAllocations == {str(multialloc).lower()}'
@@ -439,6 +550,8 @@ def subRequest(name: str, klass_name: str, count: int, *fields_: Any) -> WrapDev
             s.selectors.append(f)
         elif isinstance(f, resource_pb.DeviceToleration):
             s.tolerations.append(f)
+        elif isinstance(f, list):
+            s.derivedAttributes.extend(f)
         else:
             raise TypeError(f"unsupported field for DeviceSubRequest: {type(f)}")
     return WrapDeviceSubRequest(s)
@@ -483,6 +596,12 @@ class WrapResourceClaim:
         out.spec.devices.constraints.extend(constraints)
         return WrapResourceClaim(out)
 
+    def withConfigs(self, configs: list[Any]) -> WrapResourceClaim:
+        out = self._copy()
+        del out.spec.devices.config[:]
+        out.spec.devices.config.extend(configs)
+        return WrapResourceClaim(out)
+
 
 def claim(name: str) -> WrapResourceClaim:
     c = ResourceClaim()
@@ -500,6 +619,25 @@ def claimWithRequests(name: str, constraints: list[Any] | None, *requests: Any) 
 
 def claimWithRequest(name: str, req: str, klass_name: str, *constraints: Any) -> WrapResourceClaim:
     return claimWithRequests(name, list(constraints), request(req, klass_name, 1))
+
+
+def deviceClaimConfig(requests: list[str] | None, config: Any) -> Any:
+    c = resource_pb.DeviceClaimConfiguration()
+    c.requests.extend(requests or [])
+    c.deviceConfiguration.CopyFrom(config)
+    return c
+
+
+def claimWithDeviceConfig(name: str, req: str, klass_name: str, driver: str, attribute: str) -> WrapResourceClaim:
+    c = claimWithRequest(name, req, klass_name)
+    c.c.spec.devices.config.add().deviceConfiguration.CopyFrom(deviceConfiguration(driver, attribute))
+    return c
+
+
+def requestWithDerivedAttributes(name: str, klass_name: str, count: int, derived: list[Any], *selectors: Any) -> Any:
+    r = request(name, klass_name, count, *selectors)
+    r.exactly.derivedAttributes.extend(derived)
+    return r
 
 
 class WrapDevice:
@@ -560,7 +698,7 @@ class WrapDevice:
 
     def _with_policy(self, capacity: dict[str, Quantity], policy: Callable[[], Any]) -> WrapDevice:
         out = self._copy()
-        for name, q in capacity.items():
+        for name, q in (capacity or {}).items():
             out.capacity[name].CopyFrom(DeviceCapacity(q, policy()))
         return WrapDevice(out)
 
@@ -607,10 +745,10 @@ def device(name: str, capacity: Any, attributes: dict[str, Any] | None) -> WrapD
     return WrapDevice(d, from_counters)
 
 
-def deviceCounterConsumption(counter_set: str, counters: dict[str, Quantity]) -> Any:
+def deviceCounterConsumption(counter_set: str, counters: dict[str, Quantity] | None) -> Any:
     c = resource_pb.DeviceCounterConsumption()
     c.counterSet = counter_set
-    for k, v in counters.items():
+    for k, v in (counters or {}).items():
         c.counters[k].value.string = _qstr(v)
     return c
 
@@ -652,6 +790,17 @@ class WrapSlice:
     def obj(self) -> ResourceSlice:
         return self.s
 
+    def withSkipNodeOperations(self, *skip: str) -> WrapSlice:
+        out = ResourceSlice()
+        out.CopyFrom(self.s)
+        del out.spec.skipNodeOperations[:]
+        out.spec.skipNodeOperations.extend(skip)
+        return WrapSlice(out)
+
+
+def sliceWithNoDevices(name: str, node_selection: Any, pool: Any, driver: str) -> WrapSlice:
+    return sliceWithDevices(name, node_selection, pool, driver)
+
 
 def sliceWithDevices(name: str, node_selection: Any, pool: Any, driver: str, *devices: WrapDevice) -> WrapSlice:
     s = _slice(name, node_selection, pool, driver)
@@ -670,10 +819,10 @@ def sliceWithMultipleDevices(name: str, node_selection: Any, pool: Any, driver: 
     )
 
 
-def counterSet(name: str, counters: dict[str, Quantity]) -> Any:
+def counterSet(name: str, counters: dict[str, Quantity] | None) -> Any:
     cs = resource_pb.CounterSet()
     cs.name = name
-    for k, v in counters.items():
+    for k, v in (counters or {}).items():
         cs.counters[k].value.string = _qstr(v)
     return cs
 
@@ -699,6 +848,27 @@ def deviceAllocationResult(req: str, driver: str, pool: str, dev: str, admin_acc
     if admin_access:
         r.adminAccess = True
     return r
+
+
+def deviceAllocationResultWithSkipNodeOperations(req: str, driver: str, pool: str, dev: str, *skip: str) -> Any:
+    r = deviceAllocationResult(req, driver, pool, dev, False)
+    r.skipNodeOperations.extend(skip)
+    return r
+
+
+def multipleDeviceAllocationResults(req: str, driver: str, pool: str, count: int, start: int) -> list[Any]:
+    return [deviceAllocationResult(req, driver, pool, f"device-{i}", False) for i in range(start, start + count)]
+
+
+def allocationResultWithConfig(selector: Any, driver: str, source: str, attribute: str, *results: Any) -> Expected:
+    c = resource_pb.DeviceAllocationConfiguration()
+    c.source = source
+    c.deviceConfiguration.CopyFrom(deviceConfiguration(driver, attribute))
+    return Expected(list(results), selector, True, [c])
+
+
+def allocationResultWithConfigs(selector: Any, results: list[Any], configs: list[Any]) -> Expected:
+    return Expected(list(results), selector, True, list(configs))
 
 
 class WrapDeviceRequestAllocationResult:
@@ -824,14 +994,15 @@ def run_test_allocator(tc: AllocatorTestCase, supported: set[str], channel: str)
             {k: {n: q.amount for n, q in v.items()} for k, v in (tc.allocatedCapacityDevices or {}).items()}
         ),
     )
-    classes = {c.metadata.name: c for c in tc.classes}
-    a = alloc.Allocator(tc.features.allocator_features(), state, classes.get, tc.slices, Cache())
-    claims = [c.obj() for c in tc.claimsToAllocate]
+    classes = {c.metadata.name: c for c in tc.classes or ()}
+    a = alloc.Allocator(tc.features.allocator_features(), state, classes.get, tc.slices or [], Cache())
+    claims = [c.obj() for c in tc.claimsToAllocate or ()]
     try:
         results = a.allocate(tc.node or node(node1, region1), claims)
     except alloc.AllocationError as e:
         assert tc.expectError is not None, f"unexpected error: {e}"
-        assert tc.expectError in str(e), f"error {e!r} does not contain {tc.expectError!r}"
+        for substring in tc.expectError:
+            assert substring in str(e), f"error {e!r} does not contain {substring!r}"
         results = None
     else:
         assert tc.expectError is None, f"expected an error containing {tc.expectError!r}"
