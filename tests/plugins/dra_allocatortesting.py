@@ -5,6 +5,7 @@ dra_allocatortesting_cases.py (translated from it)."""
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from fractions import Fraction
@@ -211,10 +212,15 @@ def CELDeviceSelector(Expression: str) -> str:
     return Expression
 
 
-def DeviceSelector(CEL: str) -> Any:
+def DeviceSelector(CEL: str | None = None) -> Any:
     s = resource_pb.DeviceSelector()
-    s.cel.expression = CEL
+    if CEL is not None:
+        s.cel.expression = CEL
     return s
+
+
+def DeviceAllocationMode(mode: str) -> str:
+    return mode
 
 
 def DeviceConstraint(
@@ -300,6 +306,72 @@ def NodeSelector(**kw: Any) -> Any:
 
 def DeviceAllocationConfiguration(**kw: Any) -> Any:
     return _proto(resource_pb.DeviceAllocationConfiguration(), **kw)
+
+
+def DeviceClaimConfiguration(**kw: Any) -> Any:
+    return _proto(resource_pb.DeviceClaimConfiguration(), **kw)
+
+
+# --- the statements of the Go test table's closures (func() T { ...; return x }()) -----------------
+
+_PATH_STEP = re.compile(r"(\w+)(?:\[(\d+)\])?")
+
+
+def _proto_of(obj: Any) -> Any:
+    return obj.obj() if hasattr(obj, "obj") else obj
+
+
+def _field_parent(obj: Any, path: str) -> tuple[Any, str]:
+    """The proto message holding the last field of a Go field path (x.Spec.Pool.Generation), and that
+    field's proto name. ObjectMeta is embedded in Go: x.Name is metadata.name."""
+    steps = path.split(".")
+    msg = _proto_of(obj)
+    if len(steps) == 1 and steps[0] == "Name":
+        return msg.metadata, "name"
+    for step in steps[:-1]:
+        m = _PATH_STEP.fullmatch(step)
+        assert m is not None, step
+        msg = getattr(msg, _proto_name(m.group(1)))
+        if m.group(2) is not None:
+            msg = msg[int(m.group(2))]
+    return msg, _proto_name(steps[-1])
+
+
+def _proto_name(go_name: str) -> str:
+    return "cel" if go_name == "CEL" else go_name[0].lower() + go_name[1:]
+
+
+def setField(obj: Any, path: str, value: Any) -> Any:
+    msg, name = _field_parent(obj, path)
+    if isinstance(value, list):
+        target = getattr(msg, name)
+        del target[:]
+        for v in value:
+            if hasattr(v, "DESCRIPTOR"):
+                target.add().CopyFrom(v)
+            else:
+                target.append(v)
+    elif hasattr(value, "DESCRIPTOR"):
+        getattr(msg, name).CopyFrom(value)
+    else:
+        setattr(msg, name, value)
+    return obj
+
+
+def addField(obj: Any, path: str, value: Any) -> Any:
+    msg, name = _field_parent(obj, path)
+    setattr(msg, name, getattr(msg, name) + value)
+    return obj
+
+
+def incField(obj: Any, path: str) -> Any:
+    return addField(obj, path, 1)
+
+
+def deepCopy(obj: Any) -> Any:
+    out = type(obj)()
+    out.CopyFrom(obj)
+    return out
 
 
 def deviceConfiguration(driver: str, attribute: str) -> Any:
