@@ -374,5 +374,3 @@ def compile_expression(expression: str) -> CompilationResult:
     except Exception as e:  # noqa: BLE001 - celpy raises assorted errors for expressions it cannot build
         return CompilationResult(expression, error="compilation failed: " + str(e))
     return CompilationResult(expression, program)
-
-
