@@ -303,3 +303,92 @@ def test_shared_device_allocated_while_capacity_remains(existing: str, fits: boo
     # The in-flight share counts for the next pod: the device is now full.
     state = pl.gather_allocated_state()
     assert state.aggregated_capacity[DeviceID(DRIVER, NODE, "instance-1")] == {"memory": 2}
+
+
+SHARED_DEVICE = "shared-instance"
+CAPACITY_NAME = "my-cap"
+
+
+def claim_with_share(share_id: str, consumed: str | None, name: str, uid: str) -> ResourceClaim:
+    """allocatedClaimWithSharedDevice / allocatedClaimWithConsumedCapacity(2)."""
+    c = pending_claim()
+    c.metadata.name, c.metadata.uid = name, uid
+    r = c.status.allocation.devices.results.add()
+    r.request, r.driver, r.pool, r.device, r.shareID = "req-1", DRIVER, NODE, SHARED_DEVICE, share_id
+    if consumed is not None:
+        r.consumedCapacity[CAPACITY_NAME].string = consumed
+    return c
+
+
+def _allocated() -> ResourceClaim:
+    return allocated_claim()
+
+
+def _shared() -> ResourceClaim:
+    return claim_with_share("share-123", None, "shared", "shared-uid")
+
+
+def _with_capacity() -> ResourceClaim:
+    return claim_with_share("share-123", "1", "with-capacity", "with-capacity-uid")
+
+
+def _with_capacity2() -> ResourceClaim:
+    return claim_with_share("share-456", "1", "with-capacity-2", "claim-2-uid")
+
+
+@pytest.mark.parametrize(
+    ("name", "allocated", "in_flight", "enabled", "ids", "shared_ids", "consumed"),
+    [
+        ("no-claims", [], [], False, 0, 0, None),
+        ("single-allocated-claim", [_allocated], [], False, 1, 0, None),
+        ("single-allocated-claim-with-shared-device", [_shared], [], True, 0, 1, None),
+        ("single-allocated-claim-with-capacity", [_with_capacity], [], True, 0, 1, 1),
+        ("disabled-single-allocated-claim-with-capacity", [_with_capacity], [], False, 1, 0, None),
+        ("mixed-allocated-claim", [_allocated, _with_capacity], [], True, 1, 1, 1),
+        ("add-inflight-allocated-claim-with-capacity", [_allocated, _with_capacity], [_with_capacity2], True, 1, 2, 2),
+        (
+            "disabled-inflight-allocated-claim-with-capacity",
+            [_allocated, _with_capacity],
+            [_with_capacity2],
+            False,
+            2,
+            0,
+            None,
+        ),
+    ],
+)
+def test_gather_allocated_state_table(
+    name: str,
+    allocated: list[Any],
+    in_flight: list[Any],
+    enabled: bool,
+    ids: int,
+    shared_ids: int,
+    consumed: int | None,
+) -> None:
+    """testGatherAllocatedState."""
+    from wasmsched.plugins.dynamicresources.allocator import Features
+
+    objects: list[Any] = [make() for make in allocated]
+    pending = [make() for make in in_flight]
+    for p in pending:
+        # Not yet written: the API server still has the claim without its allocation.
+        unallocated = ResourceClaim()
+        unallocated.CopyFrom(p)
+        unallocated.status.ClearField("allocation")
+        objects.append(unallocated)
+    pl, _, _ = setup(objects)
+    pl.features = Features(consumable_capacity=enabled)
+    for p in pending:
+        pl._signal_pending_allocation(p.metadata.uid, p)
+    state = pl.gather_allocated_state()
+    got_ids, got_shared, aggregated = (
+        state.allocated_devices,
+        state.allocated_shared_device_ids,
+        state.aggregated_capacity,
+    )
+    assert (len(got_ids), len(got_shared)) == (ids, shared_ids)
+    if consumed is not None:
+        assert aggregated[DeviceID(DRIVER, NODE, SHARED_DEVICE)][CAPACITY_NAME] == consumed
+    else:
+        assert aggregated == {}
