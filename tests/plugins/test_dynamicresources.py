@@ -1,5 +1,5 @@
 """Ports of dynamicresources_test.go's core cases (pod claims, PreEnqueue/PreFilter/Filter/Reserve/
-PreBind/PostFilter) against the stable allocator."""
+PreBind/PostFilter)."""
 
 from __future__ import annotations
 

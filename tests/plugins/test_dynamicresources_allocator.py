@@ -1,4 +1,5 @@
-"""Cases of structured/internal/allocatortesting (allocator_testing.go) that apply to the stable allocator."""
+"""Hand-written cases after structured/internal/allocatortesting (allocator_testing.go); the whole table runs in
+test_dynamicresources_allocator_incubating.py."""
 
 from __future__ import annotations
 

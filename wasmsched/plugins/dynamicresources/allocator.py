@@ -1,18 +1,25 @@
-"""The structured-parameters allocator, stable channel (dynamic-resource-allocation/structured:
-allocator.go, internal/types.go, internal/stable/allocator_stable.go, pools_stable.go,
-compatibility_groups.go).
+"""The structured-parameters allocator as kube 1.37 runs it with its default feature gates: the
+incubating channel (dynamic-resource-allocation/structured: allocator.go, internal/types.go,
+internal/allocatedstate.go, internal/incubating/allocator_incubating.go, pools_incubating.go,
+constraint.go, consumable_capacity.go via consumable_capacity.py, compatibility_groups.go).
 
-Supported, as the stable allocator: ExactDeviceRequest (ExactCount / All), firstAvailable
-subrequests (DRAPrioritizedList), DeviceClass and request CEL selectors, matchAttribute
+structured.NewAllocator picks the first channel whose supported features cover the enabled ones;
+with 1.37's defaults (DRAConsumableCapacity, DRADeviceBindingConditions, DRAFractionalCapacityRange
+on) that is the incubating one. Supported: ExactDeviceRequest (ExactCount / All), firstAvailable
+subrequests, DeviceClass and request CEL selectors, matchAttribute and distinctAttribute
 constraints, adminAccess, device taints and request tolerations, partitionable devices (shared
-counters, perDeviceNodeSelection), class and claim configs in the result, and the node selector of
-the result. Devices with binding conditions are skipped (DeviceBindingAndStatus is not a stable
-feature) and slices whose devices use compatibility groups are ignored, as kube's stable allocator
-does.
+counters, perDeviceNodeSelection), consumable capacity (allowMultipleAllocations devices shared
+between requests and claims while capacity remains, request policies, shareID and consumedCapacity
+in the results), devices with binding conditions (their pools tried last, the conditions copied to
+the result, bindsToNode), class and claim configs in the result, and the node selector of the
+result. Pools are tried in (driver, pool) order and slices in name order, as kube sorts them.
+Slices whose devices use compatibility groups (DRADeviceCompatibilityGroups, alpha, off) are
+ignored, as kube does with the gate off; Features keeps the gated behaviour switchable.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +32,16 @@ from wasmsched.api.nodeaffinity import NodeSelectorMatcher
 from wasmsched.api.quantity import parse_quantity
 from wasmsched.api.types import DeviceClass, Node, ResourceClaim, ResourceSlice
 from wasmsched.plugins.dynamicresources.cel import Cache, CELRuntimeError, Device, enhance_runtime_error
+from wasmsched.plugins.dynamicresources.consumable_capacity import (
+    AllocatedState,
+    CapacityError,
+    ConsumedCapacityCollection,
+    amounts,
+    cmp_request_over_capacity,
+    generate_share_id,
+    get_consumed_capacity_from_request,
+    is_device_allocated,
+)
 
 ALLOCATION_RESULTS_MAX_SIZE = 32
 FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE = 8
@@ -57,13 +74,17 @@ class PoolID:
 
 @dataclass(frozen=True, slots=True)
 class Features:
-    """internal.Features; the defaults are the features the stable allocator supports, all on in 1.37."""
+    """internal.Features; the defaults are kube 1.37's default feature gates (AllocatorFeatures of
+    dynamicresources.go): DeviceBindingAndStatus is DRADeviceBindingConditions and
+    DRAResourceClaimDeviceStatus together."""
 
     admin_access: bool = True
     prioritized_list: bool = True
     partitionable_devices: bool = True
     device_taints: bool = True
-    device_binding_and_status: bool = False
+    device_binding_and_status: bool = True
+    consumable_capacity: bool = True
+    fractional_capacity_range: bool = True
     compatibility_groups: bool = False
 
 
@@ -135,14 +156,19 @@ def _add_slice(pools: dict[PoolID, list[ResourceSlice]], s: ResourceSlice) -> No
     existing.append(s)
 
 
-def gather_pools(slices: Sequence[ResourceSlice], node: Node | None, features: Features) -> list[Pool]:
-    """stable.GatherPools: the pools with devices accessible from the node, newest generation only.
-
-    Go iterates a map here, so kube's pool order is random; this keeps the order in which pools
-    first appear in `slices`, one of kube's possible orders.
-    """
+def gather_pools(
+    slices_for_node: Sequence[ResourceSlice],
+    node: Node | None,
+    features: Features,
+    all_slices: Sequence[ResourceSlice] | None = None,
+) -> list[Pool]:
+    """incubating.GatherPools: the pools with devices accessible from the node, newest generation
+    only, sorted by (driver, pool), pools with binding conditions last. `all_slices` (default:
+    `slices_for_node`) completes pools whose other slices do not target the node."""
+    if all_slices is None:
+        all_slices = slices_for_node
     pools: dict[PoolID, list[ResourceSlice]] = {}
-    for s in slices:
+    for s in slices_for_node:
         spec = s.spec
         if not features.partitionable_devices and (
             spec.HasField("perDeviceNodeSelection") or len(spec.sharedCounters) > 0
@@ -150,9 +176,8 @@ def gather_pools(slices: Sequence[ResourceSlice], node: Node | None, features: F
             continue
         if not features.compatibility_groups and _slice_uses_compatibility_groups(s):
             continue
-        if len(spec.sharedCounters) > 0:
-            _add_slice(pools, s)
-            continue
+        # A counter-set slice not targeting the node is fetched again below (the pool then looks
+        # incomplete), as kube does.
         node_name, all_nodes = _opt_str(spec, "nodeName"), _opt_bool(spec, "allNodes")
         if node_name or all_nodes or spec.HasField("nodeSelector"):
             try:
@@ -182,21 +207,33 @@ def gather_pools(slices: Sequence[ResourceSlice], node: Node | None, features: F
         # Else: some future node selection field this allocator does not know; skipped.
 
     result: list[Pool] = []
+    with_binding_conditions: list[Pool] = []
     for pid, for_pool in pools.items():
         count = for_pool[0].spec.pool.resourceSliceCount
         if len(for_pool) == count:
-            result.append(_build_pool(pid, for_pool, features, None))
-            continue
-        obsolete, all_for_pool = _check_slices_in_pool(slices, pid, for_pool[0].spec.pool.generation)
-        if obsolete:
-            continue
-        if not features.compatibility_groups:
-            all_for_pool = [s for s in all_for_pool if not _slice_uses_compatibility_groups(s)]
-        if len(all_for_pool) != count:
-            result.append(Pool(pid, is_incomplete=True))
-            continue
-        result.append(_build_pool(pid, for_pool, features, all_for_pool))
-    return result
+            pool = _build_pool(pid, for_pool, features, None)
+        else:
+            obsolete, all_for_pool = _check_slices_in_pool(all_slices, pid, for_pool[0].spec.pool.generation)
+            if obsolete:
+                continue
+            if not features.compatibility_groups:
+                all_for_pool = [s for s in all_for_pool if not _slice_uses_compatibility_groups(s)]
+            if len(all_for_pool) != count:
+                result.append(Pool(pid, is_incomplete=True))
+                continue
+            pool = _build_pool(pid, for_pool, features, all_for_pool)
+        if _pool_has_binding_conditions(pool):
+            with_binding_conditions.append(pool)
+        else:
+            result.append(pool)
+    # First fit over a fixed order lets drivers prioritise through naming.
+    result.sort(key=lambda p: (p.id.driver, p.id.pool))
+    with_binding_conditions.sort(key=lambda p: (p.id.driver, p.id.pool))
+    return result + with_binding_conditions
+
+
+def _pool_has_binding_conditions(pool: Pool) -> bool:
+    return any(len(d.bindingConditions) > 0 for s in pool.device_slices_targeting_node for d in s.spec.devices)
 
 
 def _check_slices_in_pool(
@@ -239,11 +276,24 @@ def _validate_counter_consumption(counter_sets: dict[str, Any], slices: Sequence
 def _build_pool(
     pid: PoolID, slices: list[ResourceSlice], features: Features, all_for_pool: list[ResourceSlice] | None
 ) -> Pool:
-    if features.partitionable_devices:
-        counter_slices = [s for s in slices if len(s.spec.sharedCounters) > 0]
-        device_slices = [s for s in slices if len(s.spec.sharedCounters) == 0]
-    else:
-        counter_slices, device_slices = [], slices
+    slices = sorted(slices, key=lambda s: str(s.metadata.name))
+    counter_slices: list[ResourceSlice] = []
+    device_slices: list[ResourceSlice] = []
+    not_targeting: list[ResourceSlice] = []
+    for s in slices:
+        if features.partitionable_devices and len(s.spec.sharedCounters) > 0:
+            counter_slices.append(s)
+        else:
+            device_slices.append(s)
+    if all_for_pool is not None and len(slices) < len(all_for_pool):
+        names = {s.metadata.name for s in slices}
+        for s in all_for_pool:
+            if s.metadata.name in names:
+                continue
+            if features.partitionable_devices and len(s.spec.sharedCounters) > 0:
+                counter_slices.append(s)
+            else:
+                not_targeting.append(s)
     err = _validate_device_names(device_slices)
     if err:
         return Pool(pid, is_invalid=True, invalid_reason=err)
@@ -255,13 +305,9 @@ def _build_pool(
             if cs.name in counter_sets:
                 return Pool(pid, is_invalid=True, invalid_reason=f"duplicate counter set name {cs.name}")
             counter_sets[cs.name] = cs
-    err = _validate_counter_consumption(counter_sets, slices)
+    err = _validate_counter_consumption(counter_sets, device_slices)
     if err:
         return Pool(pid, is_invalid=True, invalid_reason=err)
-    if all_for_pool is None or len(slices) == len(all_for_pool):
-        return Pool(pid, device_slices_targeting_node=device_slices, counter_sets=counter_sets)
-    names = {s.metadata.name for s in slices}
-    not_targeting = [s for s in all_for_pool if s.metadata.name not in names]
     err = _validate_counter_consumption(counter_sets, not_targeting)
     if err:
         return Pool(pid, is_invalid=True, invalid_reason=err)
@@ -319,6 +365,10 @@ class RequestAccessor:
     def derived_attributes(self) -> Sequence[Any]:
         return self._exact.derivedAttributes  # type: ignore[no-any-return]
 
+    def capacities(self) -> Any | None:
+        """The CapacityRequirements, None when unset."""
+        return self._exact.capacity if self._exact.HasField("capacity") else None
+
 
 def exact_accessor(request: Any) -> RequestAccessor:
     return RequestAccessor(request.name, request.exactly, False)
@@ -359,6 +409,8 @@ class _DeviceResult:
     id: DeviceID
     slice: ResourceSlice
     admin_access: bool | None
+    share_id: str | None = None
+    consumed_capacity: dict[str, str] | None = None
 
     def request_name(self) -> str:
         return self.request if not self.parent_request else f"{self.parent_request}/{self.request}"
@@ -427,6 +479,41 @@ class _MatchAttributeConstraint:
         self.num_devices -= 1
 
 
+_ATTRIBUTE_KINDS = ("string", "int", "bool", "version")
+
+
+class _DistinctAttributeConstraint(_MatchAttributeConstraint):
+    """incubating distinctAttributeConstraint: every device must have the attribute, all values distinct."""
+
+    __slots__ = ("attributes",)
+
+    def __init__(self, request_names: set[str], attribute_name: str) -> None:
+        super().__init__(request_names, attribute_name)
+        self.attributes: list[Any] = []
+
+    def add(self, request_name: str, sub_request_name: str, device: Any, device_id: DeviceID) -> bool:
+        if self.request_names and not self._matches(request_name, sub_request_name):
+            return True
+        attr = _lookup_attribute(device, device_id, self.attribute_name)
+        if attr is None or not self._distinct(attr):
+            return False
+        self.attributes.append(attr)
+        return True
+
+    def remove(self, request_name: str, sub_request_name: str, device: Any, device_id: DeviceID) -> None:
+        if self.request_names and not self._matches(request_name, sub_request_name):
+            return
+        self.attributes.pop()
+
+    def _distinct(self, attr: Any) -> bool:
+        if not self.attributes:
+            return True
+        kind = next((k for k in _ATTRIBUTE_KINDS if attr.HasField(k)), None)
+        if kind is None:
+            return False
+        return not any(a.HasField(kind) and getattr(a, kind) == getattr(attr, kind) for a in self.attributes)
+
+
 def tolerates_taint(toleration: Any, taint: Any) -> bool:
     """resourceclaim.ToleratesTaint."""
     if toleration.effect and toleration.effect != taint.effect:
@@ -448,6 +535,19 @@ def _taint_prevents_allocation(device: Any, request: RequestAccessor) -> bool:
     return False
 
 
+@dataclass(slots=True)
+class _RollbackState:
+    """deviceRollbackState: what one allocateDevice changed, for its undo."""
+
+    counters_reserved: bool = False
+    constraints_added: int = 0
+    device_marked: bool = False
+    capacity_entry_existed: bool = False
+    result_added: bool = False
+    previous_num_results: int = 0
+    consumed_capacity: dict[str, Fraction] | None = None
+
+
 class _Stop(Exception):
     pass
 
@@ -464,20 +564,34 @@ def _amount(q: Any) -> Fraction:
 
 
 class Allocator:
-    """stable.Allocator: built once per PreFilter, used by Filter for every node (thread-safe)."""
+    """incubating.Allocator: built once per PreFilter, used by Filter for every node (thread-safe).
+
+    `allocated` is the AllocatedState, or just the set of dedicated devices."""
 
     def __init__(
         self,
         features: Features,
-        allocated_devices: set[DeviceID],
+        allocated: AllocatedState | set[DeviceID],
         get_class: DeviceClassGetter,
         slices: Sequence[ResourceSlice],
         cel_cache: Cache,
     ) -> None:
         self.features = features
-        self.allocated_devices = allocated_devices
+        if not isinstance(allocated, AllocatedState):
+            allocated = AllocatedState(allocated_devices=set(allocated))
+        self.allocated_state = allocated
+        self.allocated_devices = allocated.allocated_devices
         self.get_class = get_class
         self.slices = list(slices)
+        # Slices are split once so that each node only looks at its own and the shared ones.
+        self.slices_on_node: dict[str, list[ResourceSlice]] = {}
+        self.slices_shared: list[ResourceSlice] = []
+        for sl in self.slices:
+            node_name = _opt_str(sl.spec, "nodeName")
+            if node_name:
+                self.slices_on_node.setdefault(node_name, []).append(sl)
+            else:
+                self.slices_shared.append(sl)
         self.cel_cache = cel_cache
         self._available_counters: dict[PoolID, dict[str, dict[str, Fraction]]] = {}
         self._lock = threading.Lock()
@@ -510,11 +624,15 @@ class _Allocation:
         self.request_data: dict[tuple[int, int, int], _RequestData] = {}
         self.result: list[list[_DeviceResult]] = [[] for _ in claims]
         self.allocating_devices: dict[DeviceID, set[int]] = {}
+        # Capacity newly consumed on shared devices by this attempt (allocatingCapacity).
+        self.allocating_capacity = ConsumedCapacityCollection()
         self.pools: list[Pool] = []
 
     def run(self) -> list[Any] | None:
+        node_name = self.node.metadata.name if self.node is not None else ""
+        slices_for_node = self.a.slices_on_node.get(node_name, []) + self.a.slices_shared
         try:
-            self.pools = gather_pools(self.a.slices, self.node, self.features)
+            self.pools = gather_pools(slices_for_node, self.node, self.features, self.a.slices)
         except AllocationError as e:
             raise AllocationError(f"gather pool information: {e}") from None
         for ci, claim in enumerate(self.claims):
@@ -526,6 +644,18 @@ class _Allocation:
                         f"claim {klog_kobj(claim)}, request {request.name}: has subrequests, "
                         "but the DRAPrioritizedList feature is disabled"
                     )
+                if not self.features.consumable_capacity:
+                    if request.HasField("exactly") and request.exactly.HasField("capacity"):
+                        raise AllocationError(
+                            f"claim {klog_kobj(claim)}, request {request.name}: has capacity requests, "
+                            "but the DRAConsumableCapacity feature is disabled"
+                        )
+                    for sub in request.firstAvailable:
+                        if sub.HasField("capacity"):
+                            raise AllocationError(
+                                f"claim {klog_kobj(claim)}, subrequest {sub.name}: has capacity requests, "
+                                "but the DRAConsumableCapacity feature is disabled"
+                            )
                 if has_sub:
                     min_per_request = 1 << 62
                     for si, sub in enumerate(request.firstAvailable):
@@ -546,6 +676,8 @@ class _Allocation:
             for i, c in enumerate(claim.spec.devices.constraints):
                 if c.HasField("matchAttribute"):
                     constraints.append(_MatchAttributeConstraint(set(c.requests), c.matchAttribute))
+                elif c.HasField("distinctAttribute"):
+                    constraints.append(_DistinctAttributeConstraint(set(c.requests), c.distinctAttribute))
                 else:
                     raise AllocationError(
                         f"claim {klog_kobj(claim)}, constraint #{i}: empty constraint (unsupported constraint type?)"
@@ -553,7 +685,7 @@ class _Allocation:
             self.constraints[ci] = constraints
 
         try:
-            done = self._allocate_one((0, 0, 0, 0), False)
+            done = self._allocate_one((0, 0, 0, 0), False, (0, 0, 0))
         except _Stop:
             return None
         except _MaxSizeExceeded:
@@ -619,6 +751,12 @@ class _Allocation:
                     for di in range(len(s.spec.devices)):
                         if self._is_selectable(key, rd, s, di):
                             d = s.spec.devices[di]
+                            # Static capacity only: what others consume is checked when allocating,
+                            # so a matching device blocked by other shares makes "All" fail.
+                            if self.features.consumable_capacity and not self._fits_capacity(
+                                claim, request, d, d.name, {}, None
+                            ):
+                                continue
                             rd.all_devices.append(
                                 _DeviceWithID(d, DeviceID(s.spec.driver, s.spec.pool.name, d.name), s, pool)
                             )
@@ -627,8 +765,13 @@ class _Allocation:
             raise AllocationError(f"claim {klog_kobj(claim)}, request {request.name()}: unsupported count mode {mode}")
         return rd
 
-    def _allocate_one(self, r: tuple[int, int, int, int], allocate_sub_request: bool) -> bool:
-        """allocateOne; raises _MaxSizeExceeded for errAllocationResultMaxSizeExceeded."""
+    def _allocate_one(
+        self, r: tuple[int, int, int, int], allocate_sub_request: bool, start: tuple[int, int, int] = (0, 0, 0)
+    ) -> bool:
+        """allocateOne; raises _MaxSizeExceeded for errAllocationResultMaxSizeExceeded.
+
+        `start` (pool, slice, device index) is where the search for the next device of the same
+        request resumes: the devices of one request are tried as combinations, not permutations."""
         self.a.num_allocate_one_invocations += 1
         if self.deadline_check is not None:
             cause = self.deadline_check()
@@ -640,7 +783,7 @@ class _Allocation:
         claim = self.claims[ci]
         if ri >= len(claim.spec.devices.requests):
             try:
-                return self._allocate_one((ci + 1, 0, 0, 0), False)
+                return self._allocate_one((ci + 1, 0, 0, 0), False, (0, 0, 0))
             except _MaxSizeExceeded:
                 return False
         key = (ci, ri, si)
@@ -654,7 +797,7 @@ class _Allocation:
                         raise _MaxSizeExceeded
                     return False
                 try:
-                    ok = self._allocate_one((ci, ri, sub, di), True)
+                    ok = self._allocate_one((ci, ri, sub, di), True, (0, 0, 0))
                 except _MaxSizeExceeded:
                     sub += 1
                     continue
@@ -669,7 +812,7 @@ class _Allocation:
         if do_all and not rd.all_devices:
             return False
         if di >= rd.num_devices:
-            return self._allocate_one((ci, ri + 1, 0, 0), False)
+            return self._allocate_one((ci, ri + 1, 0, 0), False, (0, 0, 0))
         remaining = rd.num_devices - di
         available = ALLOCATION_RESULTS_MAX_SIZE - len(self.result[ci])
         if remaining > available:
@@ -680,7 +823,7 @@ class _Allocation:
             if not ok or undo is None:
                 return False
             try:
-                done = self._allocate_one((ci, ri, si, di + 1), allocate_sub_request)
+                done = self._allocate_one((ci, ri, si, di + 1), allocate_sub_request, (0, 0, 0))
             except BaseException:
                 undo()
                 raise
@@ -688,11 +831,18 @@ class _Allocation:
                 undo()
             return done
 
-        for pool in self.pools:
+        for pool_index in range(start[0], len(self.pools)):
+            pool = self.pools[pool_index]
             if pool.is_incomplete or pool.is_invalid:
                 continue
-            for s in pool.device_slices_targeting_node:
-                for dev_index, d in enumerate(s.spec.devices):
+            slices = pool.device_slices_targeting_node
+            slice_start = start[1] if pool_index == start[0] else 0
+            for slice_index in range(slice_start, len(slices)):
+                s = slices[slice_index]
+                devices = s.spec.devices
+                device_start = start[2] if pool_index == start[0] and slice_index == start[1] else 0
+                for dev_index in range(device_start, len(devices)):
+                    d = devices[dev_index]
                     device_id = DeviceID(pool.id.driver, pool.id.pool, d.name)
                     if request.admin_access() and ci in self.allocating_devices.get(device_id, ()):
                         continue
@@ -700,11 +850,22 @@ class _Allocation:
                         continue
                     if not self._is_selectable(key, rd, s, dev_index):
                         continue
+                    if self.features.consumable_capacity and not self._fits_capacity(
+                        claim,
+                        request,
+                        d,
+                        device_id,
+                        self._allocated_capacity(device_id),
+                        self.allocating_capacity.get(device_id),
+                    ):
+                        continue
                     ok, undo = self._allocate_device(r, _DeviceWithID(d, device_id, s, pool), False)
                     if not ok or undo is None:
                         continue
                     try:
-                        done = self._allocate_one((ci, ri, si, di + 1), allocate_sub_request)
+                        done = self._allocate_one(
+                            (ci, ri, si, di + 1), allocate_sub_request, (pool_index, slice_index, dev_index + 1)
+                        )
                     except BaseException:
                         undo()
                         raise
@@ -712,6 +873,29 @@ class _Allocation:
                         return True
                     undo()
         return False
+
+    def _allocated_capacity(self, device_id: DeviceID) -> dict[str, Fraction]:
+        return self.a.allocated_state.aggregated_capacity.get(device_id, {})
+
+    def _fits_capacity(
+        self,
+        claim: ResourceClaim,
+        request: RequestAccessor,
+        device: Any,
+        device_name: object,
+        current: dict[str, Fraction],
+        allocating: dict[str, Fraction] | None,
+        verb: str = "checking",
+    ) -> bool:
+        """CmpRequestOverCapacity with kube's wrapping of its fatal errors."""
+        try:
+            return cmp_request_over_capacity(
+                current, request.capacities(), device.capacity, allocating, self.features.fractional_capacity_range
+            )
+        except CapacityError as e:
+            raise AllocationError(
+                f"claim {klog_kobj(claim)}, request {request.name()}: {verb} capacity for device {device_name}: {e}"
+            ) from None
 
     def _device_in_use(self, device_id: DeviceID) -> bool:
         return device_id in self.a.allocated_devices or bool(self.allocating_devices.get(device_id))
@@ -792,14 +976,17 @@ class _Allocation:
         claim = self.claims[ci]
         rd = self.request_data[(ci, ri, si)]
         request = rd.request
-        if request.admin_access() and ci in self.allocating_devices.get(device.id, ()):
+        allow_multiple = self.features.consumable_capacity and _opt_bool(device.device, "allowMultipleAllocations")
+        if not allow_multiple and request.admin_access() and ci in self.allocating_devices.get(device.id, ()):
             return False, None
         if not request.admin_access() and self._device_in_use(device.id):
             return False, None
         if not self.features.partitionable_devices and len(device.device.consumesCounters) > 0:
             return False, None
+        # A further share of a shared device in use must not charge its counters again.
+        skip_counter_check = allow_multiple and self._device_capacity_in_use(device.id)
         counters_reserved = False
-        if len(device.device.consumesCounters) > 0:
+        if not skip_counter_check and len(device.device.consumesCounters) > 0:
             if not self._check_available_counters(device):
                 return False, None
             counters_reserved = True
@@ -809,33 +996,74 @@ class _Allocation:
         else:
             parent_name = rd.parent_request.name()
             base, sub = parent_name, request.name()
-        constraints_added = 0
+        st = _RollbackState(counters_reserved=counters_reserved, previous_num_results=len(self.result[ci]))
 
-        def rollback(result_added: bool, marked: bool, n_constraints: int, prev_results: int) -> None:
-            if result_added:
-                del self.result[ci][prev_results:]
-            if marked:
+        def rollback(state: _RollbackState) -> None:
+            if state.result_added:
+                del self.result[ci][state.previous_num_results :]
+            if state.consumed_capacity is not None:
+                self.allocating_capacity.remove(device.id, state.consumed_capacity)
+                # The entry doubles as the "already shared" marker an earlier share relies on.
+                if state.capacity_entry_existed and device.id not in self.allocating_capacity:
+                    self.allocating_capacity[device.id] = {}
+            if state.device_marked:
                 self.allocating_devices[device.id].discard(ci)
-            for i in range(n_constraints - 1, -1, -1):
+            for i in range(state.constraints_added - 1, -1, -1):
                 self.constraints[ci][i].remove(base, sub, device.device, device.id)
-            if counters_reserved:
+            if state.counters_reserved:
                 self._deallocate_counters(device)
 
-        prev = len(self.result[ci])
         if self.features.device_taints and _taint_prevents_allocation(device.device, request):
-            rollback(False, False, 0, prev)
+            rollback(st)
             return False, None
         for c in self.constraints[ci]:
             if not c.add(base, sub, device.device, device.id):
-                rollback(False, False, constraints_added, prev)
+                rollback(st)
                 if must:
                     raise AllocationError(
                         f"claim {klog_kobj(claim)}, request {request.name()}: cannot add device "
                         f"{device.id} because a claim constraint would not be satisfied"
                     )
                 return False, None
-            constraints_added += 1
-        self.allocating_devices.setdefault(device.id, set()).add(ci)
+            st.constraints_added += 1
+        if not allow_multiple:
+            self.allocating_devices.setdefault(device.id, set()).add(ci)
+            st.device_marked = True
+        consumed: dict[str, Any] = {}
+        share_id: str | None = None
+        if self.features.consumable_capacity:
+            try:
+                fits = self._fits_capacity(
+                    claim,
+                    request,
+                    device.device,
+                    device.id,
+                    self._allocated_capacity(device.id),
+                    self.allocating_capacity.get(device.id),
+                    "rechecking",
+                )
+            except AllocationError:
+                rollback(st)
+                raise
+            if not fits:
+                rollback(st)
+                return False, None
+            if allow_multiple:
+                try:
+                    consumed = get_consumed_capacity_from_request(
+                        request.capacities(), device.device.capacity, self.features.fractional_capacity_range
+                    )
+                except CapacityError as e:
+                    rollback(st)
+                    raise AllocationError(
+                        f"claim {klog_kobj(claim)}, request {request.name()}: computing consumed capacity "
+                        f"for device {device.id}: {e}"
+                    ) from None
+                share_id = generate_share_id()
+                st.capacity_entry_existed = device.id in self.allocating_capacity
+                consumed_amounts = amounts(consumed)
+                self.allocating_capacity.insert(device.id, consumed_amounts)
+                st.consumed_capacity = consumed_amounts
         self.result[ci].append(
             _DeviceResult(
                 device.device,
@@ -844,10 +1072,23 @@ class _Allocation:
                 device.id,
                 device.slice,
                 True if request.admin_access() else None,
+                share_id,
+                {name: str(qty) for name, qty in consumed.items()} if consumed else None,
             )
         )
-        n = constraints_added
-        return True, lambda: rollback(True, True, n, prev)
+        st.result_added = True
+        undo = dataclasses.replace(st)
+        return True, lambda: rollback(undo)
+
+    def _device_capacity_in_use(self, device_id: DeviceID) -> bool:
+        """deviceCapacityInUse: some share of the device exists, allocated or being allocated."""
+        state = self.a.allocated_state
+        if device_id in state.aggregated_capacity:
+            return True
+        for shared in state.allocated_shared_device_ids:
+            if (shared.driver, shared.pool, shared.device) == (device_id.driver, device_id.pool, device_id.device):
+                return True
+        return device_id in self.allocating_capacity
 
     def _check_available_counters(self, device: _DeviceWithID) -> bool:
         pool = device.pool
@@ -861,7 +1102,9 @@ class _Allocation:
             for slices in (pool.device_slices_targeting_node, pool.device_slices_not_targeting_node):
                 for s in slices:
                     for d in s.spec.devices:
-                        if DeviceID(s.spec.driver, s.spec.pool.name, d.name) not in self.a.allocated_devices:
+                        if not is_device_allocated(
+                            DeviceID(s.spec.driver, s.spec.pool.name, d.name), self.a.allocated_state
+                        ):
                             continue
                         for cc in d.consumesCounters:
                             for_set = available.get(cc.counterSet)
@@ -905,6 +1148,14 @@ class _Allocation:
             acc = d.lookup_request(claim)
             if acc is not None:
                 res.tolerations.extend(acc.tolerations())
+            if d.share_id is not None:
+                res.shareID = d.share_id
+            if d.consumed_capacity is not None:
+                for name, value in d.consumed_capacity.items():
+                    res.consumedCapacity[name].string = value
+            if self.features.device_binding_and_status:
+                res.bindingConditions.extend(d.device.bindingConditions)
+                res.bindingFailureConditions.extend(d.device.bindingFailureConditions)
         class_ranges: dict[str, tuple[int, int]] = {}
         requests = claim.spec.devices.requests
         for ri in range(len(requests)):
@@ -962,12 +1213,14 @@ class _Allocation:
                 break
             if applies_to_all:
                 del c.requests[:]
-        ns = self._create_node_selector(self.result[ci], claim)
+        ns = self._create_node_selector(self.result[ci], claim, self.node.metadata.name if self.node else "")
         if ns is not None:
             out.nodeSelector.CopyFrom(ns)
         return out
 
-    def _create_node_selector(self, result: list[_DeviceResult], claim: ResourceClaim) -> Any | None:
+    def _create_node_selector(
+        self, result: list[_DeviceResult], claim: ResourceClaim, target_node_name: str
+    ) -> Any | None:
         term = core_pb.NodeSelectorTerm()
         for d in result:
             spec = d.slice.spec
@@ -977,13 +1230,14 @@ class _Allocation:
             else:
                 node_name = _opt_str(spec, "nodeName")
                 selector = spec.nodeSelector if spec.HasField("nodeSelector") else None
-            if node_name:
+            if node_name or _opt_bool(d.device, "bindsToNode"):
+                # Local to one node, or binds to the node it is allocated for.
                 ns = core_pb.NodeSelector()
                 t = ns.nodeSelectorTerms.add()
                 req = t.matchFields.add()
                 req.key = "metadata.name"
                 req.operator = "In"
-                req.values.append(node_name)
+                req.values.append(target_node_name)
                 return ns
             if selector is not None:
                 n = len(selector.nodeSelectorTerms)

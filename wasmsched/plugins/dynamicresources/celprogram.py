@@ -256,7 +256,23 @@ class _MapWithDefault(celtypes.MapType):
             return celtypes.MapType()
 
 
+def _attribute_semver(version: str) -> Any:
+    try:
+        return Semver(version)
+    except ValueError as e:
+        raise ValueError(f"parse semantic version: {e}") from None
+
+
 def _attribute_value(attr: Any) -> Any:
+    # List values come first, as kube's getAttributeValue checks them (whatever DRAListTypeAttributes says).
+    if len(attr.ints) > 0:
+        return celtypes.ListType([celtypes.IntType(v) for v in attr.ints])
+    if len(attr.bools) > 0:
+        return celtypes.ListType([celtypes.BoolType(v) for v in attr.bools])
+    if len(attr.strings) > 0:
+        return celtypes.ListType([celtypes.StringType(v) for v in attr.strings])
+    if len(attr.versions) > 0:
+        return celtypes.ListType([_attribute_semver(v) for v in attr.versions])
     if attr.HasField("int"):
         return celtypes.IntType(attr.int)
     if attr.HasField("bool"):
@@ -358,5 +374,3 @@ def compile_expression(expression: str) -> CompilationResult:
     except Exception as e:  # noqa: BLE001 - celpy raises assorted errors for expressions it cannot build
         return CompilationResult(expression, error="compilation failed: " + str(e))
     return CompilationResult(expression, program)
-
-

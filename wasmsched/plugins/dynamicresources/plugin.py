@@ -4,15 +4,19 @@ allocateddevices.go): pods' ResourceClaims, allocated with structured parameters
 The DRA manager of kube (assume cache, in-flight allocations, allocated-devices tracker) lives in the
 plugin instance: claims are read through the handle's client; allocations made by Reserve stay
 "in flight" (their devices taken for other pods, other pods of the claim told to wait) until PreBind
-has written them, or Unreserve dropped them.
+has written them, or Unreserve dropped them. With DRAConsumableCapacity the allocated state also
+holds the shares of shared devices and the capacity they consume (GatherAllocatedState); with
+DRADeviceBindingConditions PreBind waits, at most bindingTimeout, for the binding conditions of the
+allocated devices (claim.status.devices), and Filter gives up claims whose binding failed or timed out.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,6 +60,7 @@ from wasmsched.plugins.dynamicresources.allocator import (
     klog_kobj,
 )
 from wasmsched.plugins.dynamicresources.cel import Cache
+from wasmsched.plugins.dynamicresources.consumable_capacity import AllocatedState, SharedDeviceID, q
 from wasmsched.plugins.helper.columns import ZeroScoresFastPath
 from wasmsched.plugins.helper.normalize_score import default_normalize_score
 from wasmsched.plugins.helper.objects import as_pair
@@ -66,6 +71,16 @@ STATE_KEY = NAME
 
 class _ClaimError(Exception):
     pass
+
+
+ERR_DEVICE_BINDING_TIMEOUT = "device binding timeout"
+ERR_DEVICE_BINDING_FAILED = "device binding failed"
+# wait.PollUntilContextTimeout's interval in PreBind.
+BINDING_POLL_INTERVAL = 5.0
+
+
+class DeviceBindingError(Exception):
+    """ErrDeviceBindingFailed / ErrDeviceBindingTimeout, wrapped as kube wraps them."""
 
 
 @dataclass(slots=True)
@@ -105,6 +120,26 @@ def foreach_allocated_device(claim: ResourceClaim) -> list[DeviceID]:
     ]
 
 
+def add_allocated_devices(claim: ResourceClaim, state: AllocatedState, consumable_capacity: bool) -> None:
+    """foreachAllocatedDevice with its three callbacks: a result with a shareID is one share of a
+    shared device (and its consumed capacity) when DRAConsumableCapacity is on, else a dedicated one."""
+    if not _allocated(claim):
+        return
+    for r in claim.status.allocation.devices.results:
+        if r.HasField("adminAccess") and r.adminAccess:
+            continue
+        device_id = DeviceID(r.driver, r.pool, r.device)
+        if consumable_capacity and r.HasField("shareID"):
+            state.allocated_shared_device_ids.add(SharedDeviceID(r.driver, r.pool, r.device, r.shareID))
+            # A nil map in Go skips the callback; an empty one (not representable in proto) would not.
+            if len(r.consumedCapacity) > 0:
+                state.aggregated_capacity.insert(
+                    device_id, {name: q(value).amount for name, value in r.consumedCapacity.items()}
+                )
+            continue
+        state.allocated_devices.add(device_id)
+
+
 class DynamicResources(
     ZeroScoresFastPath,
     PreEnqueuePlugin,
@@ -132,6 +167,11 @@ class DynamicResources(
         self.binding_timeout = binding_timeout
         self.features = features or Features()
         self.cel_cache = Cache(10)
+        # PreBind's wait for binding conditions; tests replace the clock.
+        self.binding_poll_interval = BINDING_POLL_INTERVAL
+        self.sleep: Callable[[float], None] = time.sleep
+        self.monotonic: Callable[[], float] = time.monotonic
+        self.now: Callable[[], float] = time.time
         # claim UID -> [claim with the pending allocation, number of pods sharing it]
         self._in_flight: dict[str, list[Any]] = {}
         self._in_flight_lock = threading.Lock()
@@ -179,6 +219,17 @@ class DynamicResources(
                 return True
             entry[1] -= 1
             return False
+
+    def gather_allocated_state(self) -> AllocatedState:
+        """claimTracker.GatherAllocatedState: allocated claims and in-flight allocations."""
+        state = AllocatedState()
+        for claim in self.handle.client().list_objects("ResourceClaim"):
+            add_allocated_devices(claim, state, self.features.consumable_capacity)
+        with self._in_flight_lock:
+            in_flight = [e[0] for e in self._in_flight.values()]
+        for claim in in_flight:
+            add_allocated_devices(claim, state, self.features.consumable_capacity)
+        return state
 
     def list_all_allocated_devices(self) -> set[DeviceID]:
         allocated: set[DeviceID] = set()
@@ -327,7 +378,10 @@ class DynamicResources(
                         f"resource claim {klog_kobj(claim)}, request {request.name}: unknown request type"
                     )
         if num_to_allocate > 0:
-            allocated = self.list_all_allocated_devices()
+            if self.features.consumable_capacity:
+                allocated: AllocatedState = self.gather_allocated_state()
+            else:
+                allocated = AllocatedState(allocated_devices=self.list_all_allocated_devices())
             slices: list[ResourceSlice] = self.handle.client().list_objects("ResourceSlice")
             s.allocator = Allocator(self.features, allocated, self._get_class, slices, self.cel_cache)
         s.claims = claims
@@ -371,6 +425,15 @@ class DynamicResources(
                 # DRAOptionalNodeOperations (alpha, off): no node declares the feature.
                 unavailable.append(index)
                 continue
+            if _allocated(claim) and self.features.device_binding_and_status:
+                # Failed or timed out binding: PostFilter may deallocate it to try other devices.
+                try:
+                    ready = is_claim_ready_for_binding(claim)
+                except DeviceBindingError:
+                    unavailable.append(index)
+                else:
+                    if not ready and self._is_claim_timeout(claim):
+                        unavailable.append(index)
         allocations: list[Any] = []
         if s.allocator is not None:
             to_allocate = [c for _, c in s.to_allocate()]
@@ -432,8 +495,6 @@ class DynamicResources(
             return True
         s = self._get_state(state)
         return not isinstance(s, Status) and not s.claims
-
-
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         if not self.features.prioritized_list:
@@ -526,9 +587,63 @@ class DynamicResources(
                 return Status.error(e)
             if s.informations_for_claim[index].allocation is not None:
                 cleanups.append(claim.metadata.uid)
+        st = self._wait_for_binding_conditions(s, pod, node_name)
+        if st is not None:
+            return st
         for uid in cleanups:
             self._maybe_remove_pending_allocation(uid, True)
         return None
+
+    def _wait_for_binding_conditions(self, s: _StateData, pod: Pod, node_name: str) -> Status | None:
+        """The end of PreBind: poll (every 5s, at most bindingTimeout) until every device with binding
+        conditions has them true, none of its binding failure conditions true."""
+        if not self.features.device_binding_and_status or not _has_binding_conditions(s.claims):
+            return None
+        self.handle.event_recorder().eventf(
+            pod,
+            None,
+            "Normal",
+            "BindingConditionsPending",
+            "Scheduling",
+            f"waiting for binding conditions for device on node {node_name}",
+        )
+        deadline = self.monotonic() + self.binding_timeout
+        try:
+            while not self._is_pod_ready_for_binding(s):
+                remaining = deadline - self.monotonic()
+                if remaining <= 0 or self.handle.client().settles_synchronously:
+                    # On the embedded cluster no driver sets device conditions after the writes: kube's
+                    # outcome once bindingTimeout passed is this error.
+                    return Status.error(f"{ERR_DEVICE_BINDING_TIMEOUT}: context deadline exceeded")
+                self.sleep(min(self.binding_poll_interval, remaining))
+        except (DeviceBindingError, _ClaimError) as e:
+            # Another scheduling attempt follows; its Filter finds the claim failed or timed out.
+            return Status.error(str(e))
+        return None
+
+    def _is_pod_ready_for_binding(self, s: _StateData) -> bool:
+        """isPodReadyForBinding; raises DeviceBindingError (failed or timed out) or _ClaimError."""
+        for index, claim in enumerate(s.claims):
+            current = self._get_claim(claim.metadata.namespace, claim.metadata.name)
+            s.claims[index] = current
+            if not is_claim_ready_for_binding(current):
+                if self._is_claim_timeout(current):
+                    raise DeviceBindingError(f"{ERR_DEVICE_BINDING_TIMEOUT}: claim={current.metadata.name}")
+                return False
+        return True
+
+    def _is_claim_timeout(self, claim: ResourceClaim) -> bool:
+        """isClaimTimeout: a device has binding conditions and allocationTimestamp + bindingTimeout passed."""
+        if not self.features.device_binding_and_status:
+            return False
+        if not _allocated(claim) or not claim.status.allocation.HasField("allocationTimestamp"):
+            return False
+        ts = claim.status.allocation.allocationTimestamp
+        allocated_at = ts.seconds + ts.nanos / 1e9
+        return any(
+            len(r.bindingConditions) > 0 and allocated_at + self.binding_timeout < self.now()
+            for r in claim.status.allocation.devices.results
+        )
 
     def _bind_claim(self, s: _StateData, index: int, pod: Pod) -> ResourceClaim:
         client = self.handle.client()
@@ -588,6 +703,55 @@ class DynamicResources(
                 raise RuntimeError(f"{what} {key}: {e}") from e
             return updated if isinstance(updated, ResourceClaim) else c
         raise RuntimeError(str(last))
+
+
+def _get_allocated_device_status(claim: ResourceClaim, result: Any) -> Any | None:
+    for d in claim.status.devices:
+        if (d.device, d.driver, d.pool) == (result.device, result.driver, result.pool):
+            return d
+    return None
+
+
+def _find_condition(conditions: Sequence[Any], cond_type: str) -> Any | None:
+    for c in conditions:
+        if c.type == cond_type:
+            return c
+    return None
+
+
+def _condition_true(conditions: Sequence[Any], cond_type: str) -> bool:
+    c = _find_condition(conditions, cond_type)
+    return c is not None and c.status == "True"
+
+
+def is_claim_ready_for_binding(claim: ResourceClaim) -> bool:
+    """isClaimReadyForBinding: all binding conditions true and no failure condition true; raises
+    DeviceBindingError when a binding failure condition is true."""
+    if not _allocated(claim):
+        return False
+    for r in claim.status.allocation.devices.results:
+        if len(r.bindingConditions) == 0:
+            continue
+        status = _get_allocated_device_status(claim, r)
+        if status is None:
+            return False
+        for cond in r.bindingFailureConditions:
+            failed = _find_condition(status.conditions, cond)
+            if failed is not None and failed.status == "True":
+                raise DeviceBindingError(
+                    f"{ERR_DEVICE_BINDING_FAILED}: claim={claim.metadata.name}, reason={failed.reason}, "
+                    f"message={json.dumps(failed.message, ensure_ascii=False)}"
+                )
+        for cond in r.bindingConditions:
+            if not _condition_true(status.conditions, cond):
+                return False
+    return True
+
+
+def _has_binding_conditions(claims: Sequence[ResourceClaim]) -> bool:
+    return any(
+        len(r.bindingConditions) > 0 for c in claims if _allocated(c) for r in c.status.allocation.devices.results
+    )
 
 
 def _is_conflict(e: Exception) -> bool:
