@@ -12,10 +12,11 @@ import random
 from collections.abc import Iterable
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, generate_latest
 from prometheus_client.metrics_core import Metric
 
 from wasmsched.framework.status import Code
+from wasmsched.metrics.histogram import Histogram
 from wasmsched.metrics.names import (
     ERROR_RESULT,
     GUEST_CALL_SAMPLE_PERCENT,
