@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import socket
 import stat
 import subprocess
 import sys
@@ -192,3 +193,19 @@ def test_die_with_parent_stops_the_process_when_its_starter_dies(tmp_path: Path)
     while processes.running(sleeper, sys.executable) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not processes.running(sleeper, sys.executable)
+
+
+def test_free_ports_are_below_the_ephemeral_range_and_bindable() -> None:
+    # An ephemeral port may become an outgoing connection's local port before the component listens on it.
+    low = processes._ephemeral_low()
+    for _ in range(20):
+        port = processes.free_port()
+        assert low - 10000 <= port < low
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", port))
+
+
+def test_free_port_falls_back_to_the_kernels_pick_without_room_below_the_range(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(processes, "_ephemeral_low", lambda: 1050)
+    assert processes.free_port() >= 1050

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -20,8 +21,40 @@ STOP_GRACE_SECONDS = 10.0
 _POLL_SECONDS = 0.05
 
 
+# Ports are picked below the kernel's ephemeral range (ip_local_port_range), in a band this wide.
+_PORT_BAND = 10000
+_PORT_TRIES = 200
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768  # Linux's default
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
 def free_port() -> int:
-    """A TCP port free on 127.0.0.1 now (the kernel's pick); the caller binds it right after."""
+    """A TCP port free on 127.0.0.1 now, for a component started later. It is chosen at random below the
+    ephemeral range: a port from that range (the kernel's own pick) can meanwhile become the local port of
+    an outgoing connection -- kube-apiserver opens many to etcd -- and the component would then fail to
+    listen on it. The kernel's pick only when that band is too small or full."""
+    low = _ephemeral_low()
+    first = max(1024, low - _PORT_BAND)
+    if low - first >= 100:
+        rng = random.Random()
+        for _ in range(_PORT_TRIES):
+            port = rng.randrange(first, low)
+            if _bindable(port):
+                return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
