@@ -7,6 +7,7 @@ DisruptionTarget), victim deletion with a UID precondition, and events.k8s.io/v1
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import logging
 import queue
@@ -45,6 +46,10 @@ EVENT_SERIES_WINDOW = 6 * 60.0
 EVENT_SERIES_REFRESH = 30 * 60.0
 # ... and the buffer of events waiting to be written (beyond it, events are dropped with a log line).
 EVENT_QUEUE_SIZE = 1000
+# An event the API server could not be reached for is tried again (client-go's maxTriesPerEvent and
+# sleepDuration, jittered by up to a quarter); one it answered with an error is not.
+EVENT_MAX_TRIES = 12
+EVENT_RETRY_SECONDS = 10.0
 DEFAULT_CONTROLLER = "default-scheduler"
 
 
@@ -114,16 +119,20 @@ class EventBroadcaster:
     As client-go's events broadcaster: an event isomorphic to one written in the last 6 minutes (same
     regarding, related, reason, action, type, note and reporter) is not written again; it becomes the
     first one's `series`: patched at once when the series starts (count 2), then every 30 minutes and
-    at shutdown.
+    at shutdown. An event written while the API server cannot be reached (a restart, a network cut) is
+    tried again, EVENT_MAX_TRIES times in all, EVENT_RETRY_SECONDS apart; the others are not held up.
     """
 
     def __init__(self, api: KubeApi, instance: str | None = None,
-                 refresh_seconds: float = EVENT_SERIES_REFRESH) -> None:
+                 refresh_seconds: float = EVENT_SERIES_REFRESH, retry_seconds: float = EVENT_RETRY_SECONDS) -> None:
         self.api = api
         self.host = instance or socket.gethostname()
         self.refresh_seconds = refresh_seconds
+        self.retry_seconds = retry_seconds
         self._queue: queue.Queue[dict[str, Any] | None] = queue.Queue(EVENT_QUEUE_SIZE)
         self._series: dict[tuple[str, ...], _Series] = {}
+        # Events to try again: (when, tries so far, event), earliest first.
+        self._retries: list[tuple[float, int, dict[str, Any]]] = []
         self._thread: threading.Thread | None = None
         self.written = 0
         self.dropped = 0
@@ -170,8 +179,9 @@ class EventBroadcaster:
     def _run(self) -> None:
         next_refresh = time.monotonic() + self.refresh_seconds
         while True:
+            wake = min(next_refresh, self._retries[0][0]) if self._retries else next_refresh
             try:
-                ev = self._queue.get(timeout=max(next_refresh - time.monotonic(), 0.05))
+                ev = self._queue.get(timeout=max(wake - time.monotonic(), 0.05))
             except queue.Empty:
                 ev = {}
             if ev is None:
@@ -179,6 +189,7 @@ class EventBroadcaster:
                 return
             if ev:
                 self._record(ev)
+            self._retry_due()
             if time.monotonic() >= next_refresh:
                 self._refresh()
                 next_refresh = time.monotonic() + self.refresh_seconds
@@ -194,15 +205,38 @@ class EventBroadcaster:
             if s.count == 2:
                 self._patch_series(s)
             return
+        self._write(ev, key, 0)
+        self._expire(now)
+
+    def _write(self, ev: dict[str, Any], key: tuple[str, ...], tries: int) -> None:
         ns = ev["metadata"]["namespace"]
         try:
             self.api.request_json("POST", f"/apis/events.k8s.io/v1/namespaces/{ns}/events", body=ev)
-            self.written += 1
-            self._series[key] = _Series(ev["metadata"]["name"], ns, 1, now, now)
-        except (ApiError, TransportError) as e:
+        except ApiError as e:
             log.error('"Server rejected event (will not retry!)" reason="%s" object="%s/%s" err=%s',
                       ev["reason"], ns, ev["regarding"].get("name"), quote(e))
-        self._expire(now)
+            return
+        except TransportError as e:
+            tries += 1
+            if tries >= EVENT_MAX_TRIES:
+                self.dropped += 1
+                log.error('"Unable to write event (retry limit exceeded!)" reason="%s" object="%s/%s" err=%s',
+                          ev["reason"], ns, ev["regarding"].get("name"), quote(e))
+                return
+            log.error('"Unable to write event (may retry after sleeping)" reason="%s" object="%s/%s" err=%s',
+                      ev["reason"], ns, ev["regarding"].get("name"), quote(e))
+            due = time.monotonic() + self.retry_seconds * (1 + random.random() / 4)
+            bisect.insort(self._retries, (due, tries, ev), key=lambda r: r[0])
+            return
+        now = time.monotonic()
+        self.written += 1
+        self._series[key] = _Series(ev["metadata"]["name"], ns, 1, now, now)
+
+    def _retry_due(self) -> None:
+        now = time.monotonic()
+        while self._retries and self._retries[0][0] <= now:
+            _, tries, ev = self._retries.pop(0)
+            self._write(ev, self._key(ev), tries)
 
     def _expire(self, now: float) -> None:
         if len(self._series) < 4096:
