@@ -196,7 +196,12 @@ class SchedulingAlgorithm:
         ni = self.snapshot.get(pod.status.nominatedNodeName)
         if ni is None:
             return []
-        return self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [ni])
+        try:
+            return self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [ni])
+        except FilterError:
+            # kube's findNodesThatFitPod only logs the nominated node's Filter error ("Evaluation failed on
+            # nominated node") and walks all nodes, whose first Error is the one the cycle fails with
+            return []
 
     def find_nodes_that_pass_filters(self, fwk: Framework, state: CycleState, pod: Pod,
                                      diagnosis: Diagnosis, nodes: Sequence[NodeInfo]) -> list[NodeInfo]:
