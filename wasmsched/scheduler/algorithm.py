@@ -15,7 +15,7 @@ from wasmsched.framework.diagnosis import Diagnosis, FitError
 from wasmsched.framework.interface import NodePluginScores, NominatingInfo
 from wasmsched.framework.runtime import Framework
 from wasmsched.framework.snapshot import Snapshot
-from wasmsched.framework.status import Code, Status, is_rejected, not_success
+from wasmsched.framework.status import Code, Status, is_rejected, is_success, not_success
 from wasmsched.framework.types import NodeInfo
 from wasmsched.metrics import names as mn
 from wasmsched.scheduler.cache import Cache
@@ -189,7 +189,29 @@ class SchedulingAlgorithm:
             raise
         processed = len(feasible) + diagnosis.node_to_status.len()
         self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
+        if self.rng is None and feasible and not fwk.has_score_plugins() and processed < len(nodes):
+            feasible = self._filter_the_rest(fwk, state, pod, diagnosis, nodes, feasible)
         return feasible, diagnosis
+
+    def _filter_the_rest(self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis,
+                         nodes: Sequence[NodeInfo], feasible: list[NodeInfo]) -> list[NodeInfo]:
+        """Without a random source and without score plugins every feasible node is a candidate (the
+        lowest name wins), but kube's walk (its verdict, its Errors, how far the next one starts) stopped at
+        its first feasible node: the nodes it did not reach are filtered after it, their Errors kept as
+        their verdicts only."""
+        seen = {ni.name for ni in feasible}
+        out = list(feasible)
+        for ni in nodes:
+            if ni.name in seen or diagnosis.node_to_status.has(ni.name):
+                continue
+            st = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
+            if st is None or is_success(st):
+                out.append(ni)
+            elif st.code == Code.ERROR:
+                diagnosis.node_to_status.set(ni.name, st)
+            else:
+                self._record(diagnosis, ni, st)
+        return out
 
     def _evaluate_nominated_node(self, fwk: Framework, state: CycleState, pod: Pod,
                                  diagnosis: Diagnosis) -> list[NodeInfo]:
@@ -207,9 +229,10 @@ class SchedulingAlgorithm:
                                      diagnosis: Diagnosis, nodes: Sequence[NodeInfo]) -> list[NodeInfo]:
         n = len(nodes)
         to_find = self.num_feasible_nodes_to_find(fwk, n)
-        if not fwk.has_score_plugins() and self.rng is not None:
+        if not fwk.has_score_plugins():
             # Without scoring every feasible node is as good as any other: the first one will do. (With
-            # the lowest-name tie-break, all of them are candidates for the lowest name.)
+            # the lowest-name tie-break, all of them are candidates for the lowest name: find_nodes_that_fit_pod
+            # filters the others after this walk.)
             to_find = min(to_find, 1)
         start = self.next_start_node_index % n if n else 0
         ordered = list(nodes[start:]) + list(nodes[:start]) if start else list(nodes)
