@@ -400,22 +400,32 @@ def test_nominated_node_filter_error_falls_back_to_all_nodes() -> None:
     assert result.suggested_host == "node-3"
 
 
-def test_lowest_name_without_scores_follows_kubes_walk_for_errors_and_rotation() -> None:
-    # Without score plugins kube's walk stops at its first feasible node: an Error on a node after it is
-    # never seen, and the next walk starts right after it. The lowest-name mode still picks among all
-    # feasible nodes, filtering the rest after the walk (their Errors are only their verdicts).
+def test_without_scores_the_walk_ends_at_one_feasible_node_more() -> None:
+    # kube's walk wants one feasible node but cancels itself only when it finds a second (dropped): an
+    # Error between the two ends the cycle, and the next walk starts after the node kept.
     sched, _, _ = build({"filter": [("F", ErrorOnFilter({"node-0", "node-2"}, "node-1"))]}, n_nodes=3)
-    sched.algorithm.rng = None
+    sched.cache.update_snapshot(sched.snapshot)
+    fwk = sched.profiles["default-scheduler"]
+    pod = make_pod("p").uid("p").obj()
+    with pytest.raises(Exception, match="injected filter error on node-1"):
+        sched.algorithm.find_nodes_that_fit_pod(fwk, CycleState(), pod)
+    assert sched.algorithm.next_start_node_index == 1
+
+
+@pytest.mark.parametrize("lowest_name", [False, True])
+def test_without_scores_nodes_after_the_second_feasible_one_are_not_walked(lowest_name: bool) -> None:
+    # An Error after the second feasible node is not kube's; the lowest-name mode still filters those
+    # nodes afterwards, for the lowest name, keeping their Errors as verdicts only.
+    sched, _, _ = build({"filter": [("F", ErrorOnFilter({"node-0", "node-1"}, "node-2"))]}, n_nodes=3)
+    if lowest_name:
+        sched.algorithm.rng = None
     sched.cache.update_snapshot(sched.snapshot)
     fwk = sched.profiles["default-scheduler"]
     pod = make_pod("p").uid("p").obj()
     feasible, diagnosis = sched.algorithm.find_nodes_that_fit_pod(fwk, CycleState(), pod)
-    assert sorted(ni.name for ni in feasible) == ["node-0", "node-2"]
-    assert diagnosis.node_to_status.get("node-1").code == Code.ERROR
+    assert [ni.name for ni in feasible] == (["node-0", "node-1"] if lowest_name else ["node-0"])
     assert sched.algorithm.next_start_node_index == 1
-    # this walk starts at the failing node: kube's cycle ends with its Error
-    with pytest.raises(Exception, match="injected filter error on node-1"):
-        sched.algorithm.find_nodes_that_fit_pod(fwk, CycleState(), pod)
+    assert diagnosis.node_to_status.has("node-2") == lowest_name
 
 
 def test_nominated_node_filter_error_then_the_walks_first_error() -> None:

@@ -288,6 +288,7 @@ class SchedulingAlgorithm:
         # instead of per node and plugin). Results are consumed in node order and cut where the
         # wanted number of feasible nodes is reached, so the outcome equals kube's sequential walk.
         size = max(to_find, 32)
+        stop = n  # where the wanted number was reached: the position after the last node taken
         while pos < n and len(feasible) < to_find:
             chunk = ordered[pos: pos + size]
             chunk_rows = rows[pos: pos + size] if rows is not None else None
@@ -308,14 +309,17 @@ class SchedulingAlgorithm:
             need = to_find - len(feasible)
             if results.count(None) == len(results):
                 # Every node passed (the usual case): take what is needed without looking at each.
+                if need <= len(chunk):
+                    stop = pos + need
                 feasible.extend(chunk[:need])
                 if picked is not None and chunk_rows is not None:
                     picked.append((chunk_rows, min(need, len(chunk))))
             else:
-                # The runner's results are None for a node that passed, its failure otherwise. Nodes after the
-                # one that completes the wanted number are not looked at (nor recorded), as in kube's walk.
+                # The runner's results are None for a node that passed, its failure otherwise.
                 taken = [j for j, st in enumerate(results) if st is None][:need]
                 end = taken[-1] + 1 if len(taken) == need else len(chunk)
+                if len(taken) == need:
+                    stop = pos + end
                 for j, st in enumerate(results[:end]):
                     if st is None:
                         continue
@@ -332,6 +336,8 @@ class SchedulingAlgorithm:
                 # nodes that passed so far, so a selective pod takes a few passes, not one per 32 nodes.
                 passed = len(feasible) / pos
                 size = n if passed < 0.05 else max(size, int((to_find - len(feasible)) / passed * 1.2))
+        if stop < n:
+            self._walk_to_one_more(fwk, state, pod, diagnosis, ordered[stop:], len(feasible))
         if picked is None or table is None:
             return FeasibleNodes(feasible)
         import numpy as np
@@ -339,6 +345,19 @@ class SchedulingAlgorithm:
         parts = [r[:k] if isinstance(k, int) else r[k] for r, k in picked]
         feasible_rows = np.concatenate(parts) if len(parts) != 1 else parts[0]
         return FeasibleNodes(feasible, table, feasible_rows)
+
+    def _walk_to_one_more(self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis,
+                          rest: list[NodeInfo], found: int) -> None:
+        """kube's walk cancels itself when it finds one feasible node more than it wants (that one is
+        dropped), not at the last one it keeps: the nodes up to it are filtered, their rejections recorded
+        and an Error among them ends the cycle."""
+        for ni in rest:
+            st = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
+            if st is None or is_success(st):
+                return
+            if st.code == Code.ERROR:
+                raise FilterError(st.message(), found)
+            self._record(diagnosis, ni, st)
 
     @staticmethod
     def _filter_some_with_nominated(fwk: Framework, state: CycleState, pod: Pod, chunk: list[NodeInfo],
