@@ -182,3 +182,18 @@ def test_a_filter_error_ends_the_cycle_so_per_node_verdicts_are_not_compared() -
     kube["attempts"][0].update(message=error, code="Unschedulable")
     ours["attempts"][0]["code"] = "Unschedulable"
     assert compare(ours, kube).differences[0].startswith("attempt 1 (default/p) filter[a]")
+
+
+def test_the_preemption_dry_runs_filter_errors_are_compared_in_any_order() -> None:
+    # kube aggregates them in the order it tried the candidates (Go map order)
+    e1 = 'running "DynamicResources" filter plugin: claim default/c, request s0: asks for all devices, but x, y'
+    e2 = 'running "DynamicResources" filter plugin: claim default/c, request s0: cannot add device z'
+    head = "0/2 nodes are available: 2 Insufficient cpu. preemption: "
+    base: dict[str, Any] = {"pod": "default/p", "profile": "default-scheduler",
+            "preFilter": {"code": "Success", "plugin": "", "reasons": [], "nodeNames": None},
+            "filter": {}, "scores": {}, "best": [], "node": None, "code": "Unschedulable"}
+    ours: dict[str, Any] = {"mode": "cycle", "attempts": [{**base, "message": f"{head}[{e1}, {e2}]"}]}
+    kube: dict[str, Any] = {"mode": "cycle", "attempts": [{**base, "message": f"{head}[{e2}, {e1}]"}]}
+    assert compare(ours, kube).equal
+    kube["attempts"][0]["message"] = f"{head}[{e2}, {e1.replace('x, y', 'x')}]"
+    assert not compare(ours, kube).equal

@@ -212,7 +212,7 @@ def test_delete_removes_from_every_queue() -> None:
 # ----- backoff ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("attempts", "want"), [
+@pytest.mark.parametrize(("count", "want"), [
     # backoff_queue_test.go TestBackoffQueue_calculateBackoffDuration, in seconds (1s initial, 10s max).
     (0, 0.0),  # "no backoff": a pod never attempted gets no penalty
     (1, 1.0),
@@ -223,9 +223,32 @@ def test_delete_removes_from_every_queue() -> None:
     (6, 10.0),
     (64, 10.0),
 ])
-def test_backoff_duration(attempts: int, want: float) -> None:
+def test_backoff_duration(count: int, want: float) -> None:
     q = new_queue(SimClock())
-    qpi = QueuedPodInfo(PodInfo(pod("p")), timestamp=0.0, attempts=attempts)
+    qpi = QueuedPodInfo(PodInfo(pod("p")), timestamp=0.0, attempts=count)
+    for _ in range(count):
+        fail(q, qpi, {"foo"})  # rejected: UnschedulableCount
+        q.unschedulable_pods.clear()
+    assert q._backoff_duration(qpi) == want
+
+
+@pytest.mark.parametrize(("failures", "want"), [
+    # getBackoffTime: the consecutive errors count when the last attempt ended in an error, else the
+    # rejections; a rejection resets the errors
+    ("UUU", 4.0),
+    ("UUUE", 1.0),
+    ("UUUEE", 2.0),
+    ("UEEEU", 2.0),
+    ("EEEE", 8.0),
+])
+def test_backoff_counts_the_latest_kind_of_failure(failures: str, want: float) -> None:
+    q = new_queue(SimClock())
+    qpi = QueuedPodInfo(PodInfo(pod("p")), timestamp=0.0, attempts=len(failures))
+    for kind in failures:
+        fail(q, qpi, {"foo"} if kind == "U" else set())
+        q.unschedulable_pods.clear()
+        q.backoff_q.delete(get_pod_key(qpi.pod))
+        q.active_q.delete(get_pod_key(qpi.pod))
     assert q._backoff_duration(qpi) == want
 
 
@@ -258,8 +281,10 @@ def test_backoff_queue_ordered_by_expiry() -> None:
     a = q.pop()
     b = q.pop()
     assert a is not None and b is not None
-    a.attempts = 3  # 4s
-    fail(q, a)
+    for _ in range(2):
+        fail(q, a)
+        q.backoff_q.delete(get_pod_key(a.pod))
+    fail(q, a)  # the third consecutive error: 4s
     clock.advance(0.5)
     fail(q, b)  # 1s
     assert q.next_backoff_expiry() == pytest.approx(clock.now() + 1.0)

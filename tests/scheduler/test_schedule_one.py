@@ -378,4 +378,65 @@ def test_nominated_node_failing_falls_back_to_all_nodes() -> None:
     assert result.suggested_host == "node-3"
 
 
+class ErrorFirstCall(FilterPlugin):
+    """An Error on its first call, then passes the nodes in `ok` and rejects the others."""
+
+    def __init__(self, ok: set[str]) -> None:
+        self.ok, self.calls = ok, 0
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        self.calls += 1
+        if self.calls == 1:
+            return Status.error(f"injected filter error on {node_info.name}")
+        return None if node_info.name in self.ok else Status.unschedulable(ERR_REASON_FAKE)
+
+
+def test_nominated_node_filter_error_falls_back_to_all_nodes() -> None:
+    # evaluateNominatedNode's error is logged, not returned: the walk over all nodes decides
+    sched, _, _ = build({"filter": [("F", ErrorFirstCall({"node-3"}))],
+                         "score": [("NumericScore", NumericScore())]}, n_nodes=5)
+    pod = make_pod("p").uid("p").nominated_node("node-1").obj()
+    result = _schedule(sched, pod)
+    assert result.suggested_host == "node-3"
+
+
+def test_without_scores_the_walk_ends_at_one_feasible_node_more() -> None:
+    # kube's walk wants one feasible node but cancels itself only when it finds a second (dropped): an
+    # Error between the two ends the cycle, and the next walk starts after the node kept.
+    sched, _, _ = build({"filter": [("F", ErrorOnFilter({"node-0", "node-2"}, "node-1"))]}, n_nodes=3)
+    sched.cache.update_snapshot(sched.snapshot)
+    fwk = sched.profiles["default-scheduler"]
+    pod = make_pod("p").uid("p").obj()
+    with pytest.raises(Exception, match="injected filter error on node-1"):
+        sched.algorithm.find_nodes_that_fit_pod(fwk, CycleState(), pod)
+    assert sched.algorithm.next_start_node_index == 1
+
+
+@pytest.mark.parametrize("lowest_name", [False, True])
+def test_without_scores_nodes_after_the_second_feasible_one_are_not_walked(lowest_name: bool) -> None:
+    # An Error after the second feasible node is not kube's; the lowest-name mode still filters those
+    # nodes afterwards, for the lowest name, keeping their Errors as verdicts only.
+    sched, _, _ = build({"filter": [("F", ErrorOnFilter({"node-0", "node-1"}, "node-2"))]}, n_nodes=3)
+    if lowest_name:
+        sched.algorithm.rng = None
+    sched.cache.update_snapshot(sched.snapshot)
+    fwk = sched.profiles["default-scheduler"]
+    pod = make_pod("p").uid("p").obj()
+    feasible, diagnosis = sched.algorithm.find_nodes_that_fit_pod(fwk, CycleState(), pod)
+    assert [ni.name for ni in feasible] == (["node-0", "node-1"] if lowest_name else ["node-0"])
+    assert sched.algorithm.next_start_node_index == 1
+    assert diagnosis.node_to_status.has("node-2") == lowest_name
+
+
+def test_nominated_node_filter_error_then_the_walks_first_error() -> None:
+    sched, _, _ = build({"filter": [("F", ErrorOnFilter(set(), "node-1"))]}, n_nodes=3)
+    sched.cache.update_snapshot(sched.snapshot)
+    fwk = sched.profiles["default-scheduler"]
+    pod = make_pod("p").uid("p").nominated_node("node-1").obj()
+    with pytest.raises(Exception, match="injected filter error on node-1"):
+        sched.algorithm.find_nodes_that_fit_pod(fwk, CycleState(), pod)
+    # the walk looked at node-0 (rejected) before the error
+    assert sched.algorithm.next_start_node_index == 1
+
+
 _ = Node

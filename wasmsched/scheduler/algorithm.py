@@ -15,7 +15,7 @@ from wasmsched.framework.diagnosis import Diagnosis, FitError
 from wasmsched.framework.interface import NodePluginScores, NominatingInfo
 from wasmsched.framework.runtime import Framework
 from wasmsched.framework.snapshot import Snapshot
-from wasmsched.framework.status import Code, Status, is_rejected, not_success
+from wasmsched.framework.status import Code, Status, is_rejected, is_success, not_success
 from wasmsched.framework.types import NodeInfo
 from wasmsched.metrics import names as mn
 from wasmsched.scheduler.cache import Cache
@@ -189,22 +189,50 @@ class SchedulingAlgorithm:
             raise
         processed = len(feasible) + diagnosis.node_to_status.len()
         self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
+        if self.rng is None and feasible and not fwk.has_score_plugins() and processed < len(nodes):
+            feasible = self._filter_the_rest(fwk, state, pod, diagnosis, nodes, feasible)
         return feasible, diagnosis
+
+    def _filter_the_rest(self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis,
+                         nodes: Sequence[NodeInfo], feasible: list[NodeInfo]) -> list[NodeInfo]:
+        """Without a random source and without score plugins every feasible node is a candidate (the
+        lowest name wins), but kube's walk (its verdict, its Errors, how far the next one starts) stopped at
+        its first feasible node: the nodes it did not reach are filtered after it, their Errors kept as
+        their verdicts only."""
+        seen = {ni.name for ni in feasible}
+        out = list(feasible)
+        for ni in nodes:
+            if ni.name in seen or diagnosis.node_to_status.has(ni.name):
+                continue
+            st = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
+            if st is None or is_success(st):
+                out.append(ni)
+            elif st.code == Code.ERROR:
+                diagnosis.node_to_status.set(ni.name, st)
+            else:
+                self._record(diagnosis, ni, st)
+        return out
 
     def _evaluate_nominated_node(self, fwk: Framework, state: CycleState, pod: Pod,
                                  diagnosis: Diagnosis) -> list[NodeInfo]:
         ni = self.snapshot.get(pod.status.nominatedNodeName)
         if ni is None:
             return []
-        return self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [ni])
+        try:
+            return self.find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [ni])
+        except FilterError:
+            # kube's findNodesThatFitPod only logs the nominated node's Filter error ("Evaluation failed on
+            # nominated node") and walks all nodes, whose first Error is the one the cycle fails with
+            return []
 
     def find_nodes_that_pass_filters(self, fwk: Framework, state: CycleState, pod: Pod,
                                      diagnosis: Diagnosis, nodes: Sequence[NodeInfo]) -> list[NodeInfo]:
         n = len(nodes)
         to_find = self.num_feasible_nodes_to_find(fwk, n)
-        if not fwk.has_score_plugins() and self.rng is not None:
+        if not fwk.has_score_plugins():
             # Without scoring every feasible node is as good as any other: the first one will do. (With
-            # the lowest-name tie-break, all of them are candidates for the lowest name.)
+            # the lowest-name tie-break, all of them are candidates for the lowest name: find_nodes_that_fit_pod
+            # filters the others after this walk.)
             to_find = min(to_find, 1)
         start = self.next_start_node_index % n if n else 0
         ordered = list(nodes[start:]) + list(nodes[:start]) if start else list(nodes)
@@ -260,6 +288,7 @@ class SchedulingAlgorithm:
         # instead of per node and plugin). Results are consumed in node order and cut where the
         # wanted number of feasible nodes is reached, so the outcome equals kube's sequential walk.
         size = max(to_find, 32)
+        stop = n  # where the wanted number was reached: the position after the last node taken
         while pos < n and len(feasible) < to_find:
             chunk = ordered[pos: pos + size]
             chunk_rows = rows[pos: pos + size] if rows is not None else None
@@ -280,14 +309,17 @@ class SchedulingAlgorithm:
             need = to_find - len(feasible)
             if results.count(None) == len(results):
                 # Every node passed (the usual case): take what is needed without looking at each.
+                if need <= len(chunk):
+                    stop = pos + need
                 feasible.extend(chunk[:need])
                 if picked is not None and chunk_rows is not None:
                     picked.append((chunk_rows, min(need, len(chunk))))
             else:
-                # The runner's results are None for a node that passed, its failure otherwise. Nodes after the
-                # one that completes the wanted number are not looked at (nor recorded), as in kube's walk.
+                # The runner's results are None for a node that passed, its failure otherwise.
                 taken = [j for j, st in enumerate(results) if st is None][:need]
                 end = taken[-1] + 1 if len(taken) == need else len(chunk)
+                if len(taken) == need:
+                    stop = pos + end
                 for j, st in enumerate(results[:end]):
                     if st is None:
                         continue
@@ -304,6 +336,8 @@ class SchedulingAlgorithm:
                 # nodes that passed so far, so a selective pod takes a few passes, not one per 32 nodes.
                 passed = len(feasible) / pos
                 size = n if passed < 0.05 else max(size, int((to_find - len(feasible)) / passed * 1.2))
+        if stop < n:
+            self._walk_to_one_more(fwk, state, pod, diagnosis, ordered[stop:], len(feasible))
         if picked is None or table is None:
             return FeasibleNodes(feasible)
         import numpy as np
@@ -311,6 +345,19 @@ class SchedulingAlgorithm:
         parts = [r[:k] if isinstance(k, int) else r[k] for r, k in picked]
         feasible_rows = np.concatenate(parts) if len(parts) != 1 else parts[0]
         return FeasibleNodes(feasible, table, feasible_rows)
+
+    def _walk_to_one_more(self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis,
+                          rest: list[NodeInfo], found: int) -> None:
+        """kube's walk cancels itself when it finds one feasible node more than it wants (that one is
+        dropped), not at the last one it keeps: the nodes up to it are filtered, their rejections recorded
+        and an Error among them ends the cycle."""
+        for ni in rest:
+            st = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
+            if st is None or is_success(st):
+                return
+            if st.code == Code.ERROR:
+                raise FilterError(st.message(), found)
+            self._record(diagnosis, ni, st)
 
     @staticmethod
     def _filter_some_with_nominated(fwk: Framework, state: CycleState, pod: Pod, chunk: list[NodeInfo],

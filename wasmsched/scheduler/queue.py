@@ -229,6 +229,9 @@ class SchedulingQueue:
         self._in_flight_events: deque[tuple[ClusterEvent, Any, Any]] = deque()
         self._in_flight_base = 0  # the sequence number of _in_flight_events[0]
         self._closed = False
+        # kube's QueuedPodInfo.UnschedulableCount and ConsecutiveErrorsCount, by pod key: the backoff counts
+        # the failures of the latest kind (kept here: QueuedPodInfo has no slot for them)
+        self._failures: dict[str, tuple[int, int]] = {}
 
     # ----- adding pods ------------------------------------------------------------------------
 
@@ -328,6 +331,7 @@ class SchedulingQueue:
             self.backoff_q.delete(key)
             self.unschedulable_pods.pop(key, None)
             self.gated_pods.pop(key, None)
+            self._failures.pop(key, None)
 
     def activate(self, pods: Iterable[Pod]) -> None:
         with self._lock:
@@ -403,6 +407,13 @@ class SchedulingQueue:
             if self.active_q.get(key) or self.backoff_q.get(key) or key in self.unschedulable_pods:
                 self._end_in_flight(key)
                 return
+            unschedulable, errors = self._failures.get(key, (0, 0))
+            if not qpi.unschedulable_plugins and not qpi.pending_plugins:
+                # came back for an error, not rejected by a plugin
+                errors += 1
+            else:
+                unschedulable, errors = unschedulable + 1, 0
+            self._failures[key] = (unschedulable, errors)
             qpi.timestamp = self._clock()
             strategy = self._hint_for_in_flight_pod(qpi)
             self._end_in_flight(key)
@@ -506,11 +517,15 @@ class SchedulingQueue:
     # ----- time -------------------------------------------------------------------------------
 
     def _backoff_duration(self, qpi: QueuedPodInfo) -> float:
-        if qpi.attempts == 0:
-            # A pod that never had a scheduling attempt owes no backoff penalty.
+        # kube's getBackoffTime: the consecutive errors when the last attempt ended in one, else the
+        # rejections (not the attempts: a pod that alternates between the two backs off by the latest kind)
+        unschedulable, errors = self._failures.get(get_pod_key(qpi.pod), (0, 0))
+        count = errors if errors > 0 else unschedulable
+        if count == 0:
+            # A pod that never failed an attempt owes no backoff penalty.
             return 0.0
         d = self.pod_initial_backoff
-        for _ in range(1, qpi.attempts):
+        for _ in range(1, count):
             if d > self.pod_max_backoff - d:
                 return self.pod_max_backoff
             d += d

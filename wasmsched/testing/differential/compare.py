@@ -9,6 +9,7 @@ attempts are not compared.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,7 +53,8 @@ def _compare_value(where: str, ours: Any, kube: Any, out: list[str]) -> None:
 
 def _normalized(attempt: Mapping[str, Any]) -> Mapping[str, Any]:
     """An attempt without what kube leaves to chance: the order of NodeResourcesFit's reasons (kube lists
-    the extended resources in Go map order, which varies from run to run), and without per-node verdicts
+    the extended resources in Go map order, which varies from run to run) and of the preemption dry run's
+    Filter Errors in the message, and without per-node verdicts
     and scores of a cycle that a Filter Error ended."""
     out = dict(attempt)
     pre_filter = attempt.get("preFilter")
@@ -62,11 +64,28 @@ def _normalized(attempt: Mapping[str, Any]) -> Mapping[str, Any]:
         # the other nodes are not kube's, and wasmsched has none. The error itself is compared as the message.
         for key in ("filter", "scores", "best"):
             out.pop(key, None)
+    if isinstance(out.get("message"), str):
+        out["message"] = _preemption_errors_sorted(out["message"])
     if out.get("filter"):
         out["filter"] = {node: {**st, "reasons": sorted(st["reasons"])}
                          if isinstance(st, Mapping) and st.get("plugin") == "NodeResourcesFit" else st
                          for node, st in attempt["filter"].items()}
     return out
+
+
+_PREEMPTION_ERRORS = " preemption: ["
+# the Filter Errors of an aggregate: each begins with the runner's prefix
+_FILTER_ERROR_SPLIT = re.compile(r', (?=running ")')
+
+
+def _preemption_errors_sorted(message: str) -> str:
+    """The Filter Errors of the preemption dry run, which kube aggregates as `[e1, e2]` in the order it
+    tried the candidate nodes (NodesForStatusCode: Go map order), sorted."""
+    head, sep, rest = message.partition(_PREEMPTION_ERRORS)
+    if not sep or not rest.endswith("]"):
+        return message
+    items = _FILTER_ERROR_SPLIT.split(rest[:-1])
+    return head + sep + ", ".join(sorted(items)) + "]" if len(items) > 1 else message
 
 
 def _before_preemption(message: Any) -> Any:

@@ -182,7 +182,11 @@ FEATURES: frozenset[str] = frozenset(
         "dra.class.two_selectors", "dra.slice.node", "dra.slice.all_nodes", "dra.slice.node_selector",
         "dra.claim.allocated", "dra.claim.missing_class", "dra.claim.all", "dra.claim.exact_count",
         "dra.claim.selector", "dra.claim.shared", "dra.claim.missing", "dra.claim.match_attribute",
-        "dra.pod.claim",
+        "dra.pod.claim", "dra.class.multi_driver", "dra.class.any", "dra.device.multi_allocation",
+        "dra.device.policy_none", "dra.device.policy_default", "dra.device.policy_range", "dra.device.policy_values",
+        "dra.device.taint", "dra.slice.outdated", "dra.slice.invalid", "dra.slice.incomplete", "dra.slice.several",
+        "dra.slice.counters", "dra.slice.several_pools", "dra.claim.allocated_share", "dra.claim.capacity",
+        "dra.claim.toleration", "dra.claim.first_available", "dra.claim.distinct_attribute",
     }
 )  # fmt: skip
 

@@ -11,7 +11,7 @@ import argparse
 import multiprocessing
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,7 +74,7 @@ def _run_seed(seed: int) -> SeedResult:
     return result
 
 
-def run(seeds: range, jobs: int, modes: tuple[str, ...], binary: Path) -> Iterator[SeedResult]:
+def run(seeds: Iterable[int], jobs: int, modes: tuple[str, ...], binary: Path) -> Iterator[SeedResult]:
     if jobs <= 1:
         _init(str(binary), modes)
         yield from map(_run_seed, seeds)
@@ -89,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--jobs", type=int, default=2, help="worker processes, one kube-oracle each (default 2)")
     p.add_argument("--modes", default=",".join(MODES), help="cycle,run (default both)")
     p.add_argument("--out", type=Path, help="directory for one report file per differing seed")
+    p.add_argument("--only", default="", metavar="PREFIX",
+                   help="run only the seeds whose case has a feature tag starting with PREFIX (e.g. dra.)")
     p.add_argument("--max-failures", type=int, default=20, help="stop after this many differing seeds")
     args = p.parse_args(argv)
     modes = tuple(m for m in args.modes.split(",") if m)
@@ -96,11 +98,14 @@ def main(argv: list[str] | None = None) -> int:
         if m not in MODES:
             p.error(f"--modes: {m!r}: expected a subset of {','.join(MODES)}")
     binary = oracle_binary()
+    seeds: Iterable[int] = args.seeds
+    if args.only:
+        seeds = [s for s in args.seeds if any(f.startswith(args.only) for f in generate_case(s).features)]
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
     done = failed = attempts = diverged = retried = 0
-    for res in run(args.seeds, args.jobs, modes, binary):
+    for res in run(seeds, args.jobs, modes, binary):
         done += 1
         attempts += res.attempts
         diverged += res.diverged
@@ -118,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"fuzz-kube: {done} seeds, {failed} differing, {time.monotonic() - start:.0f} s",
                   file=sys.stderr, flush=True)
     seconds = time.monotonic() - start
-    print(f"fuzz-kube: {done} seeds ({args.seeds.start}..{args.seeds.start + done - 1}), modes {','.join(modes)}: "
+    print(f"fuzz-kube: {done} seeds (of {args.seeds.start}..{args.seeds.stop - 1}), modes {','.join(modes)}: "
           f"{failed} with differences, in {seconds:.0f} s ({done / max(seconds, 1e-9):.1f} seeds/s); "
           f"{attempts} scheduling attempts compared, {diverged} runs parted ways at a preemption kube could "
           f"have decided either way, {retried} kube-oracle answers that changed when asked again")
