@@ -40,6 +40,7 @@ from wasmsched.plugins.dynamicresources.consumable_capacity import (
     cmp_request_over_capacity,
     generate_share_id,
     get_consumed_capacity_from_request,
+    has_share,
     is_device_allocated,
 )
 
@@ -1083,11 +1084,8 @@ class _Allocation:
     def _device_capacity_in_use(self, device_id: DeviceID) -> bool:
         """deviceCapacityInUse: some share of the device exists, allocated or being allocated."""
         state = self.a.allocated_state
-        if device_id in state.aggregated_capacity:
+        if device_id in state.aggregated_capacity or has_share(device_id, state):
             return True
-        for shared in state.allocated_shared_device_ids:
-            if (shared.driver, shared.pool, shared.device) == (device_id.driver, device_id.pool, device_id.device):
-                return True
         return device_id in self.allocating_capacity
 
     def _check_available_counters(self, device: _DeviceWithID) -> bool:

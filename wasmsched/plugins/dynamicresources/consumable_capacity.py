@@ -95,13 +95,16 @@ class AllocatedState:
     aggregated_capacity: ConsumedCapacityCollection = field(default_factory=ConsumedCapacityCollection)
 
 
+def has_share(device_id: Any, state: AllocatedState) -> bool:
+    """Some share (a shareID) of the device is allocated."""
+    key = (device_id.driver, device_id.pool, device_id.device)
+    return any((shared.driver, shared.pool, shared.device) == key for shared in state.allocated_shared_device_ids)
+
+
 def is_device_allocated(device_id: Any, state: AllocatedState) -> bool:
     """internal.IsDeviceAllocated: dedicated, or shared at least once, or with consumed capacity."""
-    if device_id in state.allocated_devices:
+    if device_id in state.allocated_devices or has_share(device_id, state):
         return True
-    for shared in state.allocated_shared_device_ids:
-        if (shared.driver, shared.pool, shared.device) == (device_id.driver, device_id.pool, device_id.device):
-            return True
     return device_id in state.aggregated_capacity
 
 
