@@ -183,7 +183,10 @@ def test_prebind_fail_with_binding_timeout() -> None:
     assert sleeps == [5.0, 5.0, 5.0]
 
 
-def test_prebind_waits_until_conditions_are_met() -> None:
+def _driver_reports_after_a_poll(condition: dict[str, str]) -> tuple[Any, Any, Any, list[float]]:
+    """A plugin whose claim has binding conditions, on a client that does not settle at once; at the first
+    sleep of PreBind's poll, the driver reports `condition` on the allocated device. Returns the plugin,
+    its handle, the nodes and the clock."""
     now = [0.0]
     pl, h, nodes = setup([with_binding_conditions(allocated_claim(), {}), device_class()])
     h.client().settles_synchronously = False  # type: ignore[misc]
@@ -191,15 +194,20 @@ def test_prebind_waits_until_conditions_are_met() -> None:
 
     def sleep(d: float) -> None:
         now[0] += d
-        # A driver reports the device ready.
         c = claim_in(h)
         del c.status.devices[:]
         st = c.status.devices.add()
         st.driver, st.pool, st.device = DRIVER, NODE, "instance-1"
         cond = st.conditions.add()
-        cond.type, cond.status = "condition", "True"
+        for field_name, value in condition.items():
+            setattr(cond, field_name, value)
 
     pl.sleep = sleep
+    return pl, h, nodes, now
+
+
+def test_prebind_waits_until_conditions_are_met() -> None:
+    pl, _, nodes, now = _driver_reports_after_a_poll({"type": "condition", "status": "True"})
     cs, st = run_to_filter(pl, nodes)
     assert st is None
     pod = pod_with_claim_name()
@@ -209,19 +217,8 @@ def test_prebind_waits_until_conditions_are_met() -> None:
 
 
 def test_prebind_binding_failure_condition() -> None:
-    now = [0.0]
-    pl, h, nodes = setup([with_binding_conditions(allocated_claim(), {}), device_class()])
-    h.client().settles_synchronously = False  # type: ignore[misc]
-    pl.monotonic = lambda: now[0]
-
-    def sleep(d: float) -> None:
-        now[0] += d
-        st = claim_in(h).status.devices[0] if claim_in(h).status.devices else claim_in(h).status.devices.add()
-        st.driver, st.pool, st.device = DRIVER, NODE, "instance-1"
-        cond = st.conditions.add()
-        cond.type, cond.status, cond.reason, cond.message = "failed", "True", "NoFabric", "fabric is down"
-
-    pl.sleep = sleep
+    pl, _, nodes, _ = _driver_reports_after_a_poll(
+        {"type": "failed", "status": "True", "reason": "NoFabric", "message": "fabric is down"})
     cs, _ = run_to_filter(pl, nodes)
     pod = pod_with_claim_name()
     assert pl.reserve(cs, pod, NODE) is None
