@@ -25,7 +25,7 @@ from wasmsched.config.args import (
     ScoringStrategy,
 )
 from wasmsched.framework.cycle_state import CycleState
-from wasmsched.framework.interface import NodeScore
+from wasmsched.framework.interface import ALL_PASS, NodeScore
 from wasmsched.framework.nodetable import NodeColumns, NodeTable, ScoredNodes, rotated_rows
 from wasmsched.framework.snapshot import Snapshot, new_snapshot
 from wasmsched.framework.status import Code, is_skip
@@ -146,6 +146,8 @@ def _filter_agrees(pl: Any, state: CycleState, pod: Pod, snap: Snapshot, rows: n
     ok = pl.filter_columns(state, pod, NodeColumns(snap.node_table(), rows))
     if ok is None:
         return False
+    if ok is ALL_PASS:
+        ok = np.ones(len(rows), dtype=np.bool_)
     assert ok.dtype == np.bool_ and len(ok) == len(rows)
     assert ok.tolist() == [st is None for st in pl.filter_nodes(state, pod, infos)]
     return True
@@ -320,3 +322,78 @@ def test_node_infos_of_rows() -> None:
     assert rotated_rows(5, 2).tolist() == [2, 3, 4, 0, 1]
     ni: NodeInfo = table.infos[3]
     assert snap.positions[ni.name] == 3
+
+
+def test_memoized_rows_recomputes_only_the_rows_set_since() -> None:
+    snap, _ = random_cluster(5, 100)
+    table = snap.node_table()
+    computed: list[list[int]] = []
+    one_by_one: list[str] = []
+
+    def compute(rows: np.ndarray) -> np.ndarray:
+        computed.append(rows.tolist())
+        return np.array([len(table.infos[r].pods) for r in rows.tolist()], dtype=np.int64)
+
+    def compute_row(ni: NodeInfo) -> int:
+        one_by_one.append(ni.name)
+        return len(ni.pods)
+
+    rows = np.array([3, 1, 2], dtype=np.intp)
+    expected = [len(snap.list()[r].pods) for r in (3, 1, 2)]
+    assert table.memoized_rows("k", rows, compute, compute_row).tolist() == expected
+    assert computed == [list(range(100))]
+    table.memoized_rows("k", rows, compute, compute_row)
+    assert len(computed) == 1 and not one_by_one  # nothing changed: nothing computed
+    ni = snap.list()[2].clone()
+    ni.add_pod(make_pod("extra").node(ni.name).obj())
+    snap.replace(ni)
+    assert table.memoized_rows("k", rows, compute, compute_row).tolist()[2] == len(ni.pods)
+    assert one_by_one == [ni.name] and len(computed) == 1
+    for i in range(70):  # more changes than the table remembers by row: found by row_version, one pass
+        c = snap.list()[i].clone()
+        c.add_pod(make_pod(f"more-{i}").node(c.name).obj())
+        snap.replace(c)
+    every = np.arange(100, dtype=np.intp)
+    assert table.memoized_rows("k", every, compute, compute_row).tolist() == [len(x.pods) for x in snap.list()]
+    assert computed[-1] == list(range(70))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_memoized_resource_scores_follow_the_cache(seed: int) -> None:
+    """Fit's memoized columnar verdicts and Fit's and BalancedAllocation's memoized columnar scores equal the
+    per-node forms while pods come and go: the memo takes every row change (one by one, in an array pass, and
+    past what it remembers by row)."""
+    rng = random.Random(seed)
+    cache = Cache()
+    snap = Snapshot()
+    nodes = [random_node(rng, i) for i in range(40)]
+    for n in nodes:
+        cache.add_node(n)
+    cache.update_snapshot(snap)
+    handle = FakeHandle(snapshot=snap)
+    shapes = [random_pod(rng, f"shape-{k}") for k in range(3)]
+    # The same plugins every cycle, as a profile has them (their memo entries are per plugin).
+    plugins = [Fit(args, handle) for args in FIT_ARGS] + [BalancedAllocation(NodeResourcesBalancedAllocationArgs(),
+                                                                             handle)]
+    pods: list[Pod] = []
+    answered = 0
+    for step in range(120):
+        burst = rng.choice([1, 1, 1, 5, 30, 80])  # pods bound between two cycles
+        for k in range(burst):
+            if rng.random() < 0.7 or not pods:
+                pod = random_pod(rng, f"p{step}-{k}", rng.choice(nodes).metadata.name)
+                cache.add_pod(pod)
+                pods.append(pod)
+            else:
+                cache.remove_pod(pods.pop(rng.randrange(len(pods))))
+        cache.update_snapshot(snap)
+        incoming = rng.choice(shapes)
+        state = CycleState()
+        for pl in plugins:
+            if isinstance(pl, Fit):
+                pl.pre_filter(state, incoming, snap.list())
+                answered += _filter_agrees(pl, state, incoming, snap, random_rows(rng, len(nodes)))
+            if is_skip(pl.pre_score(state, incoming, snap.list())):
+                continue
+            answered += _score_agrees(pl, state, incoming, snap, random_rows(rng, len(nodes)))
+    assert answered > 0 or not snap.node_table().regular()

@@ -119,3 +119,11 @@ def test_image_locality_priority(name: str, pod: Pod, nodes: list[tuple[str, Ima
 )
 def test_normalized_image_name(name: str, image: str, expected: str) -> None:
     assert normalized_image_name(image) == expected
+
+
+@pytest.mark.parametrize("num_images", range(6))
+def test_no_image_state_scores_zero_for_any_number_of_images(num_images: int) -> None:
+    """What score_columns answers without looking at the pod when no node has an image state."""
+    from wasmsched.plugins.imagelocality.image_locality import calculate_priority
+
+    assert calculate_priority(0, num_images) == 0

@@ -9,6 +9,7 @@ framework.Resource stores them. Status-based requests follow UseStatusResources=
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import NamedTuple
 
 from wasmsched.api.quantity import nano_to_milli, nano_to_value, quantity_nano_value
 from wasmsched.api.types import Container, Node, Pod
@@ -123,24 +124,25 @@ def _is_restartable_init_container(c: Container) -> bool:
     return c.HasField("restartPolicy") and c.restartPolicy == "Always"
 
 
-# (container, its status or None, resize infeasible) -> requests in nano-units or None
-_RequestsFn = Callable[[Container, object | None, bool], _NanoList | None]
+class ContainerRequestInputs(NamedTuple):
+    """What PodRequests reads of one container and its status, in nano-units."""
+
+    spec: _NanoList  # resources.requests
+    allocated: _NanoList | None  # status.allocatedResources, when the status has any
+    actuated: _NanoList | None  # status.resources.requests, when the status has any
+    restartable: bool  # an init container with restartPolicy Always (a sidecar)
 
 
-def _spec_requests(c: Container, _cs: object | None, _infeasible: bool) -> _NanoList | None:
-    return _nanos(c.resources.requests)
+class PodRequestInputs(NamedTuple):
+    """What PodRequests reads of a pod, read from the object once (reading protobuf fields costs
+    microseconds): every variant of the pod's requests is computed from it."""
 
-
-def _allocated_requests(c: Container, cs: object | None, infeasible: bool) -> _NanoList | None:
-    if cs is not None and cs.allocatedResources:  # type: ignore[attr-defined]
-        return _nanos(cs.allocatedResources)  # type: ignore[attr-defined]
-    return None if infeasible else _nanos(c.resources.requests)
-
-
-def _actuated_requests(c: Container, cs: object | None, infeasible: bool) -> _NanoList | None:
-    if cs is not None and cs.HasField("resources") and cs.resources.requests:  # type: ignore[attr-defined]
-        return _nanos(cs.resources.requests)  # type: ignore[attr-defined]
-    return _allocated_requests(c, cs, infeasible)
+    containers: tuple[ContainerRequestInputs, ...]
+    init_containers: tuple[ContainerRequestInputs, ...]
+    has_statuses: bool  # any container status
+    infeasible: bool  # is_pod_resize_infeasible
+    pod_level: _NanoList  # spec.resources.requests of the resources that may be set at pod level
+    overhead: _NanoList  # spec.overhead
 
 
 def _container_statuses(pod: Pod) -> dict[str, object]:
@@ -153,6 +155,56 @@ def _container_statuses(pod: Pod) -> dict[str, object]:
     return out
 
 
+def _container_inputs(c: Container, statuses: Mapping[str, object], restartable: bool) -> ContainerRequestInputs:
+    spec = _nanos(c.resources.requests)
+    cs = statuses.get(c.name) if statuses else None
+    if cs is None:
+        return ContainerRequestInputs(spec, None, None, restartable)
+    allocated = _nanos(cs.allocatedResources) if cs.allocatedResources else None  # type: ignore[attr-defined]
+    actuated = None
+    if cs.HasField("resources") and cs.resources.requests:  # type: ignore[attr-defined]
+        actuated = _nanos(cs.resources.requests)  # type: ignore[attr-defined]
+    return ContainerRequestInputs(spec, allocated, actuated, restartable)
+
+
+def pod_request_inputs(pod: Pod) -> PodRequestInputs:
+    """The pod's PodRequestInputs."""
+    spec = pod.spec
+    statuses = _container_statuses(pod)
+    pod_level: _NanoList = {}
+    if spec.HasField("resources"):
+        pod_level = {k: quantity_nano_value(q.string) for k, q in spec.resources.requests.items()
+                     if is_supported_pod_level_resource(k)}
+    return PodRequestInputs(
+        tuple(_container_inputs(c, statuses, False) for c in spec.containers),
+        tuple(_container_inputs(c, statuses, _is_restartable_init_container(c)) for c in spec.initContainers),
+        bool(statuses),
+        is_pod_resize_infeasible(pod),
+        pod_level,
+        _nanos(spec.overhead) if spec.overhead else {},
+    )
+
+
+# (container, resize infeasible) -> its requests in nano-units, or None
+_RequestsFn = Callable[[ContainerRequestInputs, bool], _NanoList | None]
+
+
+def _spec_requests(c: ContainerRequestInputs, _infeasible: bool) -> _NanoList | None:
+    return c.spec
+
+
+def _allocated_requests(c: ContainerRequestInputs, infeasible: bool) -> _NanoList | None:
+    if c.allocated is not None:
+        return c.allocated
+    return None if infeasible else c.spec
+
+
+def _actuated_requests(c: ContainerRequestInputs, infeasible: bool) -> _NanoList | None:
+    if c.actuated is not None:
+        return c.actuated
+    return _allocated_requests(c, infeasible)
+
+
 def _apply_non_missing(reqs: _NanoList | None, non_missing: Mapping[str, int]) -> _NanoList:
     out = dict(reqs or {})
     for k, v in non_missing.items():
@@ -161,30 +213,26 @@ def _apply_non_missing(reqs: _NanoList | None, non_missing: Mapping[str, int]) -
     return out
 
 
-def _aggregate(
-    pod: Pod,
-    fn: _RequestsFn,
-    statuses: Mapping[str, object] | None,
-    infeasible: bool,
-    non_missing: Mapping[str, int] | None,
-) -> _NanoList:
+def _aggregate(inputs: PodRequestInputs, fn: _RequestsFn, non_missing: Mapping[str, int] | None) -> _NanoList:
     """aggregateContainerResourcesByFn: containers summed, init containers as a max, sidecars accumulated."""
+    infeasible = inputs.infeasible
 
-    def requests_of(c: Container) -> _NanoList:
-        cs = statuses.get(c.name) if statuses is not None else None
-        reqs = fn(c, cs, infeasible)
+    def requests_of(c: ContainerRequestInputs) -> _NanoList:
+        reqs = fn(c, infeasible)
         if non_missing:
             return _apply_non_missing(reqs, non_missing)
         return reqs or {}
 
     result: _NanoList = {}
-    for c in pod.spec.containers:
+    for c in inputs.containers:
         _add(result, requests_of(c))
+    if not inputs.init_containers:
+        return result
     restartable: _NanoList = {}
     init_max: _NanoList = {}
-    for c in pod.spec.initContainers:
+    for c in inputs.init_containers:
         reqs = requests_of(c)
-        if _is_restartable_init_container(c):
+        if c.restartable:
             # sidecars keep running: they add to the pod total and to every later init step
             _add(result, reqs)
             _add(restartable, reqs)
@@ -199,20 +247,16 @@ def _aggregate(
 
 
 def _aggregate_container_requests(
-    pod: Pod, use_status_resources: bool, non_missing: Mapping[str, int] | None
+    inputs: PodRequestInputs, use_status_resources: bool, non_missing: Mapping[str, int] | None
 ) -> _NanoList:
     """AggregateContainerRequests (without DRA node-allocatable claims)."""
-    if not use_status_resources:
-        return _aggregate(pod, _spec_requests, None, False, non_missing)
-    infeasible = is_pod_resize_infeasible(pod)
-    statuses = _container_statuses(pod)
-    spec = _aggregate(pod, _spec_requests, statuses, infeasible, non_missing)
-    if not statuses and not infeasible:
+    spec = _aggregate(inputs, _spec_requests, non_missing)
+    if not use_status_resources or (not inputs.has_statuses and not inputs.infeasible):
         # No container status (a pod not yet running): allocated and actuated requests are the spec's.
         return spec
-    allocated = _aggregate(pod, _allocated_requests, statuses, infeasible, non_missing)
-    actuated = _aggregate(pod, _actuated_requests, statuses, infeasible, non_missing)
-    if infeasible:
+    allocated = _aggregate(inputs, _allocated_requests, non_missing)
+    actuated = _aggregate(inputs, _actuated_requests, non_missing)
+    if inputs.infeasible:
         return _max(actuated, allocated)
     return _max(spec, actuated, allocated)
 
@@ -225,26 +269,26 @@ def status_resources_matter(pod: Pod) -> bool:
 
 
 def pod_request_nanos(
-    pod: Pod,
+    pod: Pod | PodRequestInputs,
     *,
     non_missing: Mapping[str, int] | None = None,
     exclude_overhead: bool = False,
     skip_pod_level: bool = False,
     use_status_resources: bool = True,
 ) -> _NanoList:
-    """PodRequests in nano-units; non_missing (nano-units) fills requests a container leaves unset."""
-    reqs = _aggregate_container_requests(pod, use_status_resources, non_missing)
-    if not skip_pod_level and is_pod_level_requests_set(pod):
-        for k, q in pod.spec.resources.requests.items():
-            if is_supported_pod_level_resource(k):
-                reqs[k] = quantity_nano_value(q.string)
-    if not exclude_overhead and pod.spec.overhead:
-        _add(reqs, _nanos(pod.spec.overhead))
+    """PodRequests in nano-units; non_missing (nano-units) fills requests a container leaves unset. `pod`
+    may be its PodRequestInputs, read before."""
+    inputs = pod if isinstance(pod, PodRequestInputs) else pod_request_inputs(pod)
+    reqs = _aggregate_container_requests(inputs, use_status_resources, non_missing)
+    if not skip_pod_level and inputs.pod_level:
+        reqs.update(inputs.pod_level)
+    if not exclude_overhead and inputs.overhead:
+        _add(reqs, inputs.overhead)
     return reqs
 
 
 def pod_requests(
-    pod: Pod,
+    pod: Pod | PodRequestInputs,
     *,
     non_missing: Mapping[str, int] | None = None,
     exclude_overhead: bool = False,
@@ -270,16 +314,17 @@ def non_missing_defaults(requests: Mapping[str, int], pod_level_set: bool) -> _N
     return {k: v for k, v in _DEFAULT_NON_ZERO.items() if k not in requests}
 
 
-def pod_nonzero_requests(pod: Pod) -> tuple[int, int]:
+def pod_nonzero_requests(pod: Pod | PodRequestInputs) -> tuple[int, int]:
     """(milli-cpu, memory) with the scheduler's defaults for unset container requests (calculateResource)."""
-    nanos = pod_request_nanos(pod)
-    defaults = non_missing_defaults(nanos, is_pod_level_requests_set(pod))
+    inputs = pod if isinstance(pod, PodRequestInputs) else pod_request_inputs(pod)
+    nanos = pod_request_nanos(inputs)
+    defaults = non_missing_defaults(nanos, bool(inputs.pod_level))
     if defaults:
-        nanos = pod_request_nanos(pod, non_missing=defaults)
+        nanos = pod_request_nanos(inputs, non_missing=defaults)
     return nano_to_milli(nanos.get(RESOURCE_CPU, 0)), nano_to_value(nanos.get(RESOURCE_MEMORY, 0))
 
 
-def pod_requests_with_defaults(pod: Pod, skip_pod_level: bool = False) -> ResourceList:
+def pod_requests_with_defaults(pod: Pod | PodRequestInputs, skip_pod_level: bool = False) -> ResourceList:
     """PodRequests with 100m cpu / 200Mi memory for every container missing them (scoring's non-zero view)."""
     return pod_requests(pod, non_missing=_DEFAULT_NON_ZERO, skip_pod_level=skip_pod_level)
 

@@ -29,7 +29,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import TYPE_CHECKING, Any, Protocol, Self
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, Self, TypeAlias
 
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.events import ClusterEventWithHint
@@ -48,6 +48,10 @@ if TYPE_CHECKING:
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
+
+# FilterPlugin.filter_columns' answer when every node asked passes (no array to make and look through).
+ALL_PASS: Final = True
+FilterColumnsResult: TypeAlias = "NDArray[np.bool_] | Literal[True] | None"
 MAX_TOTAL_SCORE = INT64_MAX
 
 
@@ -335,11 +339,12 @@ class FilterPlugin(Plugin):
         node of the batch with an Error."""
         return [self.filter(state, pod, ni) for ni in node_infos]
 
-    def filter_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> NDArray[np.bool_] | None:
+    def filter_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> FilterColumnsResult:
         """Columnar form (optional): for the snapshot's nodes at `columns.rows` of `columns.table`
-        (framework/nodetable.py), a boolean array, True where `filter` returns Success. The statuses
-        of the other nodes are then asked of `filter_nodes`. None (the default): no columnar answer
-        for this pod (the runner calls `filter_nodes`). An exception is an Error, as in `filter_nodes`."""
+        (framework/nodetable.py), a boolean array, True where `filter` returns Success, or ALL_PASS when
+        it does on every one of them. The statuses of the other nodes are then asked of `filter_nodes`.
+        None (the default): no columnar answer for this pod (the runner calls `filter_nodes`). An
+        exception is an Error, as in `filter_nodes`."""
         return None
 
 

@@ -16,9 +16,11 @@ This module imports numpy; it is imported on the first scheduling cycle, not at 
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
-from collections.abc import Hashable, Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 if "numpy" not in sys.modules:
@@ -47,6 +49,12 @@ _COLUMNS = 10
 # Values at or above this are not exact in float64 and may overflow int64 once scaled by a score.
 EXACT_LIMIT = 1 << 53
 
+# How many of the latest row changes the table remembers by row (see NodeTable.memoized_rows), how many
+# changed rows memoized_rows recomputes one by one rather than in one array pass, and how many keys it keeps.
+_RECENT_CHANGES = 64
+_ROWS_ONE_BY_ONE = 16
+_ROW_MEMO_ENTRIES = 32
+
 # Taint lists, by a row's `taint_id`; id 0 is "no taints".
 NO_TAINTS = 0
 _FACTS_MEMO = "wasmsched.framework.nodetable.facts"
@@ -55,8 +63,9 @@ _FACTS_MEMO = "wasmsched.framework.nodetable.facts"
 class NodeTable:
     """Columns over `infos` (the snapshot's node list itself, so row i is infos[i])."""
 
-    __slots__ = ("_images", "_labels", "_taint_ids", "has_images", "image_rows", "infos", "irregular", "irregular_rows",
-                 "taint_id", "taint_lists", "tainted_rows", "unschedulable", "unschedulable_rows", "values")
+    __slots__ = ("_changed", "_images", "_labels", "_row_memo", "_taint_ids", "has_images", "image_rows", "infos",
+                 "irregular", "irregular_rows", "row_version", "taint_id", "taint_lists", "tainted_rows",
+                 "unschedulable", "unschedulable_rows", "values", "version")
 
     def __init__(self, infos: list[NodeInfo]) -> None:
         n = len(infos)
@@ -79,6 +88,14 @@ class NodeTable:
         self._labels: dict[str, tuple[NDArray[np.int32], list[str], dict[str, int]]] = {}
         # Image columns alike, by image name: the node's ImageStateSummary of it.
         self._images: dict[str, tuple[NDArray[np.int32], list[ImageStateSummary], dict[ImageStateSummary, int]]] = {}
+        # Row changes: `version` counts set_row calls, row_version[i] is the version that last set row i,
+        # `_changed` the rows of the latest versions (newest last), so a memo a few versions old finds what
+        # changed without a pass over the table.
+        self.version = 0
+        self.row_version: NDArray[np.int64] = np.zeros(n, dtype=np.int64)
+        self._changed: deque[int] = deque(maxlen=_RECENT_CHANGES)
+        # memoized_rows' entries: key -> [values of every row, the version they are of].
+        self._row_memo: dict[Hashable, list[Any]] = {}
         # Built column by column (one conversion each) rather than row by row as set_row does.
         vals = [_row_values(ni) for ni in infos]
         irregular = [not all(0 <= v < EXACT_LIMIT for v in row) for row in vals]
@@ -106,6 +123,38 @@ class NodeTable:
         self.tainted_rows -= int(self.taint_id[row] != NO_TAINTS)
         self.image_rows -= int(self.has_images[row])
         self._fill(row, ni)
+        self.version += 1
+        self.row_version[row] = self.version
+        self._changed.append(row)
+
+    def memoized_rows(self, key: Hashable, rows: NDArray[np.intp], compute: Callable[[NDArray[np.intp]], NDArray[Any]],
+                      compute_row: Callable[[NodeInfo], Any]) -> NDArray[Any]:
+        """A value per row that depends only on the row's NodeInfo and on `key` (e.g. a score for pods of
+        one shape), at `rows`. It is computed for every row once (compute(rows) -> their numbers, an array
+        pass), then only for the rows set since, one by one with compute_row (the same value for one node):
+        a scheduling cycle changes one row, and consecutive pods are often of one shape."""
+        entry = self._row_memo.get(key)
+        if entry is None:
+            if len(self._row_memo) >= _ROW_MEMO_ENTRIES:
+                del self._row_memo[next(iter(self._row_memo))]  # the oldest key
+            every = compute(np.arange(len(self.infos), dtype=np.intp))
+            entry = self._row_memo[key] = [every, self.version]
+        elif entry[1] != self.version:
+            every, seen = entry
+            behind = self.version - seen
+            if behind <= len(self._changed):
+                changed = list(set(itertools.islice(reversed(self._changed), behind)))
+            else:
+                changed = np.flatnonzero(self.row_version > seen).tolist()
+            if len(changed) > _ROWS_ONE_BY_ONE:
+                at = np.array(changed, dtype=np.intp)
+                every[at] = compute(at)
+            else:
+                infos = self.infos
+                for r in changed:
+                    every[r] = compute_row(infos[r])
+            entry[1] = self.version
+        return entry[0][rows]  # type: ignore[no-any-return]
 
     def _fill(self, row: int, ni: NodeInfo) -> None:
         vals = _row_values(ni)

@@ -14,6 +14,7 @@ from wasmsched.framework import interface as fw
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from wasmsched.framework.interface import (
+    ALL_PASS,
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
     ClusterClient,
@@ -459,7 +460,7 @@ class Framework:
             try:
                 ok = pl.filter_columns(state, pod, cols)
                 if ok is not None:
-                    if ok.all():
+                    if ok is ALL_PASS or ok.all():
                         if rec:
                             self._observe_plugin_batch(pl.name, mn.FILTER, {Code.SUCCESS}, perf_counter() - start,
                                                        len(alive))
@@ -472,7 +473,7 @@ class Framework:
                     asked = list(range(len(alive)))
                     sts = pl.filter_nodes(state, pod, [node_infos[i] for i in alive.tolist()])
             except Exception as e:
-                asked = list(range(len(alive))) if ok is None else np.flatnonzero(~ok).tolist()
+                asked = list(range(len(alive))) if ok is None or ok is ALL_PASS else np.flatnonzero(~ok).tolist()
                 sts = [Status.error(e)] * len(asked)
             if sts.count(None) == len(asked):
                 if rec:

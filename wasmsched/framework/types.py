@@ -25,6 +25,8 @@ _generation = itertools.count(1)
 
 # PodInfo.memo() entry: what api.resources.pod_requests(pod) gives (shared: read only).
 POD_REQUESTS_MEMO = "api.resources.pod_requests"
+# PodInfo.memo() entry: api.resources.pod_request_inputs(pod), what every variant of its requests is computed from.
+POD_REQUEST_INPUTS_MEMO = "api.resources.pod_request_inputs"
 
 
 def next_generation() -> int:
@@ -157,14 +159,15 @@ class PodInfo:
     def __init__(self, pod: Pod) -> None:
         self.pod = pod
         self.key = pod_key(pod)
-        requests = res.pod_requests(pod)
+        inputs = res.pod_request_inputs(pod)
+        requests = res.pod_requests(inputs)
         self.requests = Resource.from_list(requests)
-        cpu0, mem0 = res.pod_nonzero_requests(pod)
+        cpu0, mem0 = res.pod_nonzero_requests(inputs)
         self.non_zero_requests = Resource(milli_cpu=cpu0, memory=mem0)
         self.priority = pod_priority(pod)
         self.host_ports = _host_ports(pod)
         # A per-object-version memo for plugins and the wasm host (e.g. serialized bytes).
-        self._cache: dict[str, Any] = {POD_REQUESTS_MEMO: requests}
+        self._cache: dict[str, Any] = {POD_REQUESTS_MEMO: requests, POD_REQUEST_INPUTS_MEMO: inputs}
         aff = pod.spec.affinity
         self.required_affinity_terms: list[AffinityTerm] = []
         self.required_anti_affinity_terms: list[AffinityTerm] = []

@@ -138,11 +138,12 @@ class ImageLocality(ScorePlugin):
         import numpy as np
 
         table = columns.table
+        if not table.image_rows:
+            # No node has an image state: every node scores calculate_priority(0, n), which is 0 for any n.
+            return np.zeros(len(columns.rows), dtype=np.int64)
         images = pod_images(pod)
         n = len(images)
         low = calculate_priority(0, n)
-        if not table.image_rows:
-            return np.full(len(columns.rows), low, dtype=np.int64)
         names = sorted(set(images))
         total = self._total_num_nodes()
 

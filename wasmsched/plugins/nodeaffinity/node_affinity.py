@@ -19,6 +19,7 @@ from wasmsched.framework.events import (
 from wasmsched.framework.interface import (
     MAX_NODE_SCORE,
     EnqueueExtensions,
+    FilterColumnsResult,
     FilterPlugin,
     Handle,
     NodeScore,
@@ -276,7 +277,7 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
                 out[i] = Status(_UNRESOLVABLE, [reason])
         return out
 
-    def filter_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> NDArray[np.bool_] | None:
+    def filter_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> FilterColumnsResult:
         """The answer depends on the labels the selectors name (and on the node name only through
         matchFields, which leaves it to the per-node form): one check per distinct set of their values."""
         added = self.added_node_selector

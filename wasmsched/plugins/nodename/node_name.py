@@ -8,13 +8,11 @@ from typing import TYPE_CHECKING
 from wasmsched.api.types import Pod
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
-from wasmsched.framework.interface import EnqueueExtensions, FilterPlugin
+from wasmsched.framework.interface import ALL_PASS, EnqueueExtensions, FilterColumnsResult, FilterPlugin
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import NodeInfo
 
 if TYPE_CHECKING:
-    import numpy as np
-    from numpy.typing import NDArray
 
     from wasmsched.framework.nodetable import NodeColumns
 
@@ -44,12 +42,10 @@ class NodeName(FilterPlugin, EnqueueExtensions):
             return [None] * len(node_infos)
         return [None if ni.name == want else Status.unresolvable(ERR_REASON) for ni in node_infos]
 
-    def filter_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> NDArray[np.bool_] | None:
+    def filter_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> FilterColumnsResult:
         if pod.spec.nodeName:
             return None  # the per-node form compares names
-        import numpy as np
-
-        return np.ones(len(columns.rows), dtype=np.bool_)
+        return ALL_PASS
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # No hint: a new node always retries the pod (with backoff), the same as Queue.

@@ -31,6 +31,7 @@ from wasmsched.framework.events import (
 )
 from wasmsched.framework.interface import (
     EnqueueExtensions,
+    FilterColumnsResult,
     FilterPlugin,
     Handle,
     PreFilterExtensions,
@@ -71,6 +72,8 @@ NAME = "NodeResourcesFit"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 _POD_REQUEST_MEMO = "noderesources.fit.request"
+# NodeTable.memoized_rows key of filter_columns' verdicts.
+_FIT_FILTER_MEMO = "noderesources.fit.filter"
 
 ERR_REASON_TOO_MANY_PODS = "Too many pods"
 ERR_REASON_SIDECAR_DISABLED = "Pod has a restartable init container and the SidecarContainers feature is disabled"
@@ -200,23 +203,22 @@ def _status_for(insufficient: list[InsufficientResource]) -> Status:
     return Status(code, [r.reason for r in insufficient])
 
 
-def _fits_fast(s: PreFilterState, ni: NodeInfo) -> bool:
+def _insufficient_fast(cpu: int, mem: int, eph: int, ni: NodeInfo) -> bool:
+    """Whether the node lacks a pod slot, or the cpu, memory or ephemeral-storage asked (fits_request's
+    checks of those, yes or no)."""
     alloc = ni.allocatable
     used = ni.requested
-    if len(ni.pods) + 1 > alloc.allowed_pod_number:
-        return False
-    cpu = s.milli_cpu
-    if cpu > 0 and cpu > alloc.milli_cpu - used.milli_cpu:
-        return False
-    mem = s.memory
-    if mem > 0 and mem > alloc.memory - used.memory:
-        return False
-    eph = s.ephemeral_storage
-    if eph > 0 and eph > alloc.ephemeral_storage - used.ephemeral_storage:
-        return False
-    return not any(
-        q > alloc.scalar_resources.get(name, 0) - used.scalar_resources.get(name, 0) for name, q in s.scalars
-    )
+    return (len(ni.pods) + 1 > alloc.allowed_pod_number
+            or (cpu > 0 and cpu > alloc.milli_cpu - used.milli_cpu)
+            or (mem > 0 and mem > alloc.memory - used.memory)
+            or (eph > 0 and eph > alloc.ephemeral_storage - used.ephemeral_storage))
+
+
+def _insufficient_scalars(s: PreFilterState, ni: NodeInfo) -> bool:
+    """Whether the node lacks an extended resource asked (fits_request's checks of those, yes or no)."""
+    alloc = ni.allocatable
+    used = ni.requested
+    return any(q > alloc.scalar_resources.get(name, 0) - used.scalar_resources.get(name, 0) for name, q in s.scalars)
 
 
 def _scorer_for(args: NodeResourcesFitArgs) -> ResourceAllocationScorer:
@@ -299,19 +301,13 @@ class Fit(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreScorePlugin, Scor
             return [s] * len(node_infos)
         out: list[Status | None] = [None] * len(node_infos)
         cpu, mem, eph, scalars = s.milli_cpu, s.memory, s.ephemeral_storage, s.scalars
-        # Most nodes fit: a cheap yes/no first (_fits_fast inlined), the reasons only for the others.
+        # Most nodes fit: a cheap yes/no first, the reasons only for the others.
         for i, ni in enumerate(node_infos):
-            alloc = ni.allocatable
-            used = ni.requested
-            if (len(ni.pods) + 1 > alloc.allowed_pod_number
-                    or (cpu > 0 and cpu > alloc.milli_cpu - used.milli_cpu)
-                    or (mem > 0 and mem > alloc.memory - used.memory)
-                    or (eph > 0 and eph > alloc.ephemeral_storage - used.ephemeral_storage)
-                    or (scalars and not _fits_fast(s, ni))):
+            if _insufficient_fast(cpu, mem, eph, ni) or (scalars and _insufficient_scalars(s, ni)):
                 out[i] = _status_for(fits_request(s, ni))
         return out
 
-    def filter_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> NDArray[np.bool_] | None:
+    def filter_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> FilterColumnsResult:
         s = state.get(PRE_FILTER_STATE_KEY)
         if not isinstance(s, PreFilterState) or s.scalars:
             return None  # no state (an Error, per node) or extended resources: per node
@@ -322,16 +318,25 @@ class Fit(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreScorePlugin, Scor
         if not table.regular() or not (0 <= cpu < nt.EXACT_LIMIT and 0 <= mem < nt.EXACT_LIMIT
                                        and 0 <= eph < nt.EXACT_LIMIT):
             return None
-        v = columns.values()
-        # fits_request's checks, in its order (each rejects on its own, so the order does not matter here).
-        ok = v[:, nt.NUM_PODS] + 1 <= v[:, nt.ALLOC_PODS]
-        if cpu > 0:
-            ok &= cpu <= v[:, nt.ALLOC_CPU] - v[:, nt.REQ_CPU]
-        if mem > 0:
-            ok &= mem <= v[:, nt.ALLOC_MEMORY] - v[:, nt.REQ_MEMORY]
-        if eph > 0:
-            ok &= eph <= v[:, nt.ALLOC_EPHEMERAL] - v[:, nt.REQ_EPHEMERAL]
-        return ok
+
+        def compute(rows: NDArray[np.intp]) -> NDArray[np.bool_]:
+            v = table.values[rows]
+            # fits_request's checks, in its order (each rejects on its own, so the order does not matter here).
+            ok = v[:, nt.NUM_PODS] + 1 <= v[:, nt.ALLOC_PODS]
+            if cpu > 0:
+                ok &= cpu <= v[:, nt.ALLOC_CPU] - v[:, nt.REQ_CPU]
+            if mem > 0:
+                ok &= mem <= v[:, nt.ALLOC_MEMORY] - v[:, nt.REQ_MEMORY]
+            if eph > 0:
+                ok &= eph <= v[:, nt.ALLOC_EPHEMERAL] - v[:, nt.REQ_EPHEMERAL]
+            return ok
+
+        def compute_row(ni: NodeInfo) -> bool:
+            return not _insufficient_fast(cpu, mem, eph, ni)
+
+        # The verdict depends on the node's row and the pod's (cpu, memory, ephemeral-storage) only: kept per
+        # shape of pod and recomputed for the rows changed since (see NodeTable.memoized_rows).
+        return table.memoized_rows((_FIT_FILTER_MEMO, cpu, mem, eph), columns.rows, compute, compute_row)
 
     # --- PreScore / Score --------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from wasmsched.api.types import Pod
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import (
+    POD_REQUEST_INPUTS_MEMO,
     POD_REQUESTS_MEMO,
     RESOURCE_CPU,
     RESOURCE_EPHEMERAL_STORAGE,
@@ -84,7 +85,7 @@ def weighted_mean_scorer(resources: Sequence[ResourceSpecLike],
     return scorer
 
 
-def pod_resource_requests(pod: Pod, non_zero: bool, pod_level: bool = True) -> dict[str, int]:
+def pod_resource_requests(pod: Pod | res.PodRequestInputs, non_zero: bool, pod_level: bool = True) -> dict[str, int]:
     """calculatePodResourceRequest's resource.PodRequests: status resources considered (in-place
     resize is GA), cpu in milli-CPU; non_zero gives containers without a cpu / memory request the
     scheduler's defaults (NonMissingContainerRequests); pod_level False ignores spec.resources."""
@@ -119,7 +120,7 @@ class ResourceAllocationScorer:
             (_KINDS.get(r.name, _OTHER), r.name, res.is_scalar_resource_name(r.name)) for r in self.resources
         ]
 
-    def calculate_pod_resource_request_list(self, pod: Pod) -> list[int]:
+    def calculate_pod_resource_request_list(self, pod: Pod | res.PodRequestInputs) -> list[int]:
         """The pod's request of each configured resource, in the order of `resources`."""
         reqs = pod_resource_requests(pod, non_zero=not self.use_requested, pod_level=self.enable_pod_level_resources)
         return [reqs.get(r.name, 0) for r in self.resources]
@@ -133,7 +134,12 @@ class ResourceAllocationScorer:
                 return [reqs.get(r.name, 0) for r in self.resources]
 
             return pod_memoized(state, pod, self._memo_key, from_pod_info)
-        return pod_memoized(state, pod, self._memo_key, self.calculate_pod_resource_request_list)
+
+        def from_inputs(p: Pod) -> list[int]:
+            return self.calculate_pod_resource_request_list(
+                pod_memoized(state, p, POD_REQUEST_INPUTS_MEMO, res.pod_request_inputs))
+
+        return pod_memoized(state, pod, self._memo_key, from_inputs)
 
     @staticmethod
     def is_best_effort_pod(pod_requests: Sequence[int]) -> bool:
@@ -230,12 +236,23 @@ class ResourceAllocationScorer:
         pod_cpu, pod_mem = pod_requests[0], pod_requests[1]
         if not table.regular() or not (0 <= pod_cpu < nt.EXACT_LIMIT and 0 <= pod_mem < nt.EXACT_LIMIT):
             return None
-        v = columns.values()
-        if self.use_requested:
-            used_cpu, used_mem = v[:, nt.REQ_CPU], v[:, nt.REQ_MEMORY]
-        else:
-            used_cpu, used_mem = v[:, nt.NONZERO_CPU], v[:, nt.NONZERO_MEMORY]
-        return fn(v[:, nt.ALLOC_CPU], v[:, nt.ALLOC_MEMORY], used_cpu, used_mem, pod_cpu, pod_mem)
+        used_cpu_col, used_mem_col = (nt.REQ_CPU, nt.REQ_MEMORY) if self.use_requested else \
+            (nt.NONZERO_CPU, nt.NONZERO_MEMORY)
+
+        def compute(rows: NDArray[np.intp]) -> NDArray[np.int64]:
+            v = table.values[rows]
+            return fn(v[:, nt.ALLOC_CPU], v[:, nt.ALLOC_MEMORY], v[:, used_cpu_col], v[:, used_mem_col], pod_cpu,
+                      pod_mem)
+
+        one = self.cpu_mem_fn or score_cpu_mem
+        scorer, use_requested = self.scorer, self.use_requested
+
+        def compute_row(ni: NodeInfo) -> int:
+            return one(ni, pod_cpu, pod_mem, scorer, use_requested)
+
+        # A node's score depends on its row and the pod's (cpu, memory) only: kept per shape of pod, and
+        # recomputed for the rows that changed since (the node the previous pod went to).
+        return table.memoized_rows((self._memo_key, pod_cpu, pod_mem), columns.rows, compute, compute_row)
 
 
 def score_cpu_mem(ni: NodeInfo, pod_cpu: int, pod_mem: int, scorer: ScorerFn, use_requested: bool) -> int:

@@ -15,15 +15,13 @@ from wasmsched.framework.events import (
     EventResource,
     QueueingHint,
 )
-from wasmsched.framework.interface import EnqueueExtensions, FilterPlugin
+from wasmsched.framework.interface import ALL_PASS, EnqueueExtensions, FilterColumnsResult, FilterPlugin
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins.helper.nodefacts import node_facts
 from wasmsched.plugins.helper.objects import as_update
 
 if TYPE_CHECKING:
-    import numpy as np
-    from numpy.typing import NDArray
 
     from wasmsched.framework.nodetable import NodeColumns
 
@@ -73,13 +71,11 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
                 out[i] = Status(_UNRESOLVABLE, [ERR_REASON_UNSCHEDULABLE])
         return out
 
-    def filter_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> NDArray[np.bool_] | None:
-        import numpy as np
-
+    def filter_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> FilterColumnsResult:
         table = columns.table
         unschedulable = table.unschedulable[columns.rows] if table.unschedulable_rows else None
         if unschedulable is None or not unschedulable.any() or _tolerates_unschedulable(pod):
-            return np.ones(len(columns.rows), dtype=np.bool_)
+            return ALL_PASS
         return ~unschedulable
 
     def events_to_register(self) -> list[ClusterEventWithHint]:

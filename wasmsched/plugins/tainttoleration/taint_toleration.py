@@ -16,8 +16,10 @@ from wasmsched.framework.events import (
     QueueingHint,
 )
 from wasmsched.framework.interface import (
+    ALL_PASS,
     MAX_NODE_SCORE,
     EnqueueExtensions,
+    FilterColumnsResult,
     FilterPlugin,
     Handle,
     NodeScore,
@@ -157,13 +159,13 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
                 out[i] = Status(_UNRESOLVABLE, [ERR_REASON_UNTOLERATED])
         return out
 
-    def filter_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> NDArray[np.bool_] | None:
+    def filter_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> FilterColumnsResult:
         import numpy as np
 
         table = columns.table
         ids = table.taint_id[columns.rows] if table.tainted_rows else None
         if ids is None or not ids.any():
-            return np.ones(len(columns.rows), dtype=np.bool_)
+            return ALL_PASS
         tolerations = list(pod.spec.tolerations)
         # The answer depends on the node's taint list only: one check per distinct list (of the table's,
         # when they are few; else of these rows').
