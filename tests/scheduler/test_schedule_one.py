@@ -412,6 +412,22 @@ def test_without_scores_the_walk_ends_at_one_feasible_node_more() -> None:
     assert sched.algorithm.next_start_node_index == 1
 
 
+@pytest.mark.parametrize("second", [5, 31, 32, 36])
+def test_the_walk_to_one_feasible_node_more_goes_past_the_chunk(second: int) -> None:
+    # Nodes are filtered in chunks of 32: the second feasible node (where kube cancels the walk) may be in
+    # the chunk that found the first one or after it. Either way every node up to it is rejected and
+    # recorded, none after it, and the next walk starts after it.
+    sched, _, _ = build({"filter": [("F", MatchFilter(set()))]}, n_nodes=40)
+    sched.cache.update_snapshot(sched.snapshot)
+    order = [ni.name for ni in sched.snapshot.list()]
+    fwk = sched.profiles["default-scheduler"]
+    fwk.points["filter"][0].ok = {order[0], order[second]}  # type: ignore[attr-defined]
+    feasible, diagnosis = sched.algorithm.find_nodes_that_fit_pod(fwk, CycleState(), make_pod("p").uid("p").obj())
+    assert [ni.name for ni in feasible] == [order[0]]
+    assert [n for n in order if diagnosis.node_to_status.has(n)] == order[1:second]
+    assert sched.algorithm.next_start_node_index == second
+
+
 @pytest.mark.parametrize("lowest_name", [False, True])
 def test_without_scores_nodes_after_the_second_feasible_one_are_not_walked(lowest_name: bool) -> None:
     # An Error after the second feasible node is not kube's; the lowest-name mode still filters those

@@ -287,8 +287,12 @@ class SchedulingAlgorithm:
         # Nodes are filtered in chunks, plugin by plugin over the chunk (one Python call per plugin
         # instead of per node and plugin). Results are consumed in node order and cut where the
         # wanted number of feasible nodes is reached, so the outcome equals kube's sequential walk.
-        size = max(to_find, 32)
+        # A chunk holds one node more than is wanted: where kube's walk cancels itself (see
+        # _walk_to_one_more) is then usually known from the chunk's results.
+        size = max(to_find + 1, 32)
         stop = n  # where the wanted number was reached: the position after the last node taken
+        chunk: list[NodeInfo] = []
+        results: list[Status | None] = []
         while pos < n and len(feasible) < to_find:
             chunk = ordered[pos: pos + size]
             chunk_rows = rows[pos: pos + size] if rows is not None else None
@@ -330,14 +334,24 @@ class SchedulingAlgorithm:
                 if picked is not None and chunk_rows is not None:
                     picked.append((chunk_rows, taken))
             pos += len(chunk)
-            size = max(to_find - len(feasible), 32)
+            size = max(to_find - len(feasible) + 1, 32)
             if table is not None:
                 # Columnar passes cost per pass more than per node: the next chunk is sized by the share of
                 # nodes that passed so far, so a selective pod takes a few passes, not one per 32 nodes.
                 passed = len(feasible) / pos
                 size = n if passed < 0.05 else max(size, int((to_find - len(feasible)) / passed * 1.2))
         if stop < n:
-            self._walk_to_one_more(fwk, state, pod, diagnosis, ordered[stop:], len(feasible))
+            # The nodes of the last chunk past `stop` were filtered with it: the walk to one feasible node
+            # more goes through their results first.
+            for j in range(stop - (pos - len(chunk)), len(chunk)):
+                st = results[j]
+                if st is None:
+                    break
+                if st.code == Code.ERROR:
+                    raise FilterError(st.message(), len(feasible))
+                self._record(diagnosis, chunk[j], st)
+            else:
+                self._walk_to_one_more(fwk, state, pod, diagnosis, ordered[pos:], len(feasible))
         if picked is None or table is None:
             return FeasibleNodes(feasible)
         import numpy as np
