@@ -320,6 +320,9 @@ def test_node_infos_of_rows() -> None:
     table = snap.node_table()
     assert table.infos is snap.list() and len(table) == 10
     assert rotated_rows(5, 2).tolist() == [2, 3, 4, 0, 1]
+    for start in (0, 3, 9):
+        view = table.rotated_rows(start)
+        assert view.tolist() == rotated_rows(10, start).tolist() and not view.flags.writeable
     ni: NodeInfo = table.infos[3]
     assert snap.positions[ni.name] == 3
 

@@ -63,9 +63,9 @@ _FACTS_MEMO = "wasmsched.framework.nodetable.facts"
 class NodeTable:
     """Columns over `infos` (the snapshot's node list itself, so row i is infos[i])."""
 
-    __slots__ = ("_changed", "_images", "_labels", "_row_memo", "_taint_ids", "has_images", "image_rows", "infos",
-                 "irregular", "irregular_rows", "row_version", "taint_id", "taint_lists", "tainted_rows",
-                 "unschedulable", "unschedulable_rows", "values", "version")
+    __slots__ = ("_changed", "_images", "_labels", "_row_memo", "_rows_twice", "_taint_ids", "has_images",
+                 "image_rows", "infos", "irregular", "irregular_rows", "row_version", "taint_id", "taint_lists",
+                 "tainted_rows", "unschedulable", "unschedulable_rows", "values", "version")
 
     def __init__(self, infos: list[NodeInfo]) -> None:
         n = len(infos)
@@ -96,6 +96,8 @@ class NodeTable:
         self._changed: deque[int] = deque(maxlen=_RECENT_CHANGES)
         # memoized_rows' entries: key -> [values of every row, the version they are of].
         self._row_memo: dict[Hashable, list[Any]] = {}
+        # 0..n-1 twice, read-only: every rotation of the rows is a view of it.
+        self._rows_twice: NDArray[np.intp] | None = None
         # Built column by column (one conversion each) rather than row by row as set_row does.
         vals = [_row_values(ni) for ni in infos]
         irregular = [not all(0 <= v < EXACT_LIMIT for v in row) for row in vals]
@@ -126,6 +128,15 @@ class NodeTable:
         self.version += 1
         self.row_version[row] = self.version
         self._changed.append(row)
+
+    def rotated_rows(self, start: int) -> NDArray[np.intp]:
+        """rotated_rows(len(self), start), as a read-only view (no array made per cycle)."""
+        twice = self._rows_twice
+        if twice is None:
+            n = len(self.infos)
+            twice = self._rows_twice = np.concatenate((np.arange(n, dtype=np.intp), np.arange(n, dtype=np.intp)))
+            twice.flags.writeable = False
+        return twice[start: start + len(self.infos)]
 
     def memoized_rows(self, key: Hashable, rows: NDArray[np.intp], compute: Callable[[NDArray[np.intp]], NDArray[Any]],
                       compute_row: Callable[[NodeInfo], Any]) -> NDArray[Any]:

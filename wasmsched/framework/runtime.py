@@ -688,9 +688,9 @@ class Framework:
         n = min([len(nodes)] + [len(a) for a in arrays])
         if n < len(nodes) or any(len(a) != n for a in arrays):
             nodes, arrays = nodes[:n], [a[:n] for a in arrays]
-        matrix = np.vstack(arrays) if arrays else np.zeros((0, n), dtype=np.int64)
+        matrix = np.vstack(arrays, dtype=np.int64, casting="unsafe") if arrays else np.zeros((0, n), dtype=np.int64)
         bad = set(bad_lists)
-        if n and arrays:
+        if n and arrays and (matrix.max() > MAX_NODE_SCORE or matrix.min() < MIN_NODE_SCORE):
             bad.update(np.flatnonzero((matrix.max(axis=1) > MAX_NODE_SCORE)
                                       | (matrix.min(axis=1) < MIN_NODE_SCORE)).tolist())
         if bad:
@@ -700,9 +700,8 @@ class Framework:
                                           scores.tolist() if isinstance(scores, np.ndarray) else scores)
         weights = [self.score_plugin_weight.get(pl.name, 1) for pl in plugins]
         if any(w != 1 for w in weights):
-            matrix = matrix * np.array(weights, dtype=np.int64)[:, None]
-        weighted = matrix
-        return ScoredNodes(nodes, tuple(pl.name for pl in plugins), weighted), None
+            matrix *= np.array(weights, dtype=np.int64)[:, None]  # vstack made it: ours to change
+        return ScoredNodes(nodes, tuple(pl.name for pl in plugins), matrix), None
 
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         return self._run_until_failure("reserve", "Reserve", set(), state, pod, node_name)

@@ -260,10 +260,9 @@ class SchedulingAlgorithm:
             return None, None
         snap = self.snapshot
         all_nodes = snap.list()
-        from wasmsched.framework.nodetable import rotated_rows  # numpy: loaded on first use
-
         if nodes is all_nodes:
-            return snap.node_table(), rotated_rows(len(nodes), start)
+            table = snap.node_table()
+            return table, table.rotated_rows(start)
         if len(nodes) == 1:
             return None, None  # the nominated node: nothing to gain
         positions = snap.positions
