@@ -129,14 +129,28 @@ def _affinity_term(pod: Pod, term: Any) -> AffinityTerm:
     return AffinityTerm(namespaces, selector, term.topologyKey, ns_selector)
 
 
-def _host_ports(pod: Pod) -> list[tuple[str, str, int]]:
-    ports: list[tuple[str, str, int]] = []
-    containers = list(pod.spec.containers) + [
-        c for c in pod.spec.initContainers if c.restartPolicy == "Always"
+# framework.DefaultBindAllHostIP: a host port without hostIP binds every address; and the protocol of a
+# port without one.
+DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
+DEFAULT_PROTOCOL = "TCP"
+
+HostPort = tuple[str, str, int]  # (hostIP, protocol, hostPort), sanitized
+
+
+def get_host_ports(pod: Pod) -> list[HostPort]:
+    """The pod's host ports (schedutil.GetHostPorts): sidecar init containers, then containers.
+
+    Only ports with hostPort > 0; init containers count only when they run for the pod's whole
+    life (restartPolicy Always).
+    """
+    containers = [c for c in pod.spec.initContainers if c.restartPolicy == "Always"]
+    containers.extend(pod.spec.containers)
+    return [
+        (p.hostIP or DEFAULT_BIND_ALL_HOST_IP, p.protocol or DEFAULT_PROTOCOL, p.hostPort)
+        for c in containers
+        for p in c.ports
+        if p.hostPort > 0
     ]
-    for c in containers:
-        ports.extend((p.hostIP or "0.0.0.0", p.protocol or "TCP", p.hostPort) for p in c.ports if p.hostPort > 0)
-    return ports
 
 
 class PodInfo:
@@ -165,7 +179,7 @@ class PodInfo:
         cpu0, mem0 = res.pod_nonzero_requests(inputs)
         self.non_zero_requests = Resource(milli_cpu=cpu0, memory=mem0)
         self.priority = pod_priority(pod)
-        self.host_ports = _host_ports(pod)
+        self.host_ports = get_host_ports(pod)
         # A per-object-version memo for plugins and the wasm host (e.g. serialized bytes).
         self._cache: dict[str, Any] = {POD_REQUESTS_MEMO: requests, POD_REQUEST_INPUTS_MEMO: inputs}
         aff = pod.spec.affinity
@@ -264,10 +278,6 @@ class ImageStateSummary:
     num_nodes: int
 
 
-# framework.DefaultBindAllHostIP: a host port without hostIP binds every address.
-DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
-
-
 class HostPortInfo:
     """Used host ports per IP, with 0.0.0.0 conflicting with every IP (framework.HostPortInfo).
 
@@ -284,12 +294,12 @@ class HostPortInfo:
     def add(self, ip: str, protocol: str, port: int) -> None:
         if port <= 0:
             return
-        self._ports.setdefault(ip or DEFAULT_BIND_ALL_HOST_IP, set()).add((protocol or "TCP", port))
+        self._ports.setdefault(ip or DEFAULT_BIND_ALL_HOST_IP, set()).add((protocol or DEFAULT_PROTOCOL, port))
 
     def remove(self, ip: str, protocol: str, port: int) -> None:
         if port <= 0:
             return
-        ip, protocol = ip or DEFAULT_BIND_ALL_HOST_IP, protocol or "TCP"
+        ip, protocol = ip or DEFAULT_BIND_ALL_HOST_IP, protocol or DEFAULT_PROTOCOL
         d = self._ports.get(ip)
         if not d:
             return
@@ -301,10 +311,10 @@ class HostPortInfo:
         if port <= 0:
             return False
         ip = ip or DEFAULT_BIND_ALL_HOST_IP
-        key = (protocol or "TCP", port)
+        key = (protocol or DEFAULT_PROTOCOL, port)
         if ip == DEFAULT_BIND_ALL_HOST_IP:
             return any(key in d for d in self._ports.values())
-        return key in self._ports.get(ip, {}) or key in self._ports.get("0.0.0.0", {})
+        return key in self._ports.get(ip, {}) or key in self._ports.get(DEFAULT_BIND_ALL_HOST_IP, {})
 
     def __len__(self) -> int:
         return sum(len(d) for d in self._ports.values())

@@ -16,35 +16,12 @@ from wasmsched.framework.events import (
 )
 from wasmsched.framework.interface import EnqueueExtensions, FilterPlugin, PreFilterPlugin, PreFilterResult
 from wasmsched.framework.status import Status
-from wasmsched.framework.types import HostPortInfo, NodeInfo
+from wasmsched.framework.types import HostPort, HostPortInfo, NodeInfo, get_host_ports
 from wasmsched.plugins.helper.objects import as_pair
 
 NAME = "NodePorts"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
-
-# HostPortInfo's defaults for an unset hostIP / protocol.
-DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
-DEFAULT_PROTOCOL = "TCP"
-
-HostPort = tuple[str, str, int]  # (hostIP, protocol, hostPort), sanitized
-
-
-def get_host_ports(pod: Pod) -> list[HostPort]:
-    """The pod's host ports (util.GetHostPorts): sidecar init containers, then containers.
-
-    Only ports with hostPort > 0; init containers count only when they run for the pod's whole
-    life (restartPolicy Always).
-    """
-    containers = [c for c in pod.spec.initContainers if c.restartPolicy == "Always"]
-    containers.extend(pod.spec.containers)
-    return [
-        (p.hostIP or DEFAULT_BIND_ALL_HOST_IP, p.protocol or DEFAULT_PROTOCOL, p.hostPort)
-        for c in containers
-        for p in c.ports
-        if p.hostPort > 0
-    ]
-
 
 def _fits_ports(want_ports: Sequence[HostPort], ports_in_use: HostPortInfo) -> bool:
     if not len(ports_in_use):
@@ -71,7 +48,9 @@ class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
 
     def pre_filter(self, state: CycleState, pod: Pod,
                    nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
-        ports = get_host_ports(pod)
+        pi = state.pod_info
+        # The cycle's PodInfo has them (the same list, made when the pod was queued).
+        ports = pi.host_ports if pi is not None and pi.pod is pod else get_host_ports(pod)
         if not ports:
             return None, Status.skip()
         state.write(PRE_FILTER_STATE_KEY, _PreFilterState(ports))
