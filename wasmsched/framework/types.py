@@ -6,6 +6,7 @@ terms, host ports, image states) once per object version, so plugins never re-pa
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 from collections.abc import Iterable, Mapping
@@ -15,6 +16,7 @@ from typing import Any
 from wasmsched.api import resources as res
 from wasmsched.api.labels import Selector, compile_label_selector
 from wasmsched.api.types import Node, Pod, pod_key, pod_priority
+from wasmsched.framework.pod_shape import DEFAULT_BIND_ALL_HOST_IP, DEFAULT_PROTOCOL, PodShape, read_pod_shape
 
 RESOURCE_CPU = "cpu"
 RESOURCE_MEMORY = "memory"
@@ -129,30 +131,6 @@ def _affinity_term(pod: Pod, term: Any) -> AffinityTerm:
     return AffinityTerm(namespaces, selector, term.topologyKey, ns_selector)
 
 
-# framework.DefaultBindAllHostIP: a host port without hostIP binds every address; and the protocol of a
-# port without one.
-DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
-DEFAULT_PROTOCOL = "TCP"
-
-HostPort = tuple[str, str, int]  # (hostIP, protocol, hostPort), sanitized
-
-
-def get_host_ports(pod: Pod) -> list[HostPort]:
-    """The pod's host ports (schedutil.GetHostPorts): sidecar init containers, then containers.
-
-    Only ports with hostPort > 0; init containers count only when they run for the pod's whole
-    life (restartPolicy Always).
-    """
-    containers = [c for c in pod.spec.initContainers if c.restartPolicy == "Always"]
-    containers.extend(pod.spec.containers)
-    return [
-        (p.hostIP or DEFAULT_BIND_ALL_HOST_IP, p.protocol or DEFAULT_PROTOCOL, p.hostPort)
-        for c in containers
-        for p in c.ports
-        if p.hostPort > 0
-    ]
-
-
 class PodInfo:
     """A pod with what plugins need precomputed (framework.PodInfo)."""
 
@@ -168,20 +146,25 @@ class PodInfo:
         "requests",
         "required_affinity_terms",
         "required_anti_affinity_terms",
+        "shape",
     )
 
-    def __init__(self, pod: Pod) -> None:
+    def __init__(self, pod: Pod, shape: PodShape | None = None) -> None:
+        """`shape`: the pod's PodShape when the caller has it (PodShapes.of(pod))."""
         self.pod = pod
         self.key = pod_key(pod)
-        inputs = res.pod_request_inputs(pod)
-        requests = res.pod_requests(inputs)
+        # What is read of the spec and status, shared with the pods of the same shape (the queue's PodShapes).
+        if shape is None:
+            shape = read_pod_shape(pod)
+        self.shape = shape
+        requests = shape.requests
         self.requests = Resource.from_list(requests)
-        cpu0, mem0 = res.pod_nonzero_requests(inputs)
+        cpu0, mem0 = shape.non_zero_requests
         self.non_zero_requests = Resource(milli_cpu=cpu0, memory=mem0)
         self.priority = pod_priority(pod)
-        self.host_ports = get_host_ports(pod)
+        self.host_ports = shape.host_ports
         # A per-object-version memo for plugins and the wasm host (e.g. serialized bytes).
-        self._cache: dict[str, Any] = {POD_REQUESTS_MEMO: requests, POD_REQUEST_INPUTS_MEMO: inputs}
+        self._cache: dict[str, Any] = {POD_REQUESTS_MEMO: requests, POD_REQUEST_INPUTS_MEMO: shape.request_inputs}
         aff = pod.spec.affinity
         self.required_affinity_terms: list[AffinityTerm] = []
         self.required_anti_affinity_terms: list[AffinityTerm] = []
@@ -217,6 +200,8 @@ class PodInfo:
         c.non_zero_requests = self.non_zero_requests
         c.priority = self.priority
         c.host_ports = self.host_ports
+        # The assumed pod's spec differs (nodeName): what was read holds, plugins' values are its own.
+        c.shape = dataclasses.replace(self.shape, memo={})
         c._cache = {}
         c.required_affinity_terms = self.required_affinity_terms
         c.required_anti_affinity_terms = self.required_anti_affinity_terms

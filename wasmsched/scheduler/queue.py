@@ -25,6 +25,7 @@ from wasmsched.framework.events import (
     unroll_pod_event,
 )
 from wasmsched.framework.interface import NominatingInfo, NominatingMode
+from wasmsched.framework.pod_shape import PodShapes
 from wasmsched.framework.status import is_success
 from wasmsched.framework.types import PodInfo, QueuedPodInfo, get_pod_key
 from wasmsched.metrics import names as mn
@@ -220,6 +221,8 @@ class SchedulingQueue:
         self.queueing_hints: QueueingHintMap = queueing_hints or {}
         self._pre_enqueue = pre_enqueue if pre_enqueue is not None else {}
         self.nominator = Nominator()
+        # What the queued pods' specs and statuses were read into, by shape (a workload's replicas share one).
+        self.pod_shapes = PodShapes()
         self.scheduling_cycle = 0
         # Events received while pods are in flight (popped, not yet done), checked when one fails. As kube's
         # inFlightEvents: one log shared by all in-flight pods, each remembering where its attempt began
@@ -237,7 +240,11 @@ class SchedulingQueue:
 
     def _new_queued(self, pod: Pod) -> QueuedPodInfo:
         now = self._clock()
-        return QueuedPodInfo(PodInfo(pod), timestamp=now, initial_attempt_timestamp=None)
+        return QueuedPodInfo(self.pod_info(pod), timestamp=now, initial_attempt_timestamp=None)
+
+    def pod_info(self, pod: Pod) -> PodInfo:
+        """The PodInfo of a pod to queue, sharing what pods of its shape have read (pod_shapes)."""
+        return PodInfo(pod, self.pod_shapes.of(pod))
 
     def _run_pre_enqueue(self, qpi: QueuedPodInfo) -> bool:
         fn = self._pre_enqueue.get(qpi.pod.spec.schedulerName)
@@ -299,14 +306,14 @@ class SchedulingQueue:
             for store in (self.active_q, self.backoff_q):
                 qpi = store.get(key)
                 if qpi is not None:
-                    qpi.pod_info = PodInfo(new)
+                    qpi.pod_info = self.pod_info(new)
                     self.nominator.update_nominated_pod(old, qpi.pod_info)
                     store.delete(key)
                     store.push(qpi)
                     return
             qpi = self.unschedulable_pods.get(key) or self.gated_pods.get(key)
             if qpi is not None:
-                qpi.pod_info = PodInfo(new)
+                qpi.pod_info = self.pod_info(new)
                 self.nominator.update_nominated_pod(old, qpi.pod_info)
                 for ev in events:
                     strategy = self._is_pod_worth_requeuing(qpi, ev, old, new)

@@ -24,3 +24,17 @@ def pod_memoized(state: CycleState, pod: Pod, key: str, compute: Callable[[Pod],
     if value is None:
         value = memo[key] = compute(pod)
     return value
+
+
+def shape_memoized(state: CycleState, pod: Pod, key: str, compute: Callable[[Pod], T]) -> T:
+    """compute(pod), memoized under `key` for every pod of the shape of the cycle's pod (its PodInfo's
+    PodShape, framework/pod_shape.py): `compute` must read nothing of the pod but its spec and status,
+    and `key` must name what computes (plugin instance, arguments). Otherwise as pod_memoized."""
+    pi = state.pod_info
+    if pi is None or pi.pod is not pod:
+        return compute(pod)
+    memo = pi.shape.memo
+    value: T | None = memo.get(key)
+    if value is None:
+        value = memo[key] = compute(pod)
+    return value

@@ -11,6 +11,7 @@ counterpart here.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,12 +28,14 @@ from wasmsched.framework.interface import EnqueueExtensions, FilterPlugin, PreFi
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins.helper.objects import as_pair, as_update
+from wasmsched.plugins.helper.podmemo import shape_memoized
 from wasmsched.plugins.nodedeclaredfeatures import features
 from wasmsched.plugins.nodedeclaredfeatures.featureset import FeatureSet
 from wasmsched.plugins.nodedeclaredfeatures.framework import Framework, PodInfo
 from wasmsched.plugins.nodedeclaredfeatures.version import Version, parse
 
 NAME = "NodeDeclaredFeatures"
+_memo_ids = itertools.count()
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 ERR_REASON_UNSATISFIED_REQUIREMENTS = "node(s) didn't match Pod's required features"
 
@@ -98,6 +101,8 @@ class NodeDeclaredFeatures(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         self.enabled = enabled
         self.enable_in_place_pod_vertical_scaling_scheduler_preemption = \
             enable_in_place_pod_vertical_scaling_scheduler_preemption
+        # This instance's entry in PodShape memos (its framework and version decide what is inferred).
+        self._memo_key = f"{NAME}.infer#{next(_memo_ids)}"
 
     def _framework(self) -> Framework:
         if self.ndf_framework is None:
@@ -116,7 +121,8 @@ class NodeDeclaredFeatures(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         if not self.enabled:
             return None, Status.skip()
         try:
-            reqs = self._infer(pod)
+            # Inferred from the spec only: once per shape of pod (a workload's replicas share it).
+            reqs = shape_memoized(state, pod, self._memo_key, self._infer)
         except ValueError as e:
             return None, Status.error(e)
         if reqs.is_empty():

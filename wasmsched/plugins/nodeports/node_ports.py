@@ -15,8 +15,9 @@ from wasmsched.framework.events import (
     QueueingHint,
 )
 from wasmsched.framework.interface import EnqueueExtensions, FilterPlugin, PreFilterPlugin, PreFilterResult
+from wasmsched.framework.pod_shape import HostPort, get_host_ports
 from wasmsched.framework.status import Status
-from wasmsched.framework.types import HostPort, HostPortInfo, NodeInfo, get_host_ports
+from wasmsched.framework.types import HostPortInfo, NodeInfo
 from wasmsched.plugins.helper.objects import as_pair
 
 NAME = "NodePorts"

@@ -52,7 +52,7 @@ from wasmsched.framework.types import (
     Resource,
 )
 from wasmsched.plugins.helper.objects import as_pair
-from wasmsched.plugins.helper.podmemo import pod_memoized
+from wasmsched.plugins.helper.podmemo import pod_memoized, shape_memoized
 from wasmsched.plugins.noderesources.least_allocated import (
     least_cpu_mem,
     least_cpu_mem_columns,
@@ -269,7 +269,7 @@ class Fit(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreScorePlugin, Scor
             # Without container statuses the status resources change nothing: the PodInfo's requests.
             return max_resource(pod_memoized(state, p, POD_REQUESTS_MEMO, res.pod_requests))
 
-        request = pod_memoized(state, pod, _POD_REQUEST_MEMO, compute)
+        request = shape_memoized(state, pod, _POD_REQUEST_MEMO, compute)
         state.write(PRE_FILTER_STATE_KEY, PreFilterState(request, self.ignored_resources, self.ignored_resource_groups))
         return None, None
 

@@ -28,7 +28,7 @@ from wasmsched.framework.types import (
 )
 from wasmsched.plugins.helper.gomath import div_trunc
 from wasmsched.plugins.helper.nodefacts import MAX_MEMO_ENTRIES, token
-from wasmsched.plugins.helper.podmemo import pod_memoized
+from wasmsched.plugins.helper.podmemo import pod_memoized, shape_memoized
 
 if TYPE_CHECKING:
     import numpy as np
@@ -126,20 +126,21 @@ class ResourceAllocationScorer:
         return [reqs.get(r.name, 0) for r in self.resources]
 
     def pod_resource_request_list(self, state: CycleState, pod: Pod) -> list[int]:
-        """calculate_pod_resource_request_list, memoized for the cycle's pod version (a shared list: read only)."""
+        """calculate_pod_resource_request_list, memoized for the pods of the shape of the cycle's pod (a shared
+        list: read only)."""
         if self.use_requested and self.enable_pod_level_resources:
             # The plain requests with pod-level resources: what the PodInfo computed when it was made.
             def from_pod_info(p: Pod) -> list[int]:
                 reqs = pod_memoized(state, p, POD_REQUESTS_MEMO, res.pod_requests)
                 return [reqs.get(r.name, 0) for r in self.resources]
 
-            return pod_memoized(state, pod, self._memo_key, from_pod_info)
+            return shape_memoized(state, pod, self._memo_key, from_pod_info)
 
         def from_inputs(p: Pod) -> list[int]:
             return self.calculate_pod_resource_request_list(
                 pod_memoized(state, p, POD_REQUEST_INPUTS_MEMO, res.pod_request_inputs))
 
-        return pod_memoized(state, pod, self._memo_key, from_inputs)
+        return shape_memoized(state, pod, self._memo_key, from_inputs)
 
     @staticmethod
     def is_best_effort_pod(pod_requests: Sequence[int]) -> bool:

@@ -31,6 +31,7 @@ from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins.helper.nodefacts import TaintKey, node_facts
 from wasmsched.plugins.helper.normalize_score import default_normalize_score, reverse_normalized
 from wasmsched.plugins.helper.objects import as_update
+from wasmsched.plugins.helper.podmemo import shape_memoized
 from wasmsched.plugins.helper.taint import TAINT_EFFECT_PREFER_NO_SCHEDULE, do_not_schedule_taints_filter_func
 
 if TYPE_CHECKING:
@@ -42,6 +43,8 @@ if TYPE_CHECKING:
 NAME = "TaintToleration"
 # Status.unresolvable(reason), built directly in per-node loops.
 _UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+# PodShape memo entry: the pod's tolerations of PreferNoSchedule taints (PreScore's state).
+_PREFER_NO_SCHEDULE_MEMO = "tainttoleration.prefer_no_schedule"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 
 # kube >= 1.34 no longer names the taint in the reason (it is logged at V(4) instead).
@@ -179,7 +182,9 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
     # --- PreScore / Score --------------------------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
-        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(_all_tolerations_prefer_no_schedule(pod.spec.tolerations)))
+        tolerations = shape_memoized(state, pod, _PREFER_NO_SCHEDULE_MEMO,
+                                     lambda p: _all_tolerations_prefer_no_schedule(p.spec.tolerations))
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(tolerations))
         return None
 
     @staticmethod
