@@ -9,6 +9,7 @@ import random
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -141,3 +142,22 @@ def test_simulate_cli_reads_the_directory(tmp_path: Path, capsys: pytest.Capture
     out = case_to_dir(generate_case(seed), tmp_path / "case")
     assert main(["simulate", "-o", "json", "--config", str(out / CONFIG_FILE), str(out / CLUSTER_FILE)]) == 0
     assert json.loads(capsys.readouterr().out)["pods"]
+
+
+def test_a_pod_uses_at_most_one_driver_that_prevents_scheduling_when_missing() -> None:
+    # kube names the first missing driver of a Go map (random order): with two, its message is undetermined.
+    from wasmsched.testing.differential.volumes import Storage, _volume_driver
+
+    checked = 0
+    for seed in range(21000, 22000):
+        by_kind: dict[str, list[dict[str, Any]]] = {}
+        for obj in generate_case(seed).objects:
+            by_kind.setdefault(obj["kind"], []).append(obj)
+        prevent = {d["metadata"]["name"] for d in by_kind.get("CSIDriver", [])
+                   if d["spec"].get("preventPodSchedulingIfMissing")}
+        st = Storage(by_kind=by_kind)
+        for pod in by_kind.get("Pod", []):
+            drivers = {_volume_driver(st, pod["metadata"]["namespace"], v) for v in pod["spec"].get("volumes", [])}
+            assert len(drivers & prevent) <= 1, (seed, pod["metadata"]["name"], drivers & prevent)
+            checked += bool(drivers & prevent)
+    assert checked > 0  # such pods exist: the rule was exercised

@@ -299,6 +299,11 @@ def _pod_volumes(ctx: Ctx, st: Storage, pod: dict[str, Any], running: bool) -> N
     rng = ctx.rng
     ns = pod["metadata"]["namespace"]
     volumes: list[dict[str, Any]] = []
+    # kube's NodeVolumeLimits names the first missing driver of a map it walks in Go's random order: a pod
+    # uses at most one driver that prevents scheduling when missing, so that the message is determined.
+    prevent = {d["metadata"]["name"] for d in st.by_kind.get("CSIDriver", [])
+               if d["spec"].get("preventPodSchedulingIfMissing")}
+    preventing: str | None = None
     for i in range(rng.randint(1, 3)):
         v: dict[str, Any] = {"name": f"vol-{i}"}
         # mostly bound claims: an unbound or missing one rejects the pod in PreFilter, before the other
@@ -333,5 +338,32 @@ def _pod_volumes(ctx: Ctx, st: Storage, pod: dict[str, Any], running: bool) -> N
             v["csi"] = {"driver": rng.choice(DRIVERS), "volumeAttributes": {"size": "1Gi"}}
         else:
             v["emptyDir"] = {}
+        driver = _volume_driver(st, ns, v)
+        if driver in prevent:
+            if preventing is None:
+                preventing = driver
+            elif driver != preventing:
+                v = {"name": v["name"], "emptyDir": {}}
         volumes.append(v)
     pod["spec"]["volumes"] = volumes
+
+
+def _volume_driver(st: Storage, ns: str, v: dict[str, Any]) -> str | None:
+    """The CSI driver a pod volume is (or is translated to), through its bound claim's PV for a claim."""
+    if "persistentVolumeClaim" in v:
+        name = v["persistentVolumeClaim"]["claimName"]
+        claim = next((c for c in st.by_kind.get("PersistentVolumeClaim", [])
+                      if c["metadata"]["name"] == name and c["metadata"]["namespace"] == ns), None)
+        pv_name = claim["spec"].get("volumeName") if claim is not None else None
+        pv = next((p for p in st.by_kind.get("PersistentVolume", []) if p["metadata"]["name"] == pv_name), None)
+        if pv is None:
+            return None
+        v = pv["spec"]
+    if "csi" in v:
+        driver: str = v["csi"]["driver"]
+        return driver
+    if "gcePersistentDisk" in v:
+        return GCE_PD_DRIVER
+    if "awsElasticBlockStore" in v:
+        return EBS_DRIVER
+    return None
