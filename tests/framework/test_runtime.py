@@ -146,6 +146,22 @@ class ColumnarScorePl(ScorePl):
         return np.array(scores, dtype=np.int64)
 
 
+class SplitColumnarScorePl(ColumnarScorePl):
+    """ColumnarScorePl that also gives its scores before NormalizeScore and normalizes them apart (asked in
+    cycles whose plugin durations are sampled)."""
+
+    def score_columns_unnormalized(self, state: CycleState, pod: Pod, columns: NodeColumns) -> Any:
+        LOG.calls.append(f"unnormalized:{self.name}")
+        scores, st = self.score_nodes(state, pod, [columns.table.infos[r] for r in columns.rows.tolist()])
+        return None if st is not None else np.array(scores, dtype=np.int64)
+
+    def normalize_columns(self, state: CycleState, pod: Pod, scores: Any) -> Any:
+        LOG.calls.append(f"normalize_columns:{self.name}")
+        if self.normalize_status is not None:
+            return None  # the per-node NormalizeScore reports it
+        return np.array([self.normalize(s) for s in scores.tolist()], dtype=np.int64) if self.normalize else scores
+
+
 class ReservePl(ReservePlugin):
     def __init__(self, status: Status | None = None) -> None:
         self.status = status
@@ -741,17 +757,24 @@ def _to_101(s: int) -> int:
                                                                          normalize=lambda s: s // 10), 2)],
      {"n1": 100, "n2": 200}, ""),
 ])
-@pytest.mark.parametrize("mode", ["per node", "columns", "columnar plugins"])
+@pytest.mark.parametrize("mode", ["per node", "columns", "columnar plugins", "columnar plugins, sampled cycle"])
 def test_run_score_plugins(name: str, plugins: list[tuple[str, ScorePl, int]], want: dict[str, int],
                            want_err: str, mode: str) -> None:
-    # The same results without the node table, with it (plugins' per-node forms), and from columnar forms.
-    if mode == "columnar plugins":
-        plugins = [(n, ColumnarScorePl(pl.scores, pl.status, pl.normalize, pl.normalize_status), w)
-                   for n, pl, w in plugins]
+    # The same results without the node table, with it (plugins' per-node forms), from columnar forms, and
+    # from columnar forms giving Score and NormalizeScore apart (in a cycle whose plugin durations are sampled).
+    state = CycleState()
+    if mode.startswith("columnar plugins"):
+        cls = SplitColumnarScorePl if mode.endswith("sampled cycle") else ColumnarScorePl
+        plugins = [(n, cls(pl.scores, pl.status, pl.normalize, pl.normalize_status), w) for n, pl, w in plugins]
+        state.record_plugin_metrics = mode.endswith("sampled cycle")
     fwk = new_framework({"score": [(n, pl, w) for n, pl, w in plugins]} if plugins else {})
     ns = nodes("n1", "n2")
     columns = None if mode == "per node" else NodeColumns(NodeTable(ns), np.arange(2, dtype=np.intp))
-    scores, st = fwk.run_score_plugins(CycleState(), POD, ns, columns)
+    scores, st = fwk.run_score_plugins(state, POD, ns, columns)
+    if mode.endswith("sampled cycle"):
+        for n, pl, _ in plugins:
+            if pl.score_extensions() is not None and pl.status is None:
+                assert f"unnormalized:{n}" in LOG.calls and f"normalize_columns:{n}" in LOG.calls
     if want_err:
         assert st is not None and st.code == Code.ERROR
         assert st.message() == want_err
@@ -948,3 +971,17 @@ def test_run_pre_bind_plugins(name: str, statuses: list[Status | None], want_cod
     assert (Code.SUCCESS if st is None else st.code) == want_code
     if st is not None:
         assert (st.plugin, st.message()) == (want_plugin, want_msg)
+
+
+def test_a_columnar_normalize_that_raises_is_the_cycles_error() -> None:
+    class Broken(SplitColumnarScorePl):
+        def normalize_columns(self, state: CycleState, pod: Pod, scores: Any) -> Any:
+            raise RuntimeError("normalize broke")
+
+    fwk = new_framework({"score": [("A", Broken(5, normalize=_double), 1)]})
+    ns = nodes("n1", "n2")
+    state = CycleState()
+    state.record_plugin_metrics = True
+    _, st = fwk.run_score_plugins(state, POD, ns, NodeColumns(NodeTable(ns), np.arange(2, dtype=np.intp)))
+    assert st is not None and st.code == Code.ERROR
+    assert st.message() == 'running Normalize on Score plugins: plugin "A" failed with: normalize broke'

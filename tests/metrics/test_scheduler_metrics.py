@@ -221,10 +221,12 @@ def test_without_metrics_the_framework_runs_its_methods_unwrapped() -> None:
 
 def test_sampled_cycles_on_the_node_table_time_each_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
     """On 100+ nodes the walk runs the columnar passes (framework/nodetable.py), also in a sampled cycle:
-    each plugin's pass is observed as its batch would be, and a plugin with NormalizeScore runs its
-    per-node form so that Score and NormalizeScore are timed apart. Placements do not change."""
+    each plugin's pass is observed as its batch would be, and a plugin with NormalizeScore gives its scores
+    and normalizes them in two columnar passes, so that Score and NormalizeScore are timed apart.
+    Placements do not change."""
     from wasmsched.metrics.metrics import SchedulerMetrics
     from wasmsched.plugins.noderesources.fit import Fit
+    from wasmsched.plugins.tainttoleration import TaintToleration
 
     passes = []
     columnar = Fit.filter_columns
@@ -233,7 +235,11 @@ def test_sampled_cycles_on_the_node_table_time_each_plugin(monkeypatch: pytest.M
         passes.append(1)
         return columnar(self, *args)
 
+    def per_node(self: TaintToleration, *args: Any) -> Any:
+        raise AssertionError("TaintToleration scored per node")
+
     monkeypatch.setattr(Fit, "filter_columns", counted)
+    monkeypatch.setattr(TaintToleration, "score_nodes", per_node)
 
     def objects() -> dict[str, list[Any]]:
         return {"Node": [make_node(f"n{i:03d}").capacity(cpu="4", pods="10").obj() for i in range(120)],

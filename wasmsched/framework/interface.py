@@ -424,6 +424,19 @@ class ScorePlugin(Plugin):
         exception is an Error, as in `score_nodes`."""
         return None
 
+    def score_columns_unnormalized(self, state: CycleState, pod: Pod,
+                                   columns: NodeColumns) -> NDArray[np.int64] | None:
+        """For a plugin with a NormalizeScore extension (optional): score_columns' scores before
+        NormalizeScore, which `normalize_columns` then gives. The runner asks for the two apart in cycles
+        whose plugin durations are sampled, so that Score and NormalizeScore are timed apart as kube times
+        them. None (the default): the per-node forms in those cycles."""
+        return None
+
+    def normalize_columns(self, state: CycleState, pod: Pod, scores: NDArray[np.int64]) -> NDArray[np.int64] | None:
+        """NormalizeScore over the array `score_columns_unnormalized` gave (a new array); None: the extension's
+        normalize_score over the nodes' NodeScores instead. An exception is an Error, as in normalize_score."""
+        return None
+
     def score_extensions(self) -> ScoreExtensions | None:
         """The plugin's NormalizeScore (usually `self`), or None when its scores need no
         normalization (the default)."""

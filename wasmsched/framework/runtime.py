@@ -27,6 +27,7 @@ from wasmsched.framework.interface import (
     PostFilterResult,
     PreFilterResult,
     ScoreExtensions,
+    ScorePlugin,
 )
 from wasmsched.framework.snapshot import Snapshot
 from wasmsched.framework.status import (
@@ -44,6 +45,9 @@ from wasmsched.framework.waiting_pods import WaitingPodImpl, WaitingPodsMap
 from wasmsched.metrics import names as mn
 
 if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
     from wasmsched.framework.nodetable import NodeColumns, ScoredNodes
     from wasmsched.metrics.metrics import SchedulerMetrics
 
@@ -637,11 +641,29 @@ class Framework:
                                     f"{st.message()}")
         return [ns.score for ns in lst], None
 
+    def _normalize_columns(self, pl: ScorePlugin, state: CycleState, pod: Pod,
+                           scores: NDArray[np.int64]) -> tuple[NDArray[np.int64] | None, Status | None]:
+        """A plugin's normalize_columns, timed as its NormalizeScore: (the normalized scores or None when it
+        has no columnar form, None) or (None, the cycle's Error status)."""
+        start = perf_counter()
+        try:
+            out, st = pl.normalize_columns(state, pod, scores), None
+        except Exception as e:
+            out, st = None, Status.error(e)
+        if out is None and st is None:
+            return None, None  # normalized per node, and timed there
+        self._observe_plugin(pl.name, mn.SCORE_EXTENSION_NORMALIZE, st, start)
+        if st is not None:
+            return None, Status.error(f'running Normalize on Score plugins: plugin "{pl.name}" failed with: '
+                                      f"{st.message()}")
+        return out, None
+
     def _run_score_plugins_columns(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo],
                                    columns: NodeColumns) -> tuple[ScoredNodes, Status | None]:
         """run_score_plugins with the columnar forms. In a cycle whose plugin metrics are sampled, a plugin
-        with a NormalizeScore extension runs its per-node form, so that Score and NormalizeScore are
-        timed apart as run_score_plugins times them; the others' passes are timed as their Score."""
+        with a NormalizeScore extension gives its scores and normalizes them apart (its per-node forms,
+        without score_columns_unnormalized), so that Score and NormalizeScore are timed apart as
+        run_score_plugins times them; the others' passes are timed as their Score."""
         import numpy as np  # loaded with the node table
 
         from wasmsched.framework.nodetable import ScoredNodes
@@ -653,16 +675,25 @@ class Framework:
         per_plugin: list[Any] = []
         for pl in plugins:
             ext = pl.score_extensions()
+            apart = rec and ext is not None  # Score and NormalizeScore timed apart
             start = perf_counter() if rec else 0.0
+            raw = None
             try:
-                arr = None if rec and ext is not None else pl.score_columns(state, pod, columns)
-                scores, st = pl.score_nodes(state, pod, nodes) if arr is None else ([], None)
+                arr = None if apart else pl.score_columns(state, pod, columns)
+                raw = pl.score_columns_unnormalized(state, pod, columns) if apart else None
+                scores, st = pl.score_nodes(state, pod, nodes) if arr is None and raw is None else ([], None)
             except Exception as e:
-                arr, scores, st = None, [], Status.error(e)
+                arr, raw, scores, st = None, None, [], Status.error(e)
             if rec:
                 self._observe_plugin_batch(pl.name, mn.SCORE, {code_of(st)}, perf_counter() - start, len(nodes))
             if not_success(st):
                 return failed, Status.error(f'running Score plugins: plugin "{pl.name}" failed with: {st.message()}')
+            if raw is not None:
+                arr, st = self._normalize_columns(pl, state, pod, raw)
+                if st is not None:
+                    return failed, st
+                if arr is None:
+                    scores = raw.tolist()  # no columnar NormalizeScore: the extension's, per node
             if arr is not None:
                 per_plugin.append(arr)
                 continue

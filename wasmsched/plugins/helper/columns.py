@@ -41,6 +41,13 @@ class ZeroScoresFastPath(ScorePlugin):
 
         return np.zeros(len(columns.rows), dtype=np.int64)
 
+    def score_columns_unnormalized(self, state: CycleState, pod: Any, columns: NodeColumns) -> NDArray[np.int64] | None:
+        return self.score_columns(state, pod, columns)
+
+    def normalize_columns(self, state: CycleState, pod: Any, scores: NDArray[np.int64]) -> NDArray[np.int64] | None:
+        # Zeros: what DefaultNormalizeScore (not reversed) leaves them; anything else, per node.
+        return None if scores.any() else scores.copy()
+
 
 def by_projection(columns: NodeColumns, keyed: Sequence[tuple[NDArray[np.int32], Sequence[Any]]],
                   fn: Callable[[list[Any]], T]) -> tuple[list[T], NDArray[np.intp]]:

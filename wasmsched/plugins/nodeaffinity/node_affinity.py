@@ -353,7 +353,23 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
         return out, None
 
     def score_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> NDArray[np.int64] | None:
-        """Score and NormalizeScore in one; one count per distinct set of the named labels' values."""
+        """Score and NormalizeScore in one."""
+        counts = self.score_columns_unnormalized(state, pod, columns)
+        if counts is None:
+            return None
+        import numpy as np
+
+        return normalized(np, counts)
+
+    def normalize_columns(self, state: CycleState, pod: Pod, scores: NDArray[np.int64]) -> NDArray[np.int64] | None:
+        import numpy as np
+
+        return normalized(np, scores)
+
+    def score_columns_unnormalized(self, state: CycleState, pod: Pod,
+                                   columns: NodeColumns) -> NDArray[np.int64] | None:
+        """The nodes' sums of matching preferred terms' weights: one count per distinct set of the named labels'
+        values."""
         preferred = self._preferred(state, pod)
         if isinstance(preferred, Status):
             return None  # the per-node form reports it
@@ -376,7 +392,7 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
         counts = np.array(answers, dtype=np.int64)[which]
         if len(counts) and counts.min() < 0:
             return None  # negative weights: Go's truncating division, per node
-        return normalized(np, counts)
+        return counts  # type: ignore[no-any-return]
 
     def score_extensions(self) -> NodeAffinity:
         return self

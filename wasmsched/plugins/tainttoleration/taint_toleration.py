@@ -231,6 +231,16 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
 
     def score_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> NDArray[np.int64] | None:
         """Score and NormalizeScore (reversed) in one."""
+        counts = self.score_columns_unnormalized(state, pod, columns)
+        if counts is None:
+            return None
+        import numpy as np
+
+        return reverse_normalized(np, counts)
+
+    def score_columns_unnormalized(self, state: CycleState, pod: Pod,
+                                   columns: NodeColumns) -> NDArray[np.int64] | None:
+        """The nodes' counts of intolerable PreferNoSchedule taints: one count per distinct taint list."""
         s = state.get(PRE_SCORE_STATE_KEY)
         if not isinstance(s, _PreScoreState):
             return None  # the per-node form reports the error
@@ -240,13 +250,18 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
         n = len(columns.rows)
         ids = table.taint_id[columns.rows] if table.tainted_rows else None
         if ids is None or not ids.any():
-            return np.full(n, MAX_NODE_SCORE, dtype=np.int64)  # all counts 0: reversed, all MaxNodeScore
+            return np.zeros(n, dtype=np.int64)
         lists = table.taint_lists
         tids = range(1, len(lists)) if len(lists) <= _FEW_TAINT_LISTS else [t for t in np.unique(ids).tolist() if t]
         per_list = np.zeros(len(lists), dtype=np.int64)
         for tid in tids:
             per_list[tid] = _count_intolerable_taints_prefer_no_schedule(lists[tid], s.tolerations_prefer_no_schedule)
-        return reverse_normalized(np, per_list[ids])
+        return per_list[ids]  # type: ignore[no-any-return]
+
+    def normalize_columns(self, state: CycleState, pod: Pod, scores: NDArray[np.int64]) -> NDArray[np.int64] | None:
+        import numpy as np
+
+        return reverse_normalized(np, scores)
 
     def score_extensions(self) -> TaintToleration:
         return self
