@@ -1,18 +1,8 @@
 import pytest
 
-from wasmsched.api.types import PodDisruptionBudget, PriorityClass, ReplicaSet, Service
+from wasmsched.api.types import Pod, PodDisruptionBudget, ReplicaSet, Service
 from wasmsched.cluster.memory import AdmissionError, ConflictError, MemoryCluster, NotFoundError
-from wasmsched.testing.builders import make_node, make_pod
-
-
-def priority_class(name: str, value: int, global_default: bool = False, policy: str = "") -> PriorityClass:
-    pc = PriorityClass()
-    pc.metadata.name = name
-    pc.value = value
-    pc.globalDefault = global_default
-    if policy:
-        pc.preemptionPolicy = policy
-    return pc
+from wasmsched.testing.builders import make_node, make_pod, make_priority_class
 
 
 def test_create_bumps_resource_version_and_notifies_watchers() -> None:
@@ -47,7 +37,7 @@ def test_duplicate_create_is_a_conflict() -> None:
 
 def test_admission_resolves_priority_class_and_policy() -> None:
     c = MemoryCluster()
-    c.create(priority_class("high", 1000, policy="Never"))
+    c.create(make_priority_class("high", 1000, preemption_policy="Never"))
     pod = make_pod("p").obj()
     pod.spec.priorityClassName = "high"
     c.create(pod)
@@ -57,11 +47,67 @@ def test_admission_resolves_priority_class_and_policy() -> None:
 
 def test_admission_uses_global_default_class() -> None:
     c = MemoryCluster()
-    c.create(priority_class("default", 7, global_default=True))
+    c.create(make_priority_class("default", 7, global_default=True))
     pod = make_pod("p").obj()
     c.create(pod)
     assert (pod.spec.priority, pod.spec.priorityClassName) == (7, "default")
     assert pod.spec.preemptionPolicy == "PreemptLowerPriority"
+
+
+def test_admission_takes_the_lowest_of_several_global_defaults() -> None:
+    c = MemoryCluster()
+    for name, value in (("b", 9), ("a", 3), ("c", 5)):
+        c.create(make_priority_class(name, value, global_default=True))
+    pod = c.create(make_pod("p").obj())
+    assert (pod.spec.priority, pod.spec.priorityClassName) == (3, "a")
+
+
+def test_admission_accepts_the_priority_it_would_compute() -> None:
+    # A pod exported from a cluster carries what admission stored: accepted as it is.
+    c = MemoryCluster()
+    c.create(make_priority_class("high", 1000, preemption_policy="Never"))
+    pod = c.create(make_pod("p").priority_class("high").priority(1000).obj())
+    assert (pod.spec.priority, pod.spec.preemptionPolicy) == (1000, "Never")
+    plain = c.create(make_pod("q").priority(0).obj())
+    assert (plain.spec.priority, plain.spec.preemptionPolicy) == (0, "PreemptLowerPriority")
+
+
+@pytest.mark.parametrize(("pod", "message"), [
+    (make_pod("p").priority(1000).obj(),
+     'pods "p" is forbidden: the integer value of priority (1000) must not be provided in pod spec; priority '
+     "admission controller computed 0 from the given PriorityClass name"),
+    (make_pod("p").priority_class("high").priority(5).obj(),
+     'pods "p" is forbidden: the integer value of priority (5) must not be provided in pod spec; priority '
+     "admission controller computed 1000 from the given PriorityClass name"),
+    (make_pod("p").priority_class("high").obj(), ""),
+    (make_pod("p").priority_class("never").obj(), ""),
+])
+def test_admission_refuses_a_priority_the_class_does_not_give(pod: Pod, message: str) -> None:
+    c = MemoryCluster()
+    c.create(make_priority_class("high", 1000))
+    c.create(make_priority_class("never", 10, preemption_policy="Never"))
+    if not message:
+        c.create(pod)
+        return
+    with pytest.raises(AdmissionError) as e:
+        c.create(pod)
+    assert str(e.value) == message
+
+
+@pytest.mark.parametrize(("class_name", "computed"), [("", "PreemptLowerPriority"), ("high", "PreemptLowerPriority"),
+                                                      ("never", "Never")])
+def test_admission_refuses_a_preemption_policy_the_class_does_not_give(class_name: str, computed: str) -> None:
+    c = MemoryCluster()
+    c.create(make_priority_class("high", 1000))
+    c.create(make_priority_class("never", 10, preemption_policy="Never"))
+    pod = (make_pod("p").priority_class(class_name) if class_name else make_pod("p")).obj()
+    pod.spec.preemptionPolicy = "Never" if computed != "Never" else "PreemptLowerPriority"
+    with pytest.raises(AdmissionError) as e:
+        c.create(pod)
+    given = pod.spec.preemptionPolicy
+    assert str(e.value) == (f'pods "p" is forbidden: the string value of PreemptionPolicy ({given}) must not be '
+                            f"provided in pod spec; priority admission controller computed {computed} from the given "
+                            "PriorityClass name")
 
 
 def test_admission_rejects_unknown_priority_class() -> None:

@@ -13,7 +13,7 @@ from wasmsched.framework.interface import FilterPlugin, Plugin
 from wasmsched.framework.status import Status
 from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.simulator.simulation import Simulation, SimulationResult
-from wasmsched.testing.builders import make_node, make_pod
+from wasmsched.testing.builders import make_node, make_pod, make_priority_class
 
 from .helpers import Exposition, scrape
 
@@ -176,8 +176,9 @@ def test_sli_runs_on_the_schedulers_clock_across_attempts() -> None:
 def test_a_preemption_counts_the_attempt_and_its_victims() -> None:
     objects: dict[str, list[Any]] = {
         "Node": [make_node("n1").capacity(cpu="2", pods="10").obj()],
+        "PriorityClass": [make_priority_class("high", 1000)],
         "Pod": [make_pod("low-1").node("n1").req(cpu="1").obj(), make_pod("low-2").node("n1").req(cpu="1").obj(),
-                make_pod("high").priority(1000).req(cpu="2").obj()],
+                make_pod("high").priority_class("high").req(cpu="2").obj()],
     }
     result, e = run(objects)
     assert e is not None

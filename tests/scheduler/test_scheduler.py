@@ -26,7 +26,7 @@ from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo, get_pod_key
 from wasmsched.plugins import defaultbinder, prioritysort
 from wasmsched.scheduler.scheduler import ProfileSpec, Scheduler, SchedulerOptions
-from wasmsched.testing.builders import make_node, make_pod
+from wasmsched.testing.builders import make_node, make_pod, make_priority_class
 from wasmsched.util.clock import SimClock
 
 NODE_ADD = ClusterEvent(EventResource.NODE, ActionType.ADD)
@@ -59,7 +59,14 @@ class Env:
         self.cluster.create(make_node(name).res({"cpu": "4", "memory": "8Gi", "pods": "110"}).obj())
 
     def add_pod(self, name: str, prio: int = 0) -> Pod:
-        return self.cluster.create(make_pod(name).uid(name).priority(prio).obj())  # type: ignore[no-any-return]
+        """A pod of priority `prio` (through a PriorityClass named after it, as the API server admits it)."""
+        w = make_pod(name).uid(name)
+        if prio:
+            cls = f"prio-{prio}"
+            if self.cluster.get("PriorityClass", cls) is None:
+                self.cluster.create(make_priority_class(cls, prio))
+            w.priority_class(cls)
+        return self.cluster.create(w.obj())  # type: ignore[no-any-return]
 
     def pod(self, name: str) -> Pod:
         p = self.cluster.get_pod("default", name)

@@ -36,7 +36,7 @@ from wasmsched.framework.interface import BindPlugin, PermitPlugin, PreFilterPlu
 from wasmsched.framework.status import Code, Status
 from wasmsched.plugins.registry import Registry
 from wasmsched.simulator.simulation import Simulation, SimulationResult
-from wasmsched.testing.builders import make_node, make_pod
+from wasmsched.testing.builders import make_node, make_pod, make_priority_class
 from wasmsched.wasm.errors import GuestCallError
 from wasmsched.wasm.host import CallContext
 from wasmsched.wasm.plugin import WasmPlugin, new_wasm_plugin
@@ -179,10 +179,10 @@ class Scenario:
             self.deleted.append(p)
         sim.run_until_quiet()
 
-        self.high = [make_pod(f"high-{i:03d}").req(cpu=HIGH_CPU).priority(100).obj() for i in range(N_HIGH)]
+        self.high = [make_pod(f"high-{i:03d}").req(cpu=HIGH_CPU).priority_class("high").obj() for i in range(N_HIGH)]
         # Priority 0 cannot preempt priority 0: these stay pending and reach the guest's PostFilter.
         self.hopeless = [make_pod(f"hopeless-{i}").req(cpu="1500m").priority(0).obj() for i in range(N_HOPELESS)]
-        sim.apply({"Pod": self.high + self.hopeless})
+        sim.apply({"PriorityClass": [make_priority_class("high", 100)], "Pod": self.high + self.hopeless})
         return sim.run_until_quiet()
 
     def waiting(self, pod: Pod) -> bool:

@@ -17,7 +17,7 @@ from typing import Any
 from wasmsched.config import config_from_dict
 from wasmsched.plugins.registry import Registry
 from wasmsched.simulator.simulation import Simulation
-from wasmsched.testing.builders import make_node, make_pod
+from wasmsched.testing.builders import make_node, make_pod, make_priority_class
 from wasmsched.wasm.plugin import WasmPlugin, new_wasm_plugin
 from wasmsched.wasm.runtime import Runtime
 
@@ -52,7 +52,8 @@ def test_hundreds_of_pods_leave_no_instance_pinned_or_leaked(tmp_path: Path) -> 
     sim.apply({"Node": nodes, "Pod": pods})
     sim.run_until_quiet()
     # After the low pods are bound (else the queue's priority order would schedule the high ones first).
-    sim.apply({"Pod": [make_pod(f"high-{i}").req(cpu="1").priority(1000).obj() for i in range(N_HIGH)]})
+    sim.apply({"PriorityClass": [make_priority_class("high", 1000)],
+               "Pod": [make_pod(f"high-{i}").req(cpu="1").priority_class("high").obj() for i in range(N_HIGH)]})
     result = sim.run_until_quiet()
     (plugin,) = plugins
     try:

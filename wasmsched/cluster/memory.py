@@ -44,6 +44,10 @@ class ConflictError(RuntimeError):
         self.obj = obj
 
 
+# A PriorityClass's preemptionPolicy when it gives none (API defaulting), and a pod's without a class.
+_PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
+
+
 class AdmissionError(ValueError):
     """The API server would refuse the object; `obj` is the object, for callers to say where it came from."""
 
@@ -217,8 +221,12 @@ class MemoryCluster:
             for name, q in c.resources.limits.items():
                 if name not in c.resources.requests:
                     c.resources.requests[name].CopyFrom(q)
-        if pod.spec.HasField("priority"):
-            return
+        self._admit_priority(pod)
+
+    def _admit_priority(self, pod: Pod) -> None:
+        """The Priority admission plugin on create: the priority and preemption policy come from the pod's
+        PriorityClass, or the global default one (the lowest if several), or 0 and PreemptLowerPriority; a
+        pod that gives a different priority or policy itself is forbidden."""
         classes = self._objects.get("PriorityClass", {})
         name = pod.spec.priorityClassName
         if name:
@@ -226,18 +234,27 @@ class MemoryCluster:
             if pc is None:
                 raise AdmissionError(
                     f'pods "{pod.metadata.name}" is forbidden: no PriorityClass with name {name} was found', pod)
+            priority, policy = pc.value, pc.preemptionPolicy or _PREEMPT_LOWER_PRIORITY
         else:
-            pc = next((c for c in classes.values() if c.globalDefault), None)
-        if pc is not None:
-            pod.spec.priority = pc.value
-            if pc.preemptionPolicy and not pod.spec.preemptionPolicy:
-                pod.spec.preemptionPolicy = pc.preemptionPolicy
-            if not name:
-                pod.spec.priorityClassName = pc.metadata.name
-        else:
-            pod.spec.priority = 0
-        if not pod.spec.preemptionPolicy:
-            pod.spec.preemptionPolicy = "PreemptLowerPriority"
+            defaults = [c for c in classes.values() if c.globalDefault]
+            if defaults:
+                pc = min(defaults, key=lambda c: c.value)
+                name, priority, policy = pc.metadata.name, pc.value, pc.preemptionPolicy or _PREEMPT_LOWER_PRIORITY
+            else:
+                priority, policy = 0, _PREEMPT_LOWER_PRIORITY
+        pod.spec.priorityClassName = name
+        if pod.spec.HasField("priority") and pod.spec.priority != priority:
+            raise AdmissionError(
+                f'pods "{pod.metadata.name}" is forbidden: the integer value of priority ({pod.spec.priority}) must '
+                f"not be provided in pod spec; priority admission controller computed {priority} from the given "
+                "PriorityClass name", pod)
+        pod.spec.priority = priority
+        if pod.spec.HasField("preemptionPolicy") and pod.spec.preemptionPolicy != policy:
+            raise AdmissionError(
+                f'pods "{pod.metadata.name}" is forbidden: the string value of PreemptionPolicy '
+                f"({pod.spec.preemptionPolicy}) must not be provided in pod spec; priority admission controller "
+                f"computed {policy} from the given PriorityClass name", pod)
+        pod.spec.preemptionPolicy = policy
 
     # ----- ClusterClient (what the scheduler writes) ------------------------------------------
 

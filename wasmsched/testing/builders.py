@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from wasmsched.api.types import Node, Pod
+from wasmsched.api.types import Node, Pod, PriorityClass
 
 _uid = itertools.count(1)
 
@@ -46,7 +46,13 @@ class PodWrapper:
         return self
 
     def priority(self, p: int) -> PodWrapper:
+        """spec.priority itself: for objects given to the framework directly. A cluster's admission
+        computes it from the pod's PriorityClass and refuses a different one (see priority_class)."""
         self.pod.spec.priority = p
+        return self
+
+    def priority_class(self, name: str) -> PodWrapper:
+        self.pod.spec.priorityClassName = name
         return self
 
     def scheduler_name(self, name: str) -> PodWrapper:
@@ -262,3 +268,14 @@ def make_pod(name: str, namespace: str = "default") -> PodWrapper:
 
 def make_node(name: str) -> NodeWrapper:
     return NodeWrapper(name)
+
+
+def make_priority_class(name: str, value: int, preemption_policy: str = "",
+                        global_default: bool = False) -> PriorityClass:
+    pc = PriorityClass()
+    pc.metadata.name = name
+    pc.value = value
+    pc.globalDefault = global_default
+    if preemption_policy:
+        pc.preemptionPolicy = preemption_policy
+    return pc
