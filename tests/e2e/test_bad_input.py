@@ -98,6 +98,24 @@ MANIFESTS: dict[str, tuple[str, str, str]] = {
         (": document 1 (PodDisruptionBudget default/b): PodDisruptionBudget.policy \"b\" is invalid: spec: Invalid "
         "value: "),
     ),
+    "pod-priority-not-its-class": (
+        "x.yaml",
+        pod(spec="  priority: 1000\n"),
+        (': document 1: spec.priority: pods "p1" is forbidden: the integer value of priority (1000) must not be '
+         "provided in pod spec; priority admission controller computed 0 from the given PriorityClass name"),
+    ),
+    "pod-preemption-policy-not-its-class": (
+        "x.yaml",
+        pod(spec="  preemptionPolicy: Never\n"),
+        (': document 1: spec.preemptionPolicy: pods "p1" is forbidden: the string value of PreemptionPolicy (Never) '
+         "must not be provided in pod spec; priority admission controller computed PreemptLowerPriority from the "
+         "given PriorityClass name"),
+    ),
+    "pod-unknown-priority-class": (
+        "x.yaml",
+        pod(spec="  priorityClassName: gold\n"),
+        ': document 1: spec.priorityClassName: pods "p1" is forbidden: no PriorityClass with name gold was found',
+    ),
     "priority-too-high": (
         "x.yaml",
         "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: top}\nvalue: 2000000000\n",

@@ -139,7 +139,7 @@ def _build(args: argparse.Namespace) -> tuple[Simulation, list[str]]:
         orphans = sim.apply(objects)
     except AdmissionError as e:
         source = sources.get(id(e.obj))
-        field = "spec.priorityClassName: " if "PriorityClass" in str(e) else ""
+        field = f"{e.field}: " if e.field else ""
         raise BadInput(f"{source}: {field}{e}" if source else str(e)) from e
     except ConflictError as e:
         raise BadInput(_conflict_message(e, sim, sources)) from e

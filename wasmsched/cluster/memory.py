@@ -49,11 +49,13 @@ _PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
 
 
 class AdmissionError(ValueError):
-    """The API server would refuse the object; `obj` is the object, for callers to say where it came from."""
+    """The API server would refuse the object; `obj` is the object and `field` the field refused (when one
+    is), for callers to say where it came from."""
 
-    def __init__(self, message: str, obj: Any = None) -> None:
+    def __init__(self, message: str, obj: Any = None, field: str = "") -> None:
         super().__init__(message)
         self.obj = obj
+        self.field = field
 
 
 @dataclass
@@ -233,7 +235,8 @@ class MemoryCluster:
             pc = classes.get(name)
             if pc is None:
                 raise AdmissionError(
-                    f'pods "{pod.metadata.name}" is forbidden: no PriorityClass with name {name} was found', pod)
+                    f'pods "{pod.metadata.name}" is forbidden: no PriorityClass with name {name} was found', pod,
+                    "spec.priorityClassName")
             priority, policy = pc.value, pc.preemptionPolicy or _PREEMPT_LOWER_PRIORITY
         else:
             defaults = [c for c in classes.values() if c.globalDefault]
@@ -247,13 +250,13 @@ class MemoryCluster:
             raise AdmissionError(
                 f'pods "{pod.metadata.name}" is forbidden: the integer value of priority ({pod.spec.priority}) must '
                 f"not be provided in pod spec; priority admission controller computed {priority} from the given "
-                "PriorityClass name", pod)
+                "PriorityClass name", pod, "spec.priority")
         pod.spec.priority = priority
         if pod.spec.HasField("preemptionPolicy") and pod.spec.preemptionPolicy != policy:
             raise AdmissionError(
                 f'pods "{pod.metadata.name}" is forbidden: the string value of PreemptionPolicy '
                 f"({pod.spec.preemptionPolicy}) must not be provided in pod spec; priority admission controller "
-                f"computed {policy} from the given PriorityClass name", pod)
+                f"computed {policy} from the given PriorityClass name", pod, "spec.preemptionPolicy")
         pod.spec.preemptionPolicy = policy
 
     # ----- ClusterClient (what the scheduler writes) ------------------------------------------
