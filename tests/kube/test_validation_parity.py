@@ -1,7 +1,8 @@
 """Validation parity with a real kube-apiserver: every bad manifest of the project's validation tests
 (tests/e2e/test_bad_input.py MANIFESTS, tests/api/test_api_validation.py invalid_manifests) and a few good
-ones are loaded by simulate's loader and sent to the API server as a server-side dry-run create
-(`?dryRun=All`, the YAML converted to JSON). The server rejects a manifest exactly when the loader does."""
+ones are loaded by simulate's loader, created in the embedded cluster (its admission), and sent to the API
+server as a server-side dry-run create (`?dryRun=All`, the YAML converted to JSON). The server rejects a
+manifest exactly when the loader or the embedded cluster's admission does."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from tests.api.test_api_validation import invalid_manifests
 from tests.api.test_api_validation_controllers import controller_manifests
 from tests.e2e.test_bad_input import MANIFESTS, NODE, pod
 from wasmsched.api.manifest import ManifestError, load_paths, load_text, manifest_files
+from wasmsched.cluster.memory import AdmissionError, MemoryCluster, system_priority_classes
 from wasmsched.devcluster import DevCluster
 from wasmsched.devcluster.rest import request_json
 
@@ -123,12 +125,22 @@ def _server_dry_run(api: client.ApiClient, api_resources: dict[tuple[str, str], 
         return request_json(api, "POST", path.format(ns=prefix), body=body, query={"dryRun": "All"})
 
 
-def _loader_error(name: str, text: str) -> str | None:
+def _loader_error(name: str, text: str) -> tuple[str | None, bool]:
+    """What simulate refuses of the manifest: (the loader's error, or the embedded cluster's admission's, or
+    None; whether admission refused it)."""
     try:
-        load_text(text, name)
+        loaded = load_text(text, name)
     except ManifestError as e:
-        return str(e)
-    return None
+        return str(e), False
+    cluster = MemoryCluster()
+    for pc in system_priority_classes():  # what every API server has, as Simulation creates them
+        cluster.create(pc)
+    try:
+        for obj in loaded.objects:
+            cluster.create(obj.message)
+    except AdmissionError as e:
+        return str(e), True
+    return None, False
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -136,7 +148,7 @@ def test_server_rejects_exactly_what_the_loader_rejects(
         dev_cluster: DevCluster, dry_run_namespace: str, api_resources: dict[tuple[str, str], tuple[str, bool]],
         case: str) -> None:
     name, text = CASES[case]
-    loader = _loader_error(name, text)
+    loader, by_admission = _loader_error(name, text)
     with dev_cluster.api_client() as api:
         status, body = _server_dry_run(api, api_resources, dry_run_namespace, _to_object(name, text))
     assert status < 500, (status, body)
@@ -147,6 +159,9 @@ def test_server_rejects_exactly_what_the_loader_rejects(
         assert server is None and loader is not None, outcome
         return
     assert (server is None) == (loader is None), outcome
+    if by_admission:
+        # Admission's refusals are kube's own messages, word for word.
+        assert message == loader, outcome
 
 
 def test_every_case_is_sent_or_excluded_with_a_reason() -> None:
