@@ -352,7 +352,7 @@ def test_memoized_rows_recomputes_only_the_rows_set_since() -> None:
     snap.replace(ni)
     assert table.memoized_rows("k", rows, compute, compute_row).tolist()[2] == len(ni.pods)
     assert one_by_one == [ni.name] and len(computed) == 1
-    for i in range(70):  # more changes than the table remembers by row: found by row_version, one pass
+    for i in range(70):  # more changed rows than are recomputed one by one: one array pass
         c = snap.list()[i].clone()
         c.add_pod(make_pod(f"more-{i}").node(c.name).obj())
         snap.replace(c)
@@ -364,8 +364,8 @@ def test_memoized_rows_recomputes_only_the_rows_set_since() -> None:
 @pytest.mark.parametrize("seed", range(6))
 def test_memoized_resource_scores_follow_the_cache(seed: int) -> None:
     """Fit's memoized columnar verdicts and Fit's and BalancedAllocation's memoized columnar scores equal the
-    per-node forms while pods come and go: the memo takes every row change (one by one, in an array pass, and
-    past what it remembers by row)."""
+    per-node forms while pods come and go: the memo takes every row change (one by one, and in an array
+    pass)."""
     rng = random.Random(seed)
     cache = Cache()
     snap = Snapshot()

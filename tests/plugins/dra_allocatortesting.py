@@ -251,21 +251,25 @@ def _proto(msg: Any, **go_fields: Any) -> Any:
     for go_name, value in go_fields.items():
         if value is None:
             continue
-        name = "metadata" if go_name == "ObjectMeta" else go_name[0].lower() + go_name[1:]
-        if go_name == "CEL":
-            name = "cel"
-        target = getattr(msg, name)
-        if isinstance(value, list):
-            for v in value:
-                if hasattr(v, "DESCRIPTOR"):
-                    target.add().CopyFrom(v)
-                else:
-                    target.append(v)
-        elif hasattr(value, "DESCRIPTOR"):
-            target.CopyFrom(value)
-        else:
-            setattr(msg, name, value)
+        _assign(msg, "metadata" if go_name == "ObjectMeta" else _proto_name(go_name), value)
     return msg
+
+
+def _assign(msg: Any, name: str, value: Any) -> None:
+    """msg.name = value, for a proto field of any kind: a repeated one takes the list's items (replacing its
+    own), a message field a copy of the message."""
+    if isinstance(value, list):
+        target = getattr(msg, name)
+        del target[:]
+        for v in value:
+            if hasattr(v, "DESCRIPTOR"):
+                target.add().CopyFrom(v)
+            else:
+                target.append(v)
+    elif hasattr(value, "DESCRIPTOR"):
+        getattr(msg, name).CopyFrom(value)
+    else:
+        setattr(msg, name, value)
 
 
 def ObjectMeta(**kw: Any) -> Any:
@@ -343,18 +347,7 @@ def _proto_name(go_name: str) -> str:
 
 def setField(obj: Any, path: str, value: Any) -> Any:
     msg, name = _field_parent(obj, path)
-    if isinstance(value, list):
-        target = getattr(msg, name)
-        del target[:]
-        for v in value:
-            if hasattr(v, "DESCRIPTOR"):
-                target.add().CopyFrom(v)
-            else:
-                target.append(v)
-    elif hasattr(value, "DESCRIPTOR"):
-        getattr(msg, name).CopyFrom(value)
-    else:
-        setattr(msg, name, value)
+    _assign(msg, name, value)
     return obj
 
 

@@ -105,13 +105,6 @@ def _max(first: Mapping[str, int], *others: Mapping[str, int]) -> _NanoList:
     return out
 
 
-def is_pod_level_requests_set(pod: Pod) -> bool:
-    """Whether spec.resources.requests names a pod-level-capable resource."""
-    if not pod.spec.HasField("resources"):
-        return False
-    return any(is_supported_pod_level_resource(k) for k in pod.spec.resources.requests)
-
-
 def is_pod_resize_infeasible(pod: Pod) -> bool:
     """The PodResizePending condition says Infeasible."""
     for c in pod.status.conditions:
@@ -259,13 +252,6 @@ def _aggregate_container_requests(
     if inputs.infeasible:
         return _max(actuated, allocated)
     return _max(spec, actuated, allocated)
-
-
-def status_resources_matter(pod: Pod) -> bool:
-    """Whether use_status_resources can change the pod's requests: it has container statuses, or its
-    resize is infeasible. (A pod not yet running has neither.)"""
-    return bool(pod.status.containerStatuses) or bool(pod.status.initContainerStatuses) \
-        or is_pod_resize_infeasible(pod)
 
 
 def pod_request_nanos(

@@ -16,10 +16,8 @@ This module imports numpy; it is imported on the first scheduling cycle, not at 
 
 from __future__ import annotations
 
-import itertools
 import os
 import sys
-from collections import deque
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
@@ -49,9 +47,8 @@ _COLUMNS = 10
 # Values at or above this are not exact in float64 and may overflow int64 once scaled by a score.
 EXACT_LIMIT = 1 << 53
 
-# How many of the latest row changes the table remembers by row (see NodeTable.memoized_rows), how many
-# changed rows memoized_rows recomputes one by one rather than in one array pass, and how many keys it keeps.
-_RECENT_CHANGES = 64
+# How many changed rows NodeTable.memoized_rows recomputes one by one rather than in one array pass, and how
+# many keys it keeps.
 _ROWS_ONE_BY_ONE = 16
 _ROW_MEMO_ENTRIES = 32
 
@@ -63,7 +60,7 @@ _FACTS_MEMO = "wasmsched.framework.nodetable.facts"
 class NodeTable:
     """Columns over `infos` (the snapshot's node list itself, so row i is infos[i])."""
 
-    __slots__ = ("_changed", "_images", "_labels", "_row_memo", "_rows_twice", "_taint_ids", "has_images",
+    __slots__ = ("_images", "_labels", "_row_memo", "_rows_twice", "_taint_ids", "has_images",
                  "image_rows", "infos", "irregular", "irregular_rows", "row_version", "taint_id", "taint_lists",
                  "tainted_rows", "unschedulable", "unschedulable_rows", "values", "version")
 
@@ -88,12 +85,9 @@ class NodeTable:
         self._labels: dict[str, tuple[NDArray[np.int32], list[str], dict[str, int]]] = {}
         # Image columns alike, by image name: the node's ImageStateSummary of it.
         self._images: dict[str, tuple[NDArray[np.int32], list[ImageStateSummary], dict[ImageStateSummary, int]]] = {}
-        # Row changes: `version` counts set_row calls, row_version[i] is the version that last set row i,
-        # `_changed` the rows of the latest versions (newest last), so a memo a few versions old finds what
-        # changed without a pass over the table.
+        # Row changes: `version` counts set_row calls, row_version[i] is the version that last set row i.
         self.version = 0
         self.row_version: NDArray[np.int64] = np.zeros(n, dtype=np.int64)
-        self._changed: deque[int] = deque(maxlen=_RECENT_CHANGES)
         # memoized_rows' entries: key -> [values of every row, the version they are of].
         self._row_memo: dict[Hashable, list[Any]] = {}
         # 0..n-1 twice, read-only: every rotation of the rows is a view of it.
@@ -127,7 +121,6 @@ class NodeTable:
         self._fill(row, ni)
         self.version += 1
         self.row_version[row] = self.version
-        self._changed.append(row)
 
     def rotated_rows(self, start: int) -> NDArray[np.intp]:
         """rotated_rows(len(self), start), as a read-only view (no array made per cycle)."""
@@ -152,11 +145,7 @@ class NodeTable:
             entry = self._row_memo[key] = [every, self.version]
         elif entry[1] != self.version:
             every, seen = entry
-            behind = self.version - seen
-            if behind <= len(self._changed):
-                changed = list(set(itertools.islice(reversed(self._changed), behind)))
-            else:
-                changed = np.flatnonzero(self.row_version > seen).tolist()
+            changed = np.flatnonzero(self.row_version > seen).tolist()
             if len(changed) > _ROWS_ONE_BY_ONE:
                 at = np.array(changed, dtype=np.intp)
                 every[at] = compute(at)

@@ -43,7 +43,7 @@ from wasmsched.framework.interface import (
 )
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import (
-    POD_REQUESTS_MEMO,
+    POD_REQUEST_INPUTS_MEMO,
     RESOURCE_CPU,
     RESOURCE_EPHEMERAL_STORAGE,
     RESOURCE_MEMORY,
@@ -264,10 +264,9 @@ class Fit(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreScorePlugin, Scor
             # Kubelets before 1.28 would account such pods differently; refuse them outright.
             return None, Status.unresolvable(ERR_REASON_SIDECAR_DISABLED)
         def compute(p: Pod) -> Resource:
-            if res.status_resources_matter(p):
-                return compute_pod_resource_request(p)
-            # Without container statuses the status resources change nothing: the PodInfo's requests.
-            return max_resource(pod_memoized(state, p, POD_REQUESTS_MEMO, res.pod_requests))
+            # compute_pod_resource_request, from what the PodInfo read of the pod.
+            inputs = pod_memoized(state, p, POD_REQUEST_INPUTS_MEMO, res.pod_request_inputs)
+            return max_resource(res.pod_requests(inputs, use_status_resources=False))
 
         request = shape_memoized(state, pod, _POD_REQUEST_MEMO, compute)
         state.write(PRE_FILTER_STATE_KEY, PreFilterState(request, self.ignored_resources, self.ignored_resource_groups))
