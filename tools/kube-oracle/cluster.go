@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,6 +18,7 @@ import (
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/informers/internalinterfaces"
 	resourceinformers "k8s.io/client-go/informers/resource/v1"
+	storageinformers "k8s.io/client-go/informers/storage/v1"
 	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	clientscheme "k8s.io/client-go/kubernetes/scheme"
@@ -35,14 +37,21 @@ import (
 // feed caches of their own (the claim assume cache, the slice tracker, the extended resource cache) from
 // their informers' handlers, which an informer's HasSynced does not wait for: without counting them a
 // cycle could run before a claim reached the assume cache, or before PreBind's claim update requeued a pod.
+// The storage kinds feed VolumeBinding's PV and PVC assume caches and the queue: an initial-list
+// PersistentVolumeClaim Add handled while the first pod is in flight sends that pod to backoffQ for one
+// attempt more, and PreBind's PV/PVC writes requeue pods.
 var watched = map[string]bool{"pods": true, "nodes": true, "resourceclaims": true, "resourceslices": true,
-	"deviceclasses": true}
+	"deviceclasses": true, "persistentvolumes": true, "persistentvolumeclaims": true, "storageclasses": true,
+	"csinodes": true, "csidrivers": true, "csistoragecapacities": true, "volumeattachments": true}
 
 // counts pairs events emitted with handler calls made, per resource.
 type counts struct {
 	mu       sync.Mutex
 	emitted  map[string]int64
 	handled  map[string][]*int64 // one counter per registered handler
+	// the registrations of those handlers: a handler has returned from its last initial-list call a
+	// moment before its registration reports HasSynced
+	registrations []cache.ResourceEventHandlerRegistration
 	changed  chan struct{}
 	sequence int64 // resourceVersion source
 }
@@ -89,10 +98,15 @@ func (c *counts) nextResourceVersion() string {
 	return strconv.FormatInt(c.sequence, 10)
 }
 
-// quiet reports whether every handler has handled every event emitted for its resource.
+// quiet reports whether every handler has handled every event emitted for its resource and has synced.
 func (c *counts) quiet() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	for _, r := range c.registrations {
+		if !r.HasSynced() {
+			return false
+		}
+	}
 	for resource, handlers := range c.handled {
 		for _, n := range handlers {
 			if *n < c.emitted[resource] {
@@ -265,15 +279,24 @@ func (i *countingInformer) wrap(h cache.ResourceEventHandler) cache.ResourceEven
 }
 
 func (i *countingInformer) AddEventHandler(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
-	return i.SharedIndexInformer.AddEventHandler(i.wrap(h))
+	return i.registered(i.SharedIndexInformer.AddEventHandler(i.wrap(h)))
 }
 
 func (i *countingInformer) AddEventHandlerWithResyncPeriod(h cache.ResourceEventHandler, resync time.Duration) (cache.ResourceEventHandlerRegistration, error) {
-	return i.SharedIndexInformer.AddEventHandlerWithResyncPeriod(i.wrap(h), resync)
+	return i.registered(i.SharedIndexInformer.AddEventHandlerWithResyncPeriod(i.wrap(h), resync))
 }
 
 func (i *countingInformer) AddEventHandlerWithOptions(h cache.ResourceEventHandler, opts cache.HandlerOptions) (cache.ResourceEventHandlerRegistration, error) {
-	return i.SharedIndexInformer.AddEventHandlerWithOptions(i.wrap(h), opts)
+	return i.registered(i.SharedIndexInformer.AddEventHandlerWithOptions(i.wrap(h), opts))
+}
+
+func (i *countingInformer) registered(r cache.ResourceEventHandlerRegistration, err error) (cache.ResourceEventHandlerRegistration, error) {
+	if err == nil {
+		i.counts.mu.Lock()
+		i.counts.registrations = append(i.counts.registrations, r)
+		i.counts.mu.Unlock()
+	}
+	return r, err
 }
 
 // newInformerFactory is scheduler.NewInformerFactory (its pod informer sees only non-terminal pods and
@@ -312,6 +335,33 @@ func newInformerFactory(cs clientset.Interface, c *counts) informers.SharedInfor
 	f.InformerFor(&resourcev1.DeviceClass{}, func(cs clientset.Interface, resync time.Duration) cache.SharedIndexInformer {
 		inf := resourceinformers.NewFilteredDeviceClassInformer(cs, resync, namespaced(), nil)
 		return &countingInformer{SharedIndexInformer: inf, resource: "deviceclasses", counts: c}
+	})
+	counted := func(obj runtime.Object, resource string, build func(clientset.Interface, time.Duration) cache.SharedIndexInformer) {
+		f.InformerFor(obj, func(cs clientset.Interface, resync time.Duration) cache.SharedIndexInformer {
+			return &countingInformer{SharedIndexInformer: build(cs, resync), resource: resource, counts: c}
+		})
+	}
+	all := metav1.NamespaceAll
+	counted(&corev1.PersistentVolume{}, "persistentvolumes", func(cs clientset.Interface, r time.Duration) cache.SharedIndexInformer {
+		return coreinformers.NewFilteredPersistentVolumeInformer(cs, r, namespaced(), nil)
+	})
+	counted(&corev1.PersistentVolumeClaim{}, "persistentvolumeclaims", func(cs clientset.Interface, r time.Duration) cache.SharedIndexInformer {
+		return coreinformers.NewFilteredPersistentVolumeClaimInformer(cs, all, r, namespaced(), nil)
+	})
+	counted(&storagev1.StorageClass{}, "storageclasses", func(cs clientset.Interface, r time.Duration) cache.SharedIndexInformer {
+		return storageinformers.NewFilteredStorageClassInformer(cs, r, namespaced(), nil)
+	})
+	counted(&storagev1.CSINode{}, "csinodes", func(cs clientset.Interface, r time.Duration) cache.SharedIndexInformer {
+		return storageinformers.NewFilteredCSINodeInformer(cs, r, namespaced(), nil)
+	})
+	counted(&storagev1.CSIDriver{}, "csidrivers", func(cs clientset.Interface, r time.Duration) cache.SharedIndexInformer {
+		return storageinformers.NewFilteredCSIDriverInformer(cs, r, namespaced(), nil)
+	})
+	counted(&storagev1.CSIStorageCapacity{}, "csistoragecapacities", func(cs clientset.Interface, r time.Duration) cache.SharedIndexInformer {
+		return storageinformers.NewFilteredCSIStorageCapacityInformer(cs, all, r, namespaced(), nil)
+	})
+	counted(&storagev1.VolumeAttachment{}, "volumeattachments", func(cs clientset.Interface, r time.Duration) cache.SharedIndexInformer {
+		return storageinformers.NewFilteredVolumeAttachmentInformer(cs, r, namespaced(), nil)
 	})
 	return f
 }

@@ -144,6 +144,16 @@ func newOracle(c *Case, mode string) (*oracle, error) {
 	if err := o.counts.waitQuiet(settleTimeout, nil); err != nil {
 		return nil, err
 	}
+	// Quiet includes every counted handler's HasSynced, as kube-scheduler's start-up waits for its
+	// handlers (below): an informer's own HasSynced does not wait for them, and an initial-list event
+	// handled late, while the first pod is in flight (a PersistentVolumeClaim's Add, say), would send
+	// that pod to backoffQ for one attempt more. WaitForHandlersSync then returns at its first look
+	// unless a handler of an informer that is not counted is still behind (it polls every 100 ms).
+	syncCtx, cancel := context.WithTimeout(o.ctx, settleTimeout)
+	defer cancel()
+	if err := o.sched.WaitForHandlersSync(syncCtx); err != nil {
+		return nil, fmt.Errorf("waiting for the scheduler's event handlers to sync: %w", err)
+	}
 	ok = true
 	return o, nil
 }
