@@ -89,6 +89,7 @@ def run_to_filter(pl: DynamicResources, nodes: list[Any]) -> tuple[CycleState, A
 def test_bind_claim_with_binding_conditions() -> None:
     pl, h, nodes = setup([pending_claim(), device_class(), fabric_slice()])
     pl.binding_timeout = 1.0
+    pl.now = lambda: 1_700_000_123.75  # the allocationTimestamp is the plugin's clock, as tests set it
     pod = pod_with_claim_name()
     cs, st = run_to_filter(pl, nodes)
     assert st is None
@@ -108,7 +109,8 @@ def test_bind_claim_with_binding_conditions() -> None:
     assert "device binding timeout" in st.reasons[0]
     claim = claim_in(h)
     assert [x.uid for x in claim.status.reservedFor] == [POD_UID]
-    assert claim.status.allocation.HasField("allocationTimestamp")
+    ts = claim.status.allocation.allocationTimestamp
+    assert (ts.seconds, ts.nanos) == (1_700_000_123, 0)  # metav1.Time: whole seconds on the wire
     # The allocation stays in flight until Unreserve.
     assert pl.get_pending_allocation("claim-uid") is not None
     assert [e[2] for e in h.event_recorder().events] == ["BindingConditionsPending"]

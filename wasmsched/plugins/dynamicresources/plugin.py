@@ -689,7 +689,7 @@ class DynamicResources(
             if not _allocated(c):
                 raise RuntimeError(f"claim {key} got deallocated elsewhere in the meantime")
             if not c.status.allocation.HasField("allocationTimestamp"):
-                now = time.time()
+                now = self.now()
                 c.status.allocation.allocationTimestamp.seconds = int(now)
             try:
                 updated = client.update_object(c, "status")
