@@ -46,14 +46,14 @@ var watched = map[string]bool{"pods": true, "nodes": true, "resourceclaims": tru
 
 // counts pairs events emitted with handler calls made, per resource.
 type counts struct {
-	mu       sync.Mutex
-	emitted  map[string]int64
-	handled  map[string][]*int64 // one counter per registered handler
+	mu      sync.Mutex
+	emitted map[string]int64
+	handled map[string][]*int64 // one counter per registered handler
 	// the registrations of those handlers: a handler has returned from its last initial-list call a
 	// moment before its registration reports HasSynced
 	registrations []cache.ResourceEventHandlerRegistration
-	changed  chan struct{}
-	sequence int64 // resourceVersion source
+	changed       chan struct{}
+	sequence      int64 // resourceVersion source
 }
 
 func newCounts() *counts {
@@ -300,7 +300,7 @@ func (i *countingInformer) registered(r cache.ResourceEventHandlerRegistration, 
 }
 
 // newInformerFactory is scheduler.NewInformerFactory (its pod informer sees only non-terminal pods and
-// drops managedFields) with counting pod, node, ResourceClaim, ResourceSlice and DeviceClass informers.
+// drops managedFields) with counting informers for pods, nodes, the DRA kinds and the storage kinds.
 func newInformerFactory(cs clientset.Interface, c *counts) informers.SharedInformerFactory {
 	f := informers.NewSharedInformerFactory(cs, 0)
 	f.InformerFor(&corev1.Pod{}, func(cs clientset.Interface, resync time.Duration) cache.SharedIndexInformer {
@@ -318,50 +318,35 @@ func newInformerFactory(cs clientset.Interface, c *counts) informers.SharedInfor
 		})
 		return &countingInformer{SharedIndexInformer: inf, resource: "pods", counts: c}
 	})
-	f.InformerFor(&corev1.Node{}, func(cs clientset.Interface, resync time.Duration) cache.SharedIndexInformer {
-		inf := coreinformers.NewFilteredNodeInformer(cs, resync, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil)
-		return &countingInformer{SharedIndexInformer: inf, resource: "nodes", counts: c}
-	})
 	// a map of its own for each: AddIndexers (the slice tracker's) adds to the map the store was given
 	namespaced := func() cache.Indexers { return cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc} }
-	f.InformerFor(&resourcev1.ResourceClaim{}, func(cs clientset.Interface, resync time.Duration) cache.SharedIndexInformer {
-		inf := resourceinformers.NewFilteredResourceClaimInformer(cs, metav1.NamespaceAll, resync, namespaced(), nil)
-		return &countingInformer{SharedIndexInformer: inf, resource: "resourceclaims", counts: c}
-	})
-	f.InformerFor(&resourcev1.ResourceSlice{}, func(cs clientset.Interface, resync time.Duration) cache.SharedIndexInformer {
-		inf := resourceinformers.NewFilteredResourceSliceInformer(cs, resync, namespaced(), nil)
-		return &countingInformer{SharedIndexInformer: inf, resource: "resourceslices", counts: c}
-	})
-	f.InformerFor(&resourcev1.DeviceClass{}, func(cs clientset.Interface, resync time.Duration) cache.SharedIndexInformer {
-		inf := resourceinformers.NewFilteredDeviceClassInformer(cs, resync, namespaced(), nil)
-		return &countingInformer{SharedIndexInformer: inf, resource: "deviceclasses", counts: c}
-	})
 	counted := func(obj runtime.Object, resource string, build func(clientset.Interface, time.Duration) cache.SharedIndexInformer) {
 		f.InformerFor(obj, func(cs clientset.Interface, resync time.Duration) cache.SharedIndexInformer {
 			return &countingInformer{SharedIndexInformer: build(cs, resync), resource: resource, counts: c}
 		})
 	}
-	all := metav1.NamespaceAll
-	counted(&corev1.PersistentVolume{}, "persistentvolumes", func(cs clientset.Interface, r time.Duration) cache.SharedIndexInformer {
-		return coreinformers.NewFilteredPersistentVolumeInformer(cs, r, namespaced(), nil)
-	})
-	counted(&corev1.PersistentVolumeClaim{}, "persistentvolumeclaims", func(cs clientset.Interface, r time.Duration) cache.SharedIndexInformer {
-		return coreinformers.NewFilteredPersistentVolumeClaimInformer(cs, all, r, namespaced(), nil)
-	})
-	counted(&storagev1.StorageClass{}, "storageclasses", func(cs clientset.Interface, r time.Duration) cache.SharedIndexInformer {
-		return storageinformers.NewFilteredStorageClassInformer(cs, r, namespaced(), nil)
-	})
-	counted(&storagev1.CSINode{}, "csinodes", func(cs clientset.Interface, r time.Duration) cache.SharedIndexInformer {
-		return storageinformers.NewFilteredCSINodeInformer(cs, r, namespaced(), nil)
-	})
-	counted(&storagev1.CSIDriver{}, "csidrivers", func(cs clientset.Interface, r time.Duration) cache.SharedIndexInformer {
-		return storageinformers.NewFilteredCSIDriverInformer(cs, r, namespaced(), nil)
-	})
-	counted(&storagev1.CSIStorageCapacity{}, "csistoragecapacities", func(cs clientset.Interface, r time.Duration) cache.SharedIndexInformer {
-		return storageinformers.NewFilteredCSIStorageCapacityInformer(cs, all, r, namespaced(), nil)
-	})
-	counted(&storagev1.VolumeAttachment{}, "volumeattachments", func(cs clientset.Interface, r time.Duration) cache.SharedIndexInformer {
-		return storageinformers.NewFilteredVolumeAttachmentInformer(cs, r, namespaced(), nil)
-	})
+	type newClusterScoped func(clientset.Interface, time.Duration, cache.Indexers, internalinterfaces.TweakListOptionsFunc) cache.SharedIndexInformer
+	type newNamespaced func(clientset.Interface, string, time.Duration, cache.Indexers, internalinterfaces.TweakListOptionsFunc) cache.SharedIndexInformer
+	clusterScoped := func(obj runtime.Object, resource string, build newClusterScoped) {
+		counted(obj, resource, func(cs clientset.Interface, r time.Duration) cache.SharedIndexInformer {
+			return build(cs, r, namespaced(), nil)
+		})
+	}
+	inNamespaces := func(obj runtime.Object, resource string, build newNamespaced) {
+		counted(obj, resource, func(cs clientset.Interface, r time.Duration) cache.SharedIndexInformer {
+			return build(cs, metav1.NamespaceAll, r, namespaced(), nil)
+		})
+	}
+	clusterScoped(&corev1.Node{}, "nodes", coreinformers.NewFilteredNodeInformer)
+	inNamespaces(&resourcev1.ResourceClaim{}, "resourceclaims", resourceinformers.NewFilteredResourceClaimInformer)
+	clusterScoped(&resourcev1.ResourceSlice{}, "resourceslices", resourceinformers.NewFilteredResourceSliceInformer)
+	clusterScoped(&resourcev1.DeviceClass{}, "deviceclasses", resourceinformers.NewFilteredDeviceClassInformer)
+	clusterScoped(&corev1.PersistentVolume{}, "persistentvolumes", coreinformers.NewFilteredPersistentVolumeInformer)
+	inNamespaces(&corev1.PersistentVolumeClaim{}, "persistentvolumeclaims", coreinformers.NewFilteredPersistentVolumeClaimInformer)
+	clusterScoped(&storagev1.StorageClass{}, "storageclasses", storageinformers.NewFilteredStorageClassInformer)
+	clusterScoped(&storagev1.CSINode{}, "csinodes", storageinformers.NewFilteredCSINodeInformer)
+	clusterScoped(&storagev1.CSIDriver{}, "csidrivers", storageinformers.NewFilteredCSIDriverInformer)
+	inNamespaces(&storagev1.CSIStorageCapacity{}, "csistoragecapacities", storageinformers.NewFilteredCSIStorageCapacityInformer)
+	clusterScoped(&storagev1.VolumeAttachment{}, "volumeattachments", storageinformers.NewFilteredVolumeAttachmentInformer)
 	return f
 }
