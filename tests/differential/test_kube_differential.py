@@ -72,10 +72,9 @@ def _pvc_race_case(claims: int) -> list[dict[str, Any]]:
 
 def test_kube_oracle_waits_for_its_handlers_before_the_first_pod(kube_oracle: Oracle) -> None:
     """kube-scheduler waits for its event handlers to sync before scheduling (WaitForHandlersSync). Before
-    kube-oracle did, a PersistentVolumeClaim Add from the initial list was at times handled while the
-    first pod was in flight (a PersistentVolume Add, in the case of seed 283), and sent it to backoffQ
-    for an attempt more: kube answered that run with 2, 3 or 4 attempts, and CI failed when the first
-    two answers were both 3."""
+    kube-oracle did, an Add from the initial list (a PersistentVolume's, in seed 283) was at times
+    handled while the first pod was in flight, and sent that pod to backoffQ for an attempt more: kube
+    answered that run with 2, 3 or 4 attempts, and CI failed when the first two answers were both 3."""
     objects = _pvc_race_case(10)
     ours = run_case(objects, None, "run")
     assert [a["pod"] for a in ours["attempts"]] == ["default/pod-0", "default/pod-1"]

@@ -38,7 +38,7 @@ import (
 // their informers' handlers, which an informer's HasSynced does not wait for: without counting them a
 // cycle could run before a claim reached the assume cache, or before PreBind's claim update requeued a pod.
 // The storage kinds feed VolumeBinding's PV and PVC assume caches and the queue: an initial-list
-// PersistentVolumeClaim Add handled while the first pod is in flight sends that pod to backoffQ for one
+// PersistentVolume Add handled while the first pod is in flight sends that pod to backoffQ for one
 // attempt more, and PreBind's PV/PVC writes requeue pods.
 var watched = map[string]bool{"pods": true, "nodes": true, "resourceclaims": true, "resourceslices": true,
 	"deviceclasses": true, "persistentvolumes": true, "persistentvolumeclaims": true, "storageclasses": true,

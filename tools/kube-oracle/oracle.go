@@ -146,7 +146,7 @@ func newOracle(c *Case, mode string) (*oracle, error) {
 	}
 	// Quiet includes every counted handler's HasSynced, as kube-scheduler's start-up waits for its
 	// handlers (below): an informer's own HasSynced does not wait for them, and an initial-list event
-	// handled late, while the first pod is in flight (a PersistentVolumeClaim's Add, say), would send
+	// handled late, while the first pod is in flight (a PersistentVolume's Add, say), would send
 	// that pod to backoffQ for one attempt more. WaitForHandlersSync then returns at its first look
 	// unless a handler of an informer that is not counted is still behind (it polls every 100 ms).
 	syncCtx, cancel := context.WithTimeout(o.ctx, settleTimeout)

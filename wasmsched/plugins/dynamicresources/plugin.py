@@ -689,8 +689,7 @@ class DynamicResources(
             if not _allocated(c):
                 raise RuntimeError(f"claim {key} got deallocated elsewhere in the meantime")
             if not c.status.allocation.HasField("allocationTimestamp"):
-                now = self.now()
-                c.status.allocation.allocationTimestamp.seconds = int(now)
+                c.status.allocation.allocationTimestamp.seconds = int(self.now())
             try:
                 updated = client.update_object(c, "status")
             except Exception as e:
