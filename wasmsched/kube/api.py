@@ -18,8 +18,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any, TypeVar
+from urllib.parse import urlencode
 
-import urllib3
 from google.protobuf.message import Message
 from kubernetes import client as kclient
 from kubernetes import config as kconfig
@@ -29,6 +29,7 @@ from wasmsched.api.kinds import Resource
 from wasmsched.kube import codec
 from wasmsched.kube.codec import WatchEvent
 from wasmsched.kube.rest import TRANSPORT_ERRORS, raw_request
+from wasmsched.kube.transport import CurlError, CurlTransport
 from wasmsched.util.version import dist_version
 
 log = logging.getLogger("wasmsched.kube")
@@ -159,6 +160,12 @@ def _status_error(status: int, reason: str, data: bytes, content_type: str | Non
     return ApiError(status, st_reason, message, method, path)
 
 
+def _query_string(query: Mapping[str, Any] | None) -> str:
+    q = [(k, str(v).lower() if isinstance(v, bool) else v) for k, v in (query or {}).items()
+         if v is not None and v != ""]
+    return "?" + urlencode(q) if q else ""
+
+
 class KubeApi:
     """One API server connection: raw requests with the client's auth and TLS, rate-limited like client-go."""
 
@@ -168,12 +175,15 @@ class KubeApi:
         self.api_client = kclient.ApiClient(configuration)
         self.api_client.user_agent = user_agent()
         self._limiter = _TokenBucket(self.connection.qps, self.connection.burst)
+        # Requests (not watches) go over libcurl's HTTP/2: many in flight on one connection (transport.py).
+        self._transport = CurlTransport(configuration, user_agent())
 
     @property
     def host(self) -> str:
         return str(self.configuration.host)
 
     def close(self) -> None:
+        self._transport.close()
         self.api_client.close()
 
     # ----- raw requests ------------------------------------------------------------------
@@ -188,20 +198,24 @@ class KubeApi:
             raise TransportError(f"{method} {self.host}{path}: {e}") from e
 
     def request(self, method: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,
-                content_type: str = codec.JSON, accept: str = codec.JSON) -> tuple[bytes, str | None]:
-        """The response body and content type; ApiError for any status >= 300."""
+                content_type: str = codec.JSON, accept: str = codec.JSON,
+                timeout: tuple[float, float] = REQUEST_TIMEOUT) -> tuple[bytes, str | None]:
+        """The response body and content type; ApiError for any status >= 300, TransportError when the
+        server gave no answer. `body`: bytes as they are (a protobuf body), anything else as JSON."""
         self._limiter.wait()
-        resp = self._open(method, path, query=query, body=body, content_type=content_type, accept=accept)
+        headers = [f"Accept: {accept}"]
+        data: bytes | None = None
+        if body is not None:
+            headers.append(f"Content-Type: {content_type}")
+            data = body if isinstance(body, bytes) else json.dumps(body, separators=(",", ":")).encode()
+        url = path + _query_string(query)
         try:
-            data = resp.response.data
-        except (urllib3.exceptions.HTTPError, OSError) as e:
-            raise TransportError(f"{method} {self.host}{path}: {e}") from e
-        finally:
-            resp.response.release_conn()
-        ctype = resp.response.headers.get("Content-Type")
-        if resp.status >= 300:
-            raise _status_error(resp.status, resp.reason or "", data, ctype, method, path)
-        return data, ctype
+            reply = self._transport.request(method, url, headers, data, timeout)
+        except CurlError as e:
+            raise TransportError(str(e)) from e
+        if reply.status >= 300:
+            raise _status_error(reply.status, reply.reason, reply.data, reply.content_type, method, path)
+        return reply.data, reply.content_type
 
     def request_json(self, method: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,
                      content_type: str = codec.JSON) -> Any:

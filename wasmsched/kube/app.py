@@ -27,6 +27,8 @@ from wasmsched.kube.api import KubeApi
 from wasmsched.kube.cluster import EventBroadcaster, KubeCluster
 from wasmsched.kube.informer import InformerFactory
 from wasmsched.metrics.metrics import SchedulerMetrics
+from wasmsched.scheduler.api_calls import RELEVANCES
+from wasmsched.scheduler.api_dispatcher import APIDispatcher
 from wasmsched.scheduler.eventhandlers import add_all_event_handlers
 from wasmsched.scheduler.factory import new_scheduler
 
@@ -34,10 +36,18 @@ log = logging.getLogger("wasmsched.run")
 
 # How long SIGTERM waits for binding cycles in flight before the process exits anyway.
 SHUTDOWN_GRACE_SECONDS = 10.0
+# How long shutdown waits for events still queued or being written.
+EVENTS_FLUSH_SECONDS = 5.0
 # Kinds listed for the listers (preemption's PDBs, namespace selectors, PriorityClasses for snapshot
 # parity) besides the ones the event handlers watch.
 LISTER_KINDS = ("Namespace", "PodDisruptionBudget", "PriorityClass", "Service", "ReplicationController",
                 "ReplicaSet", "StatefulSet")
+
+
+# Binding cycles that may run at once (kube: a goroutine each, unbounded): each waits on its binding's
+# outcome, so they are idle threads, and the API dispatcher's PARALLELISM requests are what is in flight.
+BINDING_WORKERS = 256
+API_CALL_PARALLELISM = 64
 
 
 class SchedulerApp:
@@ -49,10 +59,14 @@ class SchedulerApp:
         # a burst of events never delays a binding.
         self.events = EventBroadcaster(KubeApi(api.configuration, api.connection))
         profiles = frozenset(p.scheduler_name for p in cfg.profiles)
-        self.cluster = KubeCluster(api, self.informers, self.events, profiles)
         self.metrics = SchedulerMetrics()
+        # Bindings and status patches leave the scheduling path through the API dispatcher (kube 1.37's
+        # SchedulerAsyncAPICalls), many in flight at once.
+        self.dispatcher = APIDispatcher(RELEVANCES, parallelism=API_CALL_PARALLELISM, metrics=self.metrics)
+        self.cluster = KubeCluster(api, self.informers, self.events, profiles, self.dispatcher)
         self.scheduler = new_scheduler(cfg, registry, self.cluster, self.cluster, time.monotonic,
-                                       seed=int.from_bytes(os.urandom(4), "big"), metrics=self.metrics)
+                                       seed=int.from_bytes(os.urandom(4), "big"), metrics=self.metrics,
+                                       binding_workers=BINDING_WORKERS)
         add_all_event_handlers(self.scheduler, self.informers)
         for kind in LISTER_KINDS:
             if RESOURCES[kind].available():
@@ -73,6 +87,7 @@ class SchedulerApp:
 
     def start_informers(self, sync_timeout: float | None = None) -> bool:
         self.events.start()
+        self.dispatcher.run()
         self.informers.start(self.stop)
         ok = self.informers.wait_for_cache_sync(self.stop, sync_timeout)
         if ok:
@@ -110,8 +125,10 @@ class SchedulerApp:
         self.stop_scheduling()
         self.wait_for_bindings()
         self.scheduler.close()
+        # Status patches still queued are written (bounded) before the process ends.
+        self.dispatcher.close(SHUTDOWN_GRACE_SECONDS)
         self.informers.stop()
-        self.events.stop()
+        self.events.stop(EVENTS_FLUSH_SECONDS)
         self.events.api.close()
 
 

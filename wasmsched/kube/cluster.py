@@ -16,7 +16,8 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from google.protobuf.message import Message
@@ -25,9 +26,12 @@ from wasmsched.api.convert import message_to_dict
 from wasmsched.api.kinds import RESOURCES
 from wasmsched.api.types import Pod, type_meta
 from wasmsched.api.wellknown import now_rfc3339
+from wasmsched.framework.interface import NominatingInfo, NominatingMode
 from wasmsched.kube.api import ApiError, KubeApi, TransportError
 from wasmsched.kube.codec import decode
 from wasmsched.kube.informer import InformerFactory
+from wasmsched.scheduler.api_calls import PodBindingCall, PodCondition, PodStatusPatchCall, call_uid
+from wasmsched.scheduler.api_dispatcher import APIDispatcher, CallSkipped, OnFinish, is_unexpected_error
 from wasmsched.util.klog import quote
 
 log = logging.getLogger("wasmsched.kube")
@@ -50,6 +54,10 @@ EVENT_QUEUE_SIZE = 1000
 # sleepDuration, jittered by up to a quarter); one it answered with an error is not.
 EVENT_MAX_TRIES = 12
 EVENT_RETRY_SECONDS = 10.0
+# How long a series' patch waits for its first event's write (in flight when the patch is made).
+SERIES_CREATE_WAIT = 5.0
+# Event writes in flight at once.
+EVENT_WRITERS = 16
 DEFAULT_CONTROLLER = "default-scheduler"
 
 
@@ -83,10 +91,6 @@ def retry_on_conflict(fn: Callable[[], T], rng: random.Random | None = None) -> 
     raise AssertionError("unreachable")
 
 
-def _gone(e: ApiError, what: str) -> PodGoneError:
-    return PodGoneError(f"{what}: {e.message}")
-
-
 def object_reference(obj: Any) -> dict[str, str]:
     """An ObjectReference (events.k8s.io regarding/related) of a message, or of a guest's reference."""
     if isinstance(obj, Mapping):
@@ -111,33 +115,49 @@ class _Series:
     first: float
     last: float
     dirty: bool = False
+    # Set once the series' first event is written (its patches wait for it); None: not written (yet).
+    created: threading.Event = field(default_factory=threading.Event)
+    # The server refused the first event: the next isomorphic one is written as a new event.
+    refused: bool = False
 
 
 class EventBroadcaster:
-    """events.k8s.io/v1 Events, written by one background thread so scheduling never waits on them.
+    """events.k8s.io/v1 Events, written off the scheduling path, EVENT_WRITERS at a time.
 
     As client-go's events broadcaster: an event isomorphic to one written in the last 6 minutes (same
     regarding, related, reason, action, type, note and reporter) is not written again; it becomes the
     first one's `series`: patched at once when the series starts (count 2), then every 30 minutes and
     at shutdown. An event written while the API server cannot be reached (a restart, a network cut) is
     tried again, EVENT_MAX_TRIES times in all, EVENT_RETRY_SECONDS apart; the others are not held up.
+
+    One thread keeps the series (so deciding what to write needs no lock); the writes themselves run on
+    EVENT_WRITERS threads, so events are written as fast as pods are bound, over the pool's keep-alive
+    connections, within the event client's own rate limit.
     """
 
     def __init__(self, api: KubeApi, instance: str | None = None,
-                 refresh_seconds: float = EVENT_SERIES_REFRESH, retry_seconds: float = EVENT_RETRY_SECONDS) -> None:
+                 refresh_seconds: float = EVENT_SERIES_REFRESH, retry_seconds: float = EVENT_RETRY_SECONDS,
+                 writers: int = EVENT_WRITERS) -> None:
         self.api = api
         self.host = instance or socket.gethostname()
         self.refresh_seconds = refresh_seconds
         self.retry_seconds = retry_seconds
         self._queue: queue.Queue[dict[str, Any] | None] = queue.Queue(EVENT_QUEUE_SIZE)
         self._series: dict[tuple[str, ...], _Series] = {}
-        # Events to try again: (when, tries so far, event), earliest first.
+        # Events to try again: (when, tries so far, event), earliest first; the writers add to it.
         self._retries: list[tuple[float, int, dict[str, Any]]] = []
+        self._retries_lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._writers = writers
+        self._pool: ThreadPoolExecutor | None = None
+        self._counts_lock = threading.Condition()
+        # Writes submitted and not finished (stop waits for them, bounded).
+        self._writing = 0
         self.written = 0
         self.dropped = 0
 
     def start(self) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=self._writers, thread_name_prefix="event-writer")
         self._thread = threading.Thread(target=self._run, name="event-broadcaster", daemon=True)
         self._thread.start()
 
@@ -145,9 +165,14 @@ class EventBroadcaster:
         """Writes what is queued (bounded by timeout), then stops."""
         if self._thread is None:
             return
+        deadline = time.monotonic() + timeout
         with contextlib.suppress(queue.Full):
             self._queue.put(None, timeout=timeout)
-        self._thread.join(timeout)
+        self._thread.join(max(deadline - time.monotonic(), 0.0))
+        with self._counts_lock:
+            self._counts_lock.wait_for(lambda: self._writing == 0, max(deadline - time.monotonic(), 0.0))
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
 
     def eventf(self, regarding: Any, related: Any, eventtype: str, reason: str, action: str, note: str,
                controller: str = DEFAULT_CONTROLLER) -> None:
@@ -167,9 +192,13 @@ class EventBroadcaster:
         try:
             self._queue.put_nowait(ev)
         except queue.Full:
-            self.dropped += 1
+            self._count_dropped()
             log.error('"Event dropped: the queue to the API server is full" reason="%s" object="%s"',
                       reason, reg.get("name"))
+
+    def _count_dropped(self) -> None:
+        with self._counts_lock:
+            self.dropped += 1
 
     def _key(self, ev: dict[str, Any]) -> tuple[str, ...]:
         reg, rel = ev["regarding"], ev.get("related") or {}
@@ -179,9 +208,11 @@ class EventBroadcaster:
     def _run(self) -> None:
         next_refresh = time.monotonic() + self.refresh_seconds
         while True:
-            wake = min(next_refresh, self._retries[0][0]) if self._retries else next_refresh
+            with self._retries_lock:
+                first_retry = self._retries[0][0] if self._retries else None
+            wake = next_refresh if first_retry is None else min(next_refresh, first_retry)
             try:
-                ev = self._queue.get(timeout=max(wake - time.monotonic(), 0.05))
+                ev = self._queue.get(timeout=min(max(wake - time.monotonic(), 0.05), 0.5))
             except queue.Empty:
                 ev = {}
             if ev is None:
@@ -198,45 +229,74 @@ class EventBroadcaster:
         now = time.monotonic()
         key = self._key(ev)
         s = self._series.get(key)
-        if s is not None and now - s.last < EVENT_SERIES_WINDOW:
+        if s is not None and not s.refused and now - s.last < EVENT_SERIES_WINDOW:
             s.count += 1
             s.last = now
             s.dirty = True
             if s.count == 2:
                 self._patch_series(s)
             return
-        self._write(ev, key, 0)
         self._expire(now)
+        s = self._series[key] = _Series(ev["metadata"]["name"], ev["metadata"]["namespace"], 1, now, now)
+        self._submit(self._write, ev, key, s, 0)
 
-    def _write(self, ev: dict[str, Any], key: tuple[str, ...], tries: int) -> None:
+    def _submit(self, fn: Callable[..., None], *args: Any) -> None:
+        assert self._pool is not None
+        with self._counts_lock:
+            self._writing += 1
+        try:
+            self._pool.submit(self._counted, fn, *args)
+        except RuntimeError:  # shut down: stop() gave up waiting
+            self._count_dropped()
+            self._counted(lambda: None)
+
+    def _counted(self, fn: Callable[..., None], *args: Any) -> None:
+        try:
+            fn(*args)
+        finally:
+            with self._counts_lock:
+                self._writing -= 1
+                self._counts_lock.notify_all()
+
+    def _write(self, ev: dict[str, Any], key: tuple[str, ...], s: _Series, tries: int) -> None:
+        """On a writer thread: one POST; on a transport failure the event is queued to be tried again."""
         ns = ev["metadata"]["namespace"]
         try:
             self.api.request_json("POST", f"/apis/events.k8s.io/v1/namespaces/{ns}/events", body=ev)
         except ApiError as e:
             log.error('"Server rejected event (will not retry!)" reason="%s" object="%s/%s" err=%s',
                       ev["reason"], ns, ev["regarding"].get("name"), quote(e))
+            s.refused = True
             return
         except TransportError as e:
             tries += 1
             if tries >= EVENT_MAX_TRIES:
-                self.dropped += 1
+                self._count_dropped()
                 log.error('"Unable to write event (retry limit exceeded!)" reason="%s" object="%s/%s" err=%s',
                           ev["reason"], ns, ev["regarding"].get("name"), quote(e))
                 return
             log.error('"Unable to write event (may retry after sleeping)" reason="%s" object="%s/%s" err=%s',
                       ev["reason"], ns, ev["regarding"].get("name"), quote(e))
             due = time.monotonic() + self.retry_seconds * (1 + random.random() / 4)
-            bisect.insort(self._retries, (due, tries, ev), key=lambda r: r[0])
+            with self._retries_lock:
+                bisect.insort(self._retries, (due, tries, ev), key=lambda r: r[0])
             return
-        now = time.monotonic()
-        self.written += 1
-        self._series[key] = _Series(ev["metadata"]["name"], ns, 1, now, now)
+        with self._counts_lock:
+            self.written += 1
+        s.created.set()
 
     def _retry_due(self) -> None:
         now = time.monotonic()
-        while self._retries and self._retries[0][0] <= now:
-            _, tries, ev = self._retries.pop(0)
-            self._write(ev, self._key(ev), tries)
+        due = []
+        with self._retries_lock:
+            while self._retries and self._retries[0][0] <= now:
+                due.append(self._retries.pop(0))
+        for _, tries, ev in due:
+            key = self._key(ev)
+            s = self._series.get(key)
+            if s is None or s.name != ev["metadata"]["name"]:
+                s = self._series[key] = _Series(ev["metadata"]["name"], ev["metadata"]["namespace"], 1, now, now)
+            self._submit(self._write, ev, key, s, tries)
 
     def _expire(self, now: float) -> None:
         if len(self._series) < 4096:
@@ -252,6 +312,14 @@ class EventBroadcaster:
     def _patch_series(self, s: _Series) -> None:
         s.dirty = False
         patch = {"series": {"count": s.count, "lastObservedTime": now_rfc3339(micro=True)}}
+        self._submit(self._write_series, s, patch)
+
+    def _write_series(self, s: _Series, patch: dict[str, Any]) -> None:
+        # The first event's POST was submitted before this patch, so it is running or done by now; if it
+        # has not been written (it waits to be tried again), the count is written at the next refresh.
+        if not s.created.wait(SERIES_CREATE_WAIT):
+            s.dirty = True
+            return
         try:
             self.api.request_json("PATCH", f"/apis/events.k8s.io/v1/namespaces/{s.namespace}/events/{s.name}",
                                   body=patch, content_type=MERGE_PATCH)
@@ -265,11 +333,21 @@ class KubeCluster:
     settles_synchronously = False
 
     def __init__(self, api: KubeApi, informers: InformerFactory, events: EventBroadcaster,
-                 profiles: frozenset[str] = frozenset({DEFAULT_CONTROLLER})) -> None:
+                 profiles: frozenset[str] = frozenset({DEFAULT_CONTROLLER}),
+                 dispatcher: APIDispatcher | None = None) -> None:
         self.api = api
         self.informers = informers
         self.events = events
         self.profiles = profiles
+        # Bindings and status patches go through it (kube's SchedulerAsyncAPICalls); None: made in place.
+        self.dispatcher = dispatcher
+        if dispatcher is not None:
+            # A deleted pod's pending write would only fail: it is dropped (a write in flight runs out).
+            informers.watch("Pod", None, None, self._drop_pending_calls)
+
+    def _drop_pending_calls(self, pod: Pod) -> None:
+        assert self.dispatcher is not None
+        self.dispatcher.remove_pending(call_uid(pod))
 
     # ----- reads (the informers' stores) ---------------------------------------------------
 
@@ -309,16 +387,29 @@ class KubeCluster:
         return decode(data, ctype, resource.message_class)
 
     def bind(self, pod: Pod, node_name: str) -> None:
-        """POST pods/binding, as DefaultBinder does (the UID guards against a recreated pod)."""
+        """DefaultBinder's write: through the API dispatcher when there is one (waiting for its outcome,
+        as kube's binder waits on the call's onFinish), else POST pods/binding now."""
         meta = pod.metadata
+        if self.dispatcher is None:
+            self.post_binding(meta.namespace, meta.name, meta.uid, node_name)
+            return
+        done = OnFinish()
+        self.dispatcher.add(PodBindingCall(self, pod, node_name), done)
+        err = done.wait()
+        if is_unexpected_error(err):
+            assert err is not None
+            raise err
+
+    def post_binding(self, namespace: str, name: str, uid: str, node_name: str) -> None:
+        """POST pods/binding, as DefaultBinder does (the UID guards against a recreated pod)."""
         binding = {"apiVersion": "v1", "kind": "Binding",
-                   "metadata": {"name": meta.name, "namespace": meta.namespace, "uid": meta.uid},
+                   "metadata": {"name": name, "namespace": namespace, "uid": uid},
                    "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
         try:
-            self.api.request("POST", POD.path(meta.namespace, meta.name, "binding"), body=binding)
+            self.api.request("POST", POD.path(namespace, name, "binding"), body=binding)
         except ApiError as e:
             if is_gone(e):
-                raise _gone(e, f"binding pod {meta.namespace}/{meta.name}") from e
+                raise PodGoneError(f"binding pod {namespace}/{name}: {e.message}") from e
             raise
 
     def delete_pod(self, pod: Pod, reason: str) -> None:
@@ -329,46 +420,45 @@ class KubeCluster:
             self.api.request("DELETE", POD.path(meta.namespace, meta.name), body=body)
         except ApiError as e:
             if is_gone(e):
-                raise _gone(e, f"deleting pod {meta.namespace}/{meta.name}") from e
+                raise PodGoneError(f"deleting pod {meta.namespace}/{meta.name}: {e.message}") from e
             raise
 
-    def _patch_status(self, pod: Pod, status: dict[str, Any]) -> None:
-        meta = pod.metadata
+    def patch_pod_status(self, namespace: str, name: str, uid: str, status: dict[str, object]) -> None:
+        """A strategic-merge patch of pods/status (conditions merge by type), retried on conflicts."""
         patch: dict[str, Any] = {"status": status}
-        if meta.uid:
+        if uid:
             # A patch with the UID fails (409) instead of writing to a pod recreated under the same name.
-            patch["metadata"] = {"uid": meta.uid}
+            patch["metadata"] = {"uid": uid}
 
         def do() -> None:
-            self.api.request("PATCH", POD.path(meta.namespace, meta.name, "status"), body=patch,
+            self.api.request("PATCH", POD.path(namespace, name, "status"), body=patch,
                              content_type=STRATEGIC_MERGE_PATCH)
         try:
             retry_on_conflict(do)
         except ApiError as e:
             if is_gone(e):
-                raise _gone(e, f"patching pod {meta.namespace}/{meta.name} status") from e
+                raise PodGoneError(f"patching pod {namespace}/{name} status: {e.message}") from e
             raise
 
-    def set_nominated_node_name(self, pod: Pod, node_name: str) -> None:
+    def _update_status(self, pod: Pod, conditions: list[PodCondition], nominating: NominatingInfo | None) -> None:
+        """kube's updatePod: computed against the informer's current pod; nothing is written when nothing
+        would change. With a dispatcher the write is queued (merged with the pod's pending one) and this
+        returns at once; a failure is logged by the dispatcher and the pod's next attempt writes again."""
         cur = self.get_pod(pod.metadata.namespace, pod.metadata.name) or pod
-        if cur.status.nominatedNodeName == node_name:
+        call = PodStatusPatchCall(self, cur, conditions, nominating, now_rfc3339())
+        if self.dispatcher is None:
+            call.execute()
             return
-        self._patch_status(pod, {"nominatedNodeName": node_name or None})
+        with contextlib.suppress(CallSkipped):
+            self.dispatcher.add(call)
+
+    def set_nominated_node_name(self, pod: Pod, node_name: str) -> None:
+        self._update_status(pod, [], NominatingInfo(node_name, NominatingMode.OVERRIDE))
 
     def set_pod_condition(self, pod: Pod, ctype: str, status: str, reason: str, message: str) -> None:
         """podutil.UpdatePodCondition + PatchPodStatus: no request when the condition is already so;
         lastTransitionTime moves only when the status changes."""
-        cur = self.get_pod(pod.metadata.namespace, pod.metadata.name) or pod
-        old = next((c for c in cur.status.conditions if c.type == ctype), None)
-        if old is not None and (old.status, old.reason, old.message) == (status, reason, message):
-            return
-        cond: dict[str, Any] = {"type": ctype, "status": status, "reason": reason, "message": message,
-                                "lastProbeTime": None}
-        if old is None or old.status != status:
-            cond["lastTransitionTime"] = now_rfc3339()
-        if cur.metadata.generation:
-            cond["observedGeneration"] = cur.metadata.generation
-        self._patch_status(pod, {"conditions": [cond]})
+        self._update_status(pod, [PodCondition(ctype, status, reason, message)], None)
 
     # ----- EventRecorder ---------------------------------------------------------------------
 

@@ -26,7 +26,7 @@ from wasmsched.metrics.names import (
     SCHEDULER_SUBSYSTEM,
     UNSCHEDULABLE_RESULT,
 )
-from wasmsched.metrics.scrape import CacheSource, QueueSource, ScrapeCollector, WasmPoolSource
+from wasmsched.metrics.scrape import ApiCallSource, CacheSource, QueueSource, ScrapeCollector, WasmPoolSource
 
 
 def exponential_buckets(start: float, factor: float, count: int) -> list[float]:
@@ -135,6 +135,16 @@ class SchedulerMetrics:
             _help("STABLE", "Number of pods added to scheduling queues by event and queue type."),
             ["queue", "event"], subsystem=s, registry=r)
 
+        # The API dispatcher's (kube: SchedulerAsyncAPICalls), recorded by `run` only.
+        self.async_api_calls = Counter(
+            "async_api_call_execution_total",
+            _help("ALPHA", "Total number of API calls executed by the async dispatcher."),
+            ["call_type", "result"], subsystem=s, registry=r)
+        self.async_api_call_duration = Histogram(
+            "async_api_call_execution_duration_seconds",
+            _help("ALPHA", "Duration in seconds for executing API call in the async dispatcher."),
+            ["call_type", "result"], subsystem=s, registry=r, buckets=exponential_buckets(0.001, 2, 15))
+
         # wasmsched's own, for the wasm host.
         self.wasm_guest_call_duration = Histogram(
             "wasmsched_wasm_guest_call_duration_seconds",
@@ -158,6 +168,8 @@ class SchedulerMetrics:
         self._plugin = _Children(self.plugin_execution_duration)
         self._incoming = _Children(self.queue_incoming_pods)
         self._guest_call = _Children(self.wasm_guest_call_duration)
+        self._async_calls = _Children(self.async_api_calls)
+        self._async_call_duration = _Children(self.async_api_call_duration)
 
     # ----- sources read when scraped --------------------------------------------------------------
 
@@ -168,6 +180,10 @@ class SchedulerMetrics:
     def watch_cache(self, cache: CacheSource) -> None:
         """scheduler_cache_size{type} from this cache."""
         self._scrape.cache = cache
+
+    def watch_api_dispatcher(self, calls: ApiCallSource) -> None:
+        """scheduler_pending_async_api_calls{call_type} from the API dispatcher's queue."""
+        self._scrape.api_calls = calls
 
     def watch_wasm_pool(self, plugin: str, pool: WasmPoolSource) -> None:
         """wasmsched_wasm_instances{plugin,state} from a wasm plugin's instance pool (one per profile
@@ -215,6 +231,12 @@ class SchedulerMetrics:
 
     def pod_incoming(self, queue: str, event: str) -> None:
         self._incoming(queue, event).inc()
+
+    # ----- the API dispatcher ----------------------------------------------------------------------
+
+    def async_api_call(self, call_type: str, result: str, seconds: float) -> None:
+        self._async_calls(call_type, result).inc()
+        self._async_call_duration(call_type, result).observe(seconds)
 
     # ----- wasm ------------------------------------------------------------------------------------
 

@@ -32,6 +32,7 @@ UNSCHEDULABLE_PODS_HELP = (
     "plugins that caused it to not schedule and so this metric have meaning only when broken down by plugin."
 )
 CACHE_SIZE_HELP = "[ALPHA] Number of nodes, pods, and assumed (bound) pods in the scheduler cache."
+PENDING_ASYNC_API_CALLS_HELP = "[ALPHA] Number of API calls currently pending in the async queue."
 WASM_INSTANCES_HELP = (
     "[ALPHA] Live wasm guest instances of a plugin by state: idle, scheduling (pinned to a pod in its scheduling "
     "cycle) or binding (handed to a pod's binding cycle)."
@@ -52,6 +53,12 @@ class CacheSource(Protocol):
     def assumed_pod_count(self) -> int: ...
 
 
+class ApiCallSource(Protocol):
+    def pending(self) -> Mapping[str, int]:
+        """Calls waiting to run, by call type."""
+        ...
+
+
 class WasmPoolSource(Protocol):
     def counters(self) -> Mapping[str, int]: ...
 
@@ -60,6 +67,7 @@ class ScrapeCollector(Collector):
     def __init__(self) -> None:
         self.queue: QueueSource | None = None
         self.cache: CacheSource | None = None
+        self.api_calls: ApiCallSource | None = None
         self._lock = threading.Lock()
         self._pools: list[tuple[str, WasmPoolSource]] = []
 
@@ -77,6 +85,12 @@ class ScrapeCollector(Collector):
             size.add_metric(["pods"], cache.pod_count())
             size.add_metric(["nodes"], cache.node_count())
             yield size
+        if self.api_calls is not None:
+            pending = GaugeMetricFamily("scheduler_pending_async_api_calls", PENDING_ASYNC_API_CALLS_HELP,
+                                        labels=["call_type"])
+            for call_type, n in sorted(self.api_calls.pending().items()):
+                pending.add_metric([call_type], n)
+            yield pending
         with self._lock:
             pools = list(self._pools)
         if pools:

@@ -1,0 +1,320 @@
+"""The scheduler's writes off the scheduling path: kube 1.37's API dispatcher
+(pkg/scheduler/backend/api_dispatcher: api_dispatcher.go, call_queue.go, goroutines_limiter.go).
+
+Calls (api_calls.py: a pod's binding, a pod's status patch) are queued per object (the pod's UID):
+
+- a call for an object that already has one pending is merged with it (two status patches become one
+  write: the PodScheduled condition and nominatedNodeName together), or replaces it when it is more
+  relevant (a binding makes a pending status patch obsolete), or is refused when it is less relevant;
+- a call that would change nothing (a condition already so) is skipped;
+- calls of one object run one at a time, in the order they were made: a call added while the object's
+  previous call is in flight waits for it;
+- `remove_pending` drops an object's pending call (its pod was deleted: the write would fail anyway);
+- the queue is bounded (`max_pending` objects): `add` waits for room, so a scheduler that outruns the
+  API server slows down instead of growing without limit.
+
+kube runs each call in a goroutine of its own; here `parallelism` threads run them, each waiting on one
+request, so that many writes are in flight over as many keep-alive connections (the client's pool is
+sized to match, kube/api.py). A caller that needs the outcome (the binding cycle) passes an OnFinish
+and waits on it; the others (failure handling's status patches) do not wait at all.
+
+Metrics are kube's: scheduler_async_api_call_execution_total{call_type,result},
+scheduler_async_api_call_execution_duration_seconds{call_type,result} and
+scheduler_pending_async_api_calls{call_type} (read when scraped).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from wasmsched.util.klog import quote
+
+if TYPE_CHECKING:
+    from wasmsched.metrics.metrics import SchedulerMetrics
+
+log = logging.getLogger("wasmsched.scheduler")
+
+# The queue's bound, in objects with a pending call (kube's is unbounded; a backlog of this many writes
+# means the API server is far behind, and the scheduler waits instead of holding more).
+DEFAULT_MAX_PENDING = 10000
+# Calls in flight at once (kube: a goroutine per call, limited by the client's rate limiter only).
+DEFAULT_PARALLELISM = 32
+
+RESULT_SUCCESS = "success"
+RESULT_ERROR = "error"
+
+
+class CallSkipped(Exception):
+    """The call was not executed: it had no effect, or a more relevant one is queued for its object."""
+
+
+class CallOverwritten(Exception):
+    """The call was replaced by a later one for its object (merged into it, or made obsolete by it)."""
+
+
+def is_unexpected_error(err: BaseException | None) -> bool:
+    """fwk.IsUnexpectedError: skipped and overwritten calls are expected outcomes, not failures."""
+    return err is not None and not isinstance(err, (CallSkipped, CallOverwritten))
+
+
+class APICall(Protocol):
+    """fwk.APICall: one write for one object."""
+
+    @property
+    def call_type(self) -> str: ...
+
+    @property
+    def uid(self) -> str: ...
+
+    def execute(self) -> None:
+        """Makes the write; raises what the client raised."""
+        ...
+
+    def merge(self, old: APICall) -> None:
+        """Takes into this call what a pending call of the same type for the same object would have written."""
+        ...
+
+    def is_noop(self) -> bool:
+        """True when executing would change nothing."""
+        ...
+
+
+class OnFinish:
+    """The outcome of a call, for the one caller that waits on it (kube's buffered `onFinish` channel:
+    the first outcome sent is kept, later ones are dropped)."""
+
+    __slots__ = ("_done", "_err")
+
+    def __init__(self) -> None:
+        self._done = threading.Event()
+        self._err: BaseException | None = None
+
+    def send(self, err: BaseException | None) -> None:
+        if not self._done.is_set():
+            self._err = err
+            self._done.set()
+
+    def wait(self, timeout: float | None = None) -> BaseException | None:
+        """The call's error (None: it succeeded); TimeoutError when it has not finished in time."""
+        if not self._done.wait(timeout):
+            return TimeoutError("the API call did not finish in time")
+        return self._err
+
+
+@dataclass(eq=False)
+class _Queued:
+    call: APICall
+    on_finish: OnFinish | None
+    call_id: int = 0
+
+    def send(self, err: BaseException | None) -> None:
+        if self.on_finish is not None:
+            self.on_finish.send(err)
+
+
+@dataclass
+class _Counts:
+    pending: dict[str, int] = field(default_factory=dict)
+
+    def add(self, call_type: str, n: int) -> None:
+        self.pending[call_type] = self.pending.get(call_type, 0) + n
+
+
+class CallQueue:
+    """call_queue.go: at most one pending call per object, objects in FIFO order, one in flight each."""
+
+    def __init__(self, relevances: Mapping[str, int], max_pending: int = DEFAULT_MAX_PENDING) -> None:
+        self.relevances = relevances
+        self.max_pending = max(1, max_pending)
+        self._cond = threading.Condition()
+        self._closed = False
+        self._next_id = 0
+        self._calls: dict[str, _Queued] = {}
+        self._order: deque[str] = deque()
+        self._in_flight: set[str] = set()
+        self._counts = _Counts()
+
+    def add(self, call: APICall, on_finish: OnFinish | None = None) -> None:
+        """Queues the call; raises CallSkipped when it is not needed (and tells its OnFinish so)."""
+        q = _Queued(call, on_finish)
+        with self._cond:
+            uid = call.uid
+            # Room is needed only for a new object: a merge or a replacement does not grow the queue.
+            while uid not in self._calls and len(self._calls) >= self.max_pending and not self._closed:
+                self._cond.wait()
+            if self._closed:
+                err = CallSkipped("the API dispatcher is closed")
+                q.send(err)
+                raise err
+            q.call_id = self._next_id
+            self._next_id += 1
+            old = self._calls.get(uid)
+            if old is not None:
+                self._merge(old, q)
+            self._enqueue(q, old is not None)
+
+    def _merge(self, old: _Queued, new: _Queued) -> None:
+        old_type, new_type = old.call.call_type, new.call.call_type
+        if self.relevances.get(new_type, 0) < self.relevances.get(old_type, 0):
+            err = CallSkipped("a more relevant call is already enqueued for this object")
+            new.send(err)
+            raise err
+        if old_type != new_type:
+            if old.call.uid in self._in_flight:
+                return
+            self._counts.add(old_type, -1)
+            self._counts.add(new_type, 1)
+            old.send(CallOverwritten("a more relevant call was enqueued for this object"))
+            return
+        try:
+            new.call.merge(old.call)
+        except Exception as e:
+            new.send(e)
+            raise
+        old.send(CallOverwritten("a call of the same type was enqueued for this object"))
+
+    def _enqueue(self, q: _Queued, old_present: bool) -> None:
+        uid = q.call.uid
+        if q.call.is_noop() and uid not in self._in_flight:
+            if old_present:
+                self._remove_pending_locked(uid)
+            err = CallSkipped("call does not need to be executed because it has no effect")
+            q.send(err)
+            raise err
+        self._calls[uid] = q
+        if old_present:
+            return
+        self._order.append(uid)
+        self._counts.add(q.call.call_type, 1)
+        self._cond.notify_all()
+
+    def remove_pending(self, uid: str) -> bool:
+        """Drops the object's pending call (not one in flight); its waiter is told it was skipped."""
+        with self._cond:
+            q = self._calls.get(uid)
+            if q is None or uid in self._in_flight:
+                return False
+            self._remove_pending_locked(uid)
+            q.send(CallSkipped("the object was deleted before its call ran"))
+            return True
+
+    def _remove_pending_locked(self, uid: str) -> None:
+        q = self._calls.pop(uid, None)
+        if q is None:
+            return
+        if uid not in self._in_flight:
+            self._order.remove(uid)
+            self._counts.add(q.call.call_type, -1)
+        self._cond.notify_all()
+
+    def pop(self) -> _Queued | None:
+        """The next call to run (its object is then in flight); None once closed and empty."""
+        with self._cond:
+            while not self._order:
+                if self._closed:
+                    return None
+                self._cond.wait()
+            uid = self._order.popleft()
+            q = self._calls[uid]
+            self._in_flight.add(uid)
+            self._counts.add(q.call.call_type, -1)
+            return q
+
+    def finalize(self, q: _Queued) -> None:
+        """The call ran: its object leaves flight; a call added for it meanwhile is queued now."""
+        with self._cond:
+            uid = q.call.uid
+            cur = self._calls.get(uid)
+            if cur is not None and cur.call_id == q.call_id:
+                del self._calls[uid]
+            elif cur is not None:
+                self._order.append(uid)
+                self._counts.add(cur.call.call_type, 1)
+            self._in_flight.discard(uid)
+            self._cond.notify_all()
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+    def pending(self) -> dict[str, int]:
+        """Calls waiting to run, by call type (scheduler_pending_async_api_calls)."""
+        with self._cond:
+            return {k: v for k, v in self._counts.pending.items() if v}
+
+    def idle(self) -> bool:
+        with self._cond:
+            return not self._calls and not self._in_flight
+
+    def wait_idle(self, timeout: float | None) -> bool:
+        with self._cond:
+            return self._cond.wait_for(lambda: not self._calls and not self._in_flight, timeout)
+
+
+class APIDispatcher:
+    """api_dispatcher.go: runs the queued calls, `parallelism` at a time."""
+
+    def __init__(self, relevances: Mapping[str, int], *, parallelism: int = DEFAULT_PARALLELISM,
+                 max_pending: int = DEFAULT_MAX_PENDING, metrics: SchedulerMetrics | None = None) -> None:
+        self.queue = CallQueue(relevances, max_pending)
+        self.parallelism = max(1, parallelism)
+        self.metrics = metrics
+        self._threads: list[threading.Thread] = []
+        if metrics is not None:
+            metrics.watch_api_dispatcher(self.queue)
+
+    def add(self, call: APICall, on_finish: OnFinish | None = None) -> None:
+        """Queues a call. CallSkipped: it is not needed (no effect, or a more relevant call is queued)."""
+        self.queue.add(call, on_finish)
+
+    def remove_pending(self, uid: str) -> bool:
+        return self.queue.remove_pending(uid)
+
+    def run(self) -> None:
+        """Starts the workers; each pops a call, runs it and reports its outcome."""
+        for i in range(self.parallelism):
+            t = threading.Thread(target=self._work, name=f"api-dispatcher-{i}", daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def _work(self) -> None:
+        while True:
+            q = self.queue.pop()
+            if q is None:
+                return
+            start = time.perf_counter()
+            err: BaseException | None = None
+            try:
+                q.call.execute()
+            except Exception as e:
+                err = e
+                log.error('"API call failed" callType="%s" object="%s" err=%s', q.call.call_type, q.call.uid,
+                          quote(e))
+            if self.metrics is not None:
+                self.metrics.async_api_call(q.call.call_type, RESULT_ERROR if err else RESULT_SUCCESS,
+                                            time.perf_counter() - start)
+            self.queue.finalize(q)
+            q.send(err)
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Waits until no call is pending or in flight; False on timeout."""
+        return self.queue.wait_idle(timeout)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Calls already queued still run (bounded by timeout); no new call is taken."""
+        self.queue.close()
+        deadline = time.monotonic() + timeout
+        for t in self._threads:
+            t.join(max(deadline - time.monotonic(), 0.0))
+
+
+__all__ = ["APICall", "APIDispatcher", "CallOverwritten", "CallQueue", "CallSkipped", "OnFinish",
+           "is_unexpected_error"]
+
