@@ -77,7 +77,7 @@ def _nominate(w: Writer, pod: Pod, node: str) -> PodStatusPatchCall:
 
 def _drain(q: CallQueue) -> list[object]:
     """Runs every pending call in order, as one dispatcher worker would."""
-    ran = []
+    ran: list[object] = []
     while q.pending():
         item = q.pop()
         assert item is not None

@@ -178,6 +178,27 @@ def pod_request_inputs(pod: Pod) -> PodRequestInputs:
     )
 
 
+def _status_resources(pod: Pod, infeasible: bool) -> list[tuple[str, bytes | None, list[tuple[str, str]]]]:
+    # Unless a resize is infeasible, a status without resources reads as no status (its container's
+    # allocated and actuated requests are the spec's), so the kubelet's first status changes nothing.
+    return [(cs.name, cs.resources.SerializeToString(deterministic=True) if cs.HasField("resources") else None,
+             sorted((k, q.string) for k, q in cs.allocatedResources.items()))
+            for statuses in (pod.status.initContainerStatuses, pod.status.containerStatuses) for cs in statuses
+            if infeasible or cs.HasField("resources") or cs.allocatedResources]
+
+
+def same_request_inputs(a: Pod, b: Pod) -> bool:
+    """True when the two pods' PodRequestInputs (and so their requests and everything PodInfo reads of
+    the spec) cannot differ: the same spec, the same resources in their container statuses and the same
+    resize verdict. Cheaper than reading either's inputs: a kubelet's status update (phase, readiness,
+    IPs) of a bound pod changes none of them."""
+    if a.spec != b.spec:
+        return False
+    infeasible = is_pod_resize_infeasible(a)
+    return infeasible == is_pod_resize_infeasible(b) and \
+        _status_resources(a, infeasible) == _status_resources(b, infeasible)
+
+
 # (container, resize infeasible) -> its requests in nano-units, or None
 _RequestsFn = Callable[[ContainerRequestInputs, bool], _NanoList | None]
 

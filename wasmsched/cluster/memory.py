@@ -23,6 +23,7 @@ from wasmsched.api.podstrategy import prepare_pod_for_create
 from wasmsched.api.types import Pod, PriorityClass, object_key
 from wasmsched.api.validation.scheduling import SYSTEM_PRIORITY_CLASS_DESCRIPTIONS, SYSTEM_PRIORITY_CLASSES
 from wasmsched.cluster.disruption import with_status
+from wasmsched.framework.interface import NominatingInfo, NominatingMode, PodCondition
 
 KIND_POD = "Pod"
 KIND_NODE = "Node"
@@ -318,6 +319,12 @@ class MemoryCluster:
             ):
                 return
             self._mutate_pod(cur, lambda p: _set_condition(p, ctype, status, reason, message))
+
+    def update_pod_status(self, pod: Pod, condition: PodCondition | None, nominating: NominatingInfo | None) -> None:
+        if condition is not None:
+            self.set_pod_condition(pod, condition.type, condition.status, condition.reason, condition.message)
+        if nominating is not None and nominating.mode == NominatingMode.OVERRIDE:
+            self.set_nominated_node_name(pod, nominating.nominated_node_name)
 
     def list_pod_disruption_budgets(self) -> builtins.list[Any]:
         with self._lock:

@@ -83,6 +83,16 @@ class NominatingInfo:
     mode: int = NominatingMode.NOOP
 
 
+@dataclass(frozen=True, slots=True)
+class PodCondition:
+    """A pod condition the scheduler writes (v1.PodCondition's fields it sets)."""
+
+    type: str
+    status: str
+    reason: str
+    message: str
+
+
 @dataclass(slots=True)
 class PostFilterResult:
     nominating_info: NominatingInfo | None = None
@@ -618,7 +628,15 @@ class ClusterClient(Protocol):
 
     def set_nominated_node_name(self, pod: Pod, node_name: str) -> None: ...
 
-    def set_pod_condition(self, pod: Pod, ctype: str, status: str, reason: str, message: str) -> None: ...
+    def set_pod_condition(self, pod: Pod, ctype: str, status: str, reason: str, message: str) -> None:
+        """Written before this returns (preemption's DisruptionTarget comes before the victim's deletion)."""
+        ...
+
+    def update_pod_status(self, pod: Pod, condition: PodCondition | None, nominating: NominatingInfo | None) -> None:
+        """kube's updatePod after a failed attempt: the condition and the nomination (when its mode is
+        Override) in one status write, nothing when nothing changes. May be written after this returns (a
+        real API server's writes go through the API dispatcher); a failure is logged, not raised."""
+        ...
 
     def list_pod_disruption_budgets(self) -> list[Any]: ...
 

@@ -190,9 +190,11 @@ class PodInfo:
                     for w in paa.preferredDuringSchedulingIgnoredDuringExecution
                 ]
 
-    def with_pod(self, pod: Pod) -> PodInfo:
+    def with_pod(self, pod: Pod, *, same_shape: bool = False) -> PodInfo:
         """A PodInfo of `pod`, a copy of this one's pod differing only in fields nothing here is computed
-        from (the assumed pod: spec.nodeName set), without computing it all again. Its memo is new."""
+        from (the assumed pod: spec.nodeName set), without computing it all again. Its memo is new.
+        `same_shape`: the spec is equal too and the requests read the same (resources.same_request_inputs,
+        a status update by the kubelet), so the plugins' shape memos hold as well."""
         c = PodInfo.__new__(PodInfo)
         c.pod = pod
         c.key = self.key
@@ -201,7 +203,7 @@ class PodInfo:
         c.priority = self.priority
         c.host_ports = self.host_ports
         # The assumed pod's spec differs (nodeName): what was read holds, plugins' values are its own.
-        c.shape = dataclasses.replace(self.shape, memo={})
+        c.shape = self.shape if same_shape else dataclasses.replace(self.shape, memo={})
         c._cache = {}
         c.required_affinity_terms = self.required_affinity_terms
         c.required_anti_affinity_terms = self.required_anti_affinity_terms

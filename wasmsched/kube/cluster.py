@@ -26,11 +26,11 @@ from wasmsched.api.convert import message_to_dict
 from wasmsched.api.kinds import RESOURCES
 from wasmsched.api.types import Pod, type_meta
 from wasmsched.api.wellknown import now_rfc3339
-from wasmsched.framework.interface import NominatingInfo, NominatingMode
+from wasmsched.framework.interface import NominatingInfo, NominatingMode, PodCondition
 from wasmsched.kube.api import ApiError, KubeApi, TransportError
 from wasmsched.kube.codec import decode
 from wasmsched.kube.informer import InformerFactory
-from wasmsched.scheduler.api_calls import PodBindingCall, PodCondition, PodStatusPatchCall, call_uid
+from wasmsched.scheduler.api_calls import PodBindingCall, PodStatusPatchCall, call_uid
 from wasmsched.scheduler.api_dispatcher import APIDispatcher, CallSkipped, OnFinish, is_unexpected_error
 from wasmsched.util.klog import quote
 
@@ -452,13 +452,19 @@ class KubeCluster:
         with contextlib.suppress(CallSkipped):
             self.dispatcher.add(call)
 
+    def update_pod_status(self, pod: Pod, condition: PodCondition | None, nominating: NominatingInfo | None) -> None:
+        self._update_status(pod, [condition] if condition is not None else [], nominating)
+
     def set_nominated_node_name(self, pod: Pod, node_name: str) -> None:
+        """Preemption's clearNominatedNodeName: through the API dispatcher, as kube's APICacher."""
         self._update_status(pod, [], NominatingInfo(node_name, NominatingMode.OVERRIDE))
 
     def set_pod_condition(self, pod: Pod, ctype: str, status: str, reason: str, message: str) -> None:
-        """podutil.UpdatePodCondition + PatchPodStatus: no request when the condition is already so;
-        lastTransitionTime moves only when the status changes."""
-        self._update_status(pod, [PodCondition(ctype, status, reason, message)], None)
+        """podutil.UpdatePodCondition + PatchPodStatus, written now (a victim's DisruptionTarget must land
+        before its deletion): no request when the condition is already so; lastTransitionTime moves only
+        when the status changes."""
+        cur = self.get_pod(pod.metadata.namespace, pod.metadata.name) or pod
+        PodStatusPatchCall(self, cur, [PodCondition(ctype, status, reason, message)], None, now_rfc3339()).execute()
 
     # ----- EventRecorder ---------------------------------------------------------------------
 

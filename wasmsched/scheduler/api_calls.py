@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from wasmsched.api.types import Pod
-from wasmsched.framework.interface import NominatingInfo, NominatingMode
+from wasmsched.framework.interface import NominatingInfo, NominatingMode, PodCondition
 
 POD_STATUS_PATCH = "pod_status_patch"
 POD_BINDING = "pod_binding"
@@ -50,14 +50,6 @@ class PodBindingCall:
 
     def is_noop(self) -> bool:
         return False
-
-
-@dataclass(frozen=True)
-class PodCondition:
-    type: str
-    status: str
-    reason: str
-    message: str
 
 
 @dataclass(frozen=True)
@@ -142,5 +134,5 @@ class PodStatusPatchCall:
             self.writer.patch_pod_status(self.namespace, self.name, self.pod_uid, status)
 
 
-__all__ = ["POD_BINDING", "POD_STATUS_PATCH", "RELEVANCES", "PodBindingCall", "PodCondition",
-           "PodStatusPatchCall", "PodWriter", "call_uid"]
+__all__ = ["POD_BINDING", "POD_STATUS_PATCH", "RELEVANCES", "PodBindingCall", "PodStatusPatchCall", "PodWriter",
+           "call_uid"]

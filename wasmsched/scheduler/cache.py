@@ -7,6 +7,7 @@ import builtins
 import logging
 import threading
 
+from wasmsched.api.resources import same_request_inputs
 from wasmsched.api.types import Node, Pod, pod_key
 from wasmsched.framework.snapshot import Snapshot, image_state_summaries, image_states_for
 from wasmsched.framework.types import NodeInfo, PodInfo, get_pod_key, next_generation
@@ -183,8 +184,11 @@ class Cache:
             state = self._pod_states.get(key)
             if state is None or key in self._assumed:
                 return
-            self._remove_pod(state[0])
-            self._add_pod(new)
+            cur, pi = state
+            # A status update that changes nothing PodInfo reads (the kubelet's phase, readiness, IPs)
+            # keeps what was computed; the node is still touched, as its pod object is a new one.
+            self._remove_pod(cur)
+            self._add_pod(new, pi.with_pod(new, same_shape=True) if same_request_inputs(new, cur) else None)
 
     def remove_pod(self, pod: Pod) -> None:
         with self._lock:

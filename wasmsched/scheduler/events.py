@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from wasmsched.api.quantity import nano_to_milli, quantity_nano_value
-from wasmsched.api.resources import pod_request_nanos
+from wasmsched.api.resources import pod_request_nanos, same_request_inputs
 from wasmsched.api.types import Node, Pod
 from wasmsched.framework.events import ActionType, ClusterEvent, EventResource
 
@@ -96,20 +96,16 @@ def _pod_labels(new: Pod, old: Pod) -> ActionType:
     return ActionType.UPDATE_POD_LABEL if dict(new.metadata.labels) != dict(old.metadata.labels) else ActionType.NONE
 
 
-def _pod_scale_down(new: Pod, old: Pod) -> ActionType:
+def _pod_scale(new: Pod, old: Pod) -> tuple[ActionType, ActionType]:
+    """extractPodScaleDown and extractPodScaleUp, reading each pod's requests once (none when the
+    requests cannot have changed)."""
+    if same_request_inputs(new, old):
+        return ActionType.NONE, ActionType.NONE
     new_req, old_req = _pod_requests_milli(new), _pod_requests_milli(old)
-    for name, q in old_req.items():
-        if name not in new_req or q > new_req[name]:
-            return ActionType.UPDATE_POD_SCALE_DOWN
-    return ActionType.NONE
-
-
-def _pod_scale_up(new: Pod, old: Pod) -> ActionType:
-    new_req, old_req = _pod_requests_milli(new), _pod_requests_milli(old)
-    for name, q in new_req.items():
-        if name not in old_req or q > old_req[name]:
-            return ActionType.UPDATE_POD_SCALE_UP
-    return ActionType.NONE
+    down = any(name not in new_req or q > new_req[name] for name, q in old_req.items())
+    up = any(name not in old_req or q > old_req[name] for name, q in new_req.items())
+    return (ActionType.UPDATE_POD_SCALE_DOWN if down else ActionType.NONE,
+            ActionType.UPDATE_POD_SCALE_UP if up else ActionType.NONE)
 
 
 def _pod_scheduling_gates_eliminated(new: Pod, old: Pod) -> ActionType:
@@ -140,10 +136,8 @@ def _pod_generated_resource_claim(new: Pod, old: Pod) -> ActionType:
     return ActionType.NONE
 
 
+# After labels and the two scale extractors (kube's order), which _pod_scale answers together.
 _POD_EXTRACTORS: tuple[_PodExtractor, ...] = (
-    _pod_labels,
-    _pod_scale_down,
-    _pod_scale_up,
     _pod_scheduling_gates_eliminated,
     _pod_toleration,
     _pod_generated_resource_claim,
@@ -162,11 +156,9 @@ def pod_scheduling_properties_change(new: Pod, old: Pod, is_target_pod: bool) ->
         resource = EventResource.TARGET_POD
     else:
         resource = EventResource.UNSCHEDULED_POD
-    out = []
-    for fn in _POD_EXTRACTORS:
-        action = fn(new, old)
-        if action:
-            out.append(ClusterEvent(resource, action))
+    actions = [_pod_labels(new, old), *_pod_scale(new, old)]
+    actions.extend(fn(new, old) for fn in _POD_EXTRACTORS)
+    out = [ClusterEvent(resource, action) for action in actions if action]
     if not out:
         # No specific change: only registrations of the general Pod/Update see it.
         out.append(ClusterEvent(resource, ActionType.UPDATE))

@@ -12,7 +12,7 @@ from wasmsched.api.types import Pod, pod_key
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.diagnosis import Diagnosis, FitError
 from wasmsched.framework.events import EVENT_ASSIGNED_POD_DELETE
-from wasmsched.framework.interface import ClusterClient, EventRecorder, NominatingInfo, NominatingMode
+from wasmsched.framework.interface import ClusterClient, EventRecorder, NominatingInfo, NominatingMode, PodCondition
 from wasmsched.framework.runtime import Framework
 from wasmsched.framework.status import Code, Status, is_rejected, is_skip, is_success, is_wait, not_success
 from wasmsched.framework.types import PodInfo, QueuedPodInfo, get_pod_key
@@ -292,10 +292,7 @@ class ScheduleOne:
         # kube's updatePod: a failed write (the pod went away meanwhile, the server is unreachable) is
         # logged; the pod is already back in the queue, and the next attempt writes its status again.
         try:
-            self.client.set_pod_condition(pod, "PodScheduled", "False", reason, msg)
-            if (nominating is not None and nominating.mode == NominatingMode.OVERRIDE
-                    and current.status.nominatedNodeName != nominating.nominated_node_name):
-                self.client.set_nominated_node_name(pod, nominating.nominated_node_name)
+            self.client.update_pod_status(pod, PodCondition("PodScheduled", "False", reason, msg), nominating)
         except Exception as e:
             log.error('"Error updating pod" err=%s pod="%s"', quote(e), pod_key(pod))
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from wasmsched.api.types import Pod, object_key
 from wasmsched.framework.cycle_state import CycleState
-from wasmsched.framework.interface import WaitingPod
+from wasmsched.framework.interface import NominatingInfo, NominatingMode, PodCondition, WaitingPod
 from wasmsched.framework.snapshot import Snapshot, new_snapshot
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import NodeInfo, PodInfo
@@ -47,6 +47,12 @@ class RecordingClient:
 
     def set_pod_condition(self, pod: Pod, ctype: str, status: str, reason: str, message: str) -> None:
         self.conditions.append((pod.metadata.name, ctype, reason, message))
+
+    def update_pod_status(self, pod: Pod, condition: PodCondition | None, nominating: NominatingInfo | None) -> None:
+        if condition is not None:
+            self.set_pod_condition(pod, condition.type, condition.status, condition.reason, condition.message)
+        if nominating is not None and nominating.mode == NominatingMode.OVERRIDE:
+            self.set_nominated_node_name(pod, nominating.nominated_node_name)
 
     def list_pod_disruption_budgets(self) -> list[Any]:
         return list(self.pdbs)
