@@ -36,6 +36,7 @@ from wasmsched.devcluster.certs import write_pki
 from wasmsched.devcluster.kubeconfig import write_kubeconfig
 from wasmsched.devcluster.kwok_stages import STAGES_YAML
 from wasmsched.devcluster.tokens import StaticTokens, new_tokens, write_token_auth_file
+from wasmsched.kube.api import ClientConnection, KubeApi, load_configuration
 
 log = logging.getLogger(__name__)
 
@@ -249,6 +250,18 @@ class DevCluster:
         conf.ssl_ca_cert = str(self.ca_file)
         conf.api_key = {"BearerToken": f"Bearer {token}"}
         return client.ApiClient(conf)
+
+    def kube_api(self, token: str | None = None) -> KubeApi:
+        """A KubeApi as the admin (the kubeconfig's credentials) or as `token`'s user; not rate-limited
+        (qps 0): for the cluster's own set-up and for tests. Close it (or use it in a `with`)."""
+        if token is None:
+            conf = load_configuration(str(self.kubeconfig))
+        else:
+            conf = client.Configuration()
+            conf.host = self.server
+            conf.ssl_ca_cert = str(self.ca_file)
+            conf.api_key = {"BearerToken": f"Bearer {token}"}
+        return KubeApi(conf, ClientConnection(qps=0))
 
     def create_nodes(self, n: int, prefix: str = "kwok-node-", start: int = 0, wait_ready: bool = True,
                      timeout: float = 60.0, **node_args: Any) -> list[client.V1Node]:
