@@ -1,5 +1,7 @@
 import pytest
 
+from wasmsched.api import errors
+from wasmsched.api.errors import ApiError
 from wasmsched.api.types import Pod, PodDisruptionBudget, ReplicaSet, Service
 from wasmsched.cluster.memory import AdmissionError, ConflictError, MemoryCluster, NotFoundError
 from wasmsched.testing.builders import make_node, make_pod, make_priority_class
@@ -31,8 +33,11 @@ def test_watch_replays_existing_objects() -> None:
 def test_duplicate_create_is_a_conflict() -> None:
     c = MemoryCluster()
     c.create(make_node("n1").obj())
-    with pytest.raises(ConflictError):
+    with pytest.raises(ConflictError) as e:
         c.create(make_node("n1").obj())
+    # kube-apiserver's answer: 409 AlreadyExists, which is_already_exists and not is_conflict
+    assert (e.value.status, e.value.reason) == (409, "AlreadyExists")
+    assert errors.is_already_exists(e.value) and not errors.is_conflict(e.value)
 
 
 def test_admission_resolves_priority_class_and_policy() -> None:
@@ -92,6 +97,8 @@ def test_admission_refuses_a_priority_the_class_does_not_give(pod: Pod, message:
     with pytest.raises(AdmissionError) as e:
         c.create(pod)
     assert str(e.value) == message
+    # the Priority plugin answers as admission.NewForbidden does
+    assert (e.value.status, e.value.reason) == (403, "Forbidden") and errors.is_forbidden(e.value)
 
 
 @pytest.mark.parametrize(("class_name", "computed"), [("", "PreemptLowerPriority"), ("high", "PreemptLowerPriority"),
@@ -138,8 +145,9 @@ def test_bind_sets_node_and_condition_and_rejects_double_binding() -> None:
     bound = c.get_pod("default", "p")
     assert bound is not None and bound.spec.nodeName == "n1"
     assert [(x.type, x.status) for x in bound.status.conditions] == [("PodScheduled", "True")]
-    with pytest.raises(ConflictError):
+    with pytest.raises(ConflictError) as e:
         c.bind(pod, "n1")
+    assert (e.value.status, e.value.reason) == (409, "Conflict") and errors.is_conflict(e.value)
 
 
 def test_bind_clears_the_nomination_and_starts_the_pod_when_asked() -> None:
@@ -162,8 +170,9 @@ def test_bind_clears_the_nomination_and_starts_the_pod_when_asked() -> None:
 def test_bind_to_missing_node_or_pod_fails() -> None:
     c = MemoryCluster()
     pod = make_pod("p").obj()
-    with pytest.raises(NotFoundError):
+    with pytest.raises(NotFoundError) as e:
         c.bind(pod, "n1")
+    assert (e.value.status, e.value.reason) == (404, "NotFound") and errors.is_not_found(e.value)
     c.create(pod)
     with pytest.raises(NotFoundError):
         c.bind(pod, "n1")
@@ -256,11 +265,29 @@ def test_update_object_refuses_a_stale_version_and_keeps_the_other_half() -> Non
     edit.status.phase = "Bound"  # ignored: not the status subresource
     after = c.update_object(edit)
     assert (after.spec.volumeName, after.status.phase) == ("pv-1", "Pending")
-    with pytest.raises(ConflictError, match="the object has been modified"):
+    with pytest.raises(ConflictError, match="the object has been modified") as e:
         c.update_object(stale)
+    assert (e.value.status, e.value.reason) == (409, "Conflict") and errors.is_conflict(e.value)
     status = PersistentVolumeClaim()
     status.CopyFrom(after)
     status.status.phase = "Bound"
     status.spec.volumeName = "other"  # ignored: a status write
     final = c.update_object(status, "status")
     assert (final.spec.volumeName, final.status.phase) == ("pv-1", "Bound")
+
+
+def test_every_refusal_is_an_api_error_the_predicates_read() -> None:
+    """The embedded cluster answers as kube-apiserver does, so code written against kube's predicates
+    treats both clusters alike."""
+    c = MemoryCluster()
+    with pytest.raises(ApiError) as e:
+        c.update(make_node("n1").obj())
+    assert errors.is_not_found(e.value) and e.value.message == 'nodes "n1" not found'
+    with pytest.raises(ApiError) as e:
+        c.delete("Node", "n1")
+    assert errors.is_not_found(e.value)
+    pod = make_pod("p").obj()
+    pod.spec.priorityClassName = "nope"
+    with pytest.raises(ApiError) as e:
+        c.create(pod)
+    assert errors.is_forbidden(e.value) and not errors.is_invalid(e.value)

@@ -26,8 +26,6 @@ from wasmsched.devcluster.kwok_stages import STAGES_YAML
 from wasmsched.devcluster.nodes import kwok_node
 from wasmsched.devcluster.tokens import StaticTokens, write_token_auth_file
 
-from ..kube.helpers import plain
-
 
 def test_serving_certificate_is_signed_by_the_ca_for_loopback_names(tmp_path: Path) -> None:
     pki = write_pki(tmp_path)
@@ -148,14 +146,14 @@ def test_kwok_stages_make_nodes_ready_pods_running_and_deleted_pods_gone() -> No
 
 
 def test_kwok_node_is_untainted_annotated_and_sized() -> None:
-    node = plain(kwok_node("n1"))
+    node = kwok_node("n1")
     assert node["metadata"]["annotations"] == {components.KWOK_NODE_ANNOTATION: components.KWOK_NODE_ANNOTATION_VALUE}
     assert node["metadata"]["labels"]["kubernetes.io/hostname"] == "n1"
     assert node["metadata"]["labels"]["kubernetes.io/os"] == "linux"
     assert node["status"]["allocatable"] == node["status"]["capacity"] == {"cpu": "32", "memory": "256Gi",
                                                                            "pods": "110"}
     assert "taints" not in node["spec"]
-    assert plain(kwok_node("n2", managed=False))["metadata"]["annotations"] == {}
+    assert kwok_node("n2", managed=False)["metadata"]["annotations"] == {}
 
 
 def test_stop_terminates_a_started_process_and_only_once(tmp_path: Path) -> None:

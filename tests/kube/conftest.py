@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from tests.go_guests import ROOT, builds_go, run_ok
+from wasmsched.api.errors import ApiError
 from wasmsched.devcluster import BinariesMissingError, DevCluster
 from wasmsched.devcluster.binaries import Binaries, find_binaries
-from wasmsched.devcluster.rest import request_json
 
 from .helpers import namespace_name
 
@@ -53,16 +53,17 @@ def api_resources(dev_cluster: DevCluster) -> dict[tuple[str, str], tuple[str, b
     """(apiVersion, kind) -> (collection path with a `{ns}` slot for "namespaces/NS/", namespaced), from
     the server's discovery documents."""
     out: dict[tuple[str, str], tuple[str, bool]] = {}
-    with dev_cluster.api_client() as api:
-        status, groups = request_json(api, "GET", "/apis")
-        assert status == 200, groups
+    with dev_cluster.kube_api() as api:
+        groups = api.request_json("GET", "/apis")
         for gv in ["v1"] + [v["groupVersion"] for g in groups["groups"] for v in g["versions"]]:
             base = "/api/v1" if gv == "v1" else f"/apis/{gv}"
-            status, doc = request_json(api, "GET", base)
-            if status == 200:
-                for r in doc["resources"]:
-                    if "/" not in r["name"]:
-                        out[(gv, r["kind"])] = (f"{base}/{{ns}}{r['name']}", r["namespaced"])
+            try:
+                doc = api.request_json("GET", base)
+            except ApiError:
+                continue  # an aggregated API that is down
+            for r in doc["resources"]:
+                if "/" not in r["name"]:
+                    out[(gv, r["kind"])] = (f"{base}/{{ns}}{r['name']}", r["namespaced"])
     return out
 
 

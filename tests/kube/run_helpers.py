@@ -11,6 +11,7 @@ import uuid
 from pathlib import Path
 from typing import Any, TypeVar
 
+from wasmsched.api.errors import is_not_found
 from wasmsched.kube.api import ApiError, KubeApi, load_configuration
 
 from .helpers import wait_for
@@ -71,7 +72,7 @@ def get_pod(api: KubeApi, namespace: str, name: str) -> dict[str, Any] | None:
     try:
         return api.request_json("GET", f"/api/v1/namespaces/{namespace}/pods/{name}")  # type: ignore[no-any-return]
     except ApiError as e:
-        if e.status == 404:
+        if is_not_found(e):
             return None
         raise
 

@@ -13,10 +13,11 @@ from typing import Any
 import pytest
 import yaml
 
+from wasmsched.api.errors import ApiError
 from wasmsched.config.load import load_config
 from wasmsched.devcluster import DevCluster
 from wasmsched.devcluster.kubeconfig import write_kubeconfig
-from wasmsched.devcluster.rest import request_json
+from wasmsched.kube.api import KubeApi
 from wasmsched.kube.rbac import (
     Access,
     Grant,
@@ -138,11 +139,11 @@ def test_grants_follow_bindings_to_roles() -> None:
 
 # ---- against the API server ----------------------------------------------------------------------
 
-def _create(api: Any, api_resources: dict[tuple[str, str], tuple[str, bool]], obj: dict[str, Any],
-            dry_run: bool) -> tuple[int, Any]:
+def _create(api: KubeApi, api_resources: dict[tuple[str, str], tuple[str, bool]], obj: dict[str, Any],
+            dry_run: bool) -> Any:
     path, namespaced = api_resources[(obj["apiVersion"], obj["kind"])]
     prefix = f"namespaces/{obj['metadata']['namespace']}/" if namespaced else ""
-    return request_json(api, "POST", path.format(ns=prefix), body=obj, query={"dryRun": "All"} if dry_run else None)
+    return api.request_json("POST", path.format(ns=prefix), body=obj, query={"dryRun": "All"} if dry_run else None)
 
 
 @pytest.mark.parametrize("where", [f"{f}#{i}" for f, d in [(p.name, documents(p.name))
@@ -152,17 +153,18 @@ def test_every_object_passes_a_server_side_dry_run(
         dev_cluster: DevCluster, api_resources: dict[tuple[str, str], tuple[str, bool]], where: str) -> None:
     name, index = where.split("#")
     obj = documents(name)[int(index)]
-    with dev_cluster.api_client() as api:
-        status, body = _create(api, api_resources, obj, dry_run=True)
-    assert status == 201, f"{where} ({obj['kind']} {obj['metadata']['name']}): HTTP {status}: {body}"
+    with dev_cluster.kube_api() as api:
+        try:
+            _create(api, api_resources, obj, dry_run=True)
+        except ApiError as e:
+            pytest.fail(f"{where} ({obj['kind']} {obj['metadata']['name']}): HTTP {e.status} {e.reason}: {e}")
 
 
 def _server_cluster_roles(dev_cluster: DevCluster) -> dict[str, list[Rule]]:
     roles: dict[str, list[Rule]] = {}
-    with dev_cluster.api_client() as api:
+    with dev_cluster.kube_api() as api:
         for name in BOOTSTRAP_ROLES:
-            status, role = request_json(api, "GET", f"/apis/rbac.authorization.k8s.io/v1/clusterroles/{name}")
-            assert status == 200, (name, role)
+            role = api.request_json("GET", f"/apis/rbac.authorization.k8s.io/v1/clusterroles/{name}")
             roles[name] = [Rule.from_dict(r) for r in role["rules"]]
     return roles
 
@@ -188,18 +190,17 @@ def applied_rbac(dev_cluster: DevCluster, api_resources: dict[tuple[str, str], t
     """deploy/rbac.yaml created for real (the server's own authorizer then answers), deleted afterwards."""
     objs = documents("rbac.yaml")
     created: list[str] = []
-    with dev_cluster.api_client() as api:
+    with dev_cluster.kube_api() as api:
         try:
             for obj in objs:
-                status, body = _create(api, api_resources, obj, dry_run=False)
-                assert status == 201, (obj["kind"], obj["metadata"]["name"], status, body)
+                _create(api, api_resources, obj, dry_run=False)
                 path, namespaced = api_resources[(obj["apiVersion"], obj["kind"])]
                 prefix = f"namespaces/{obj['metadata']['namespace']}/" if namespaced else ""
                 created.append(f"{path.format(ns=prefix)}/{obj['metadata']['name']}")
             yield
         finally:
             for path in reversed(created):
-                request_json(api, "DELETE", path)
+                api.request_json("DELETE", path)
 
 
 @pytest.mark.parametrize("config", sorted(MODES))
@@ -209,14 +210,13 @@ def test_server_authorizes_every_request_for_the_service_account(
     user = f"system:serviceaccount:{SA_NAMESPACE}:{SA_NAME}"
     groups = ["system:serviceaccounts", f"system:serviceaccounts:{SA_NAMESPACE}", "system:authenticated"]
     denied = []
-    with dev_cluster.api_client() as api:
+    with dev_cluster.kube_api() as api:
         for a in scheduler_access(SA_NAMESPACE, MODES[config][1]):
             attrs = {"verb": a.verb, "group": a.group, "resource": a.resource, "subresource": a.subresource,
                      "namespace": a.namespace, "name": a.name}
             review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
                       "spec": {"user": user, "groups": groups, "resourceAttributes": attrs}}
-            status, body = request_json(api, "POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", review)
-            assert status == 201, body
+            body = api.request_json("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", body=review)
             if not body["status"].get("allowed"):
                 denied.append(str(a))
     assert denied == []
@@ -226,11 +226,10 @@ def test_wasmsched_runs_with_the_service_accounts_own_token(
         dev_cluster: DevCluster, applied_rbac: None, tmp_path: Path, nodenumber_wasm: Path, namespace: str) -> None:
     """deploy/'s ServiceAccount, with only the RBAC deploy/ grants, schedules with the second-scheduler
     config (leader election on its own lease, events, the wasm plugin): a missing rule fails it."""
-    with dev_cluster.api_client() as api:
-        status, tok = request_json(api, "POST", f"/api/v1/namespaces/{SA_NAMESPACE}/serviceaccounts/{SA_NAME}/token",
-                                   body={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
-                                         "spec": {"expirationSeconds": 3600}})
-    assert status == 201, tok
+    with dev_cluster.kube_api() as api:
+        tok = api.request_json("POST", f"/api/v1/namespaces/{SA_NAMESPACE}/serviceaccounts/{SA_NAME}/token",
+                               body={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                                     "spec": {"expirationSeconds": 3600}})
     kubeconfig = tmp_path / "sa.kubeconfig"
     write_kubeconfig(kubeconfig, dev_cluster.server, dev_cluster.ca_file, tok["status"]["token"], user=SA_NAME)
     cm = next(d for d in documents("config-second-scheduler.yaml") if d["kind"] == "ConfigMap")

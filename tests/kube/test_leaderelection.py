@@ -10,13 +10,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from kubernetes.client import ApiClient
-from kubernetes.client.exceptions import ApiException
 
+from wasmsched.api.errors import ApiError, is_conflict
 from wasmsched.api.wellknown import parse_rfc3339
 from wasmsched.devcluster import DevCluster
-from wasmsched.kube.leaderelection import LeaderElectionConfig, LeaderElector, new_identity
-from wasmsched.kube.rest import request_json
+from wasmsched.kube.api import KubeApi
+from wasmsched.kube.leaderelection import LeaderElectionConfig, LeaderElector, lock_client, new_identity
 
 from .helpers import wait_for
 
@@ -42,10 +41,11 @@ class Candidate:
 class Campaign:
     """Candidates for one Lease, each running `LeaderElector.run` on its own thread."""
 
-    def __init__(self, api: ApiClient, namespace: str) -> None:
+    def __init__(self, api: KubeApi, namespace: str) -> None:
         self.api = api
         self.namespace = namespace
         self.candidates: list[Candidate] = []
+        self.clients: list[KubeApi] = []
 
     def config(self, **timing: float) -> LeaderElectionConfig:
         return LeaderElectionConfig(resource_namespace=self.namespace, resource_name="wasmsched",
@@ -59,7 +59,10 @@ class Campaign:
             leading.append(ev)
             started.set()
 
-        elector = LeaderElector(self.api, self.config(**timing), new_identity(), on_started, stopped.set,
+        # each candidate's lock has a client of its own, as in its own process
+        lock_api = lock_client(self.api)
+        self.clients.append(lock_api)
+        elector = LeaderElector(lock_api, self.config(**timing), new_identity(), on_started, stopped.set,
                                 release_on_cancel=release_on_cancel, healthz_timeout=healthz_timeout)
         stop = threading.Event()
         thread = threading.Thread(target=elector.run, args=(stop,), daemon=True)
@@ -69,19 +72,21 @@ class Campaign:
         return c
 
     def lease(self) -> dict[str, Any]:
-        return request_json(self.api, "GET",
-                            f"/apis/coordination.k8s.io/v1/namespaces/{self.namespace}/leases/wasmsched")
+        return self.api.request_json(  # type: ignore[no-any-return]
+            "GET", f"/apis/coordination.k8s.io/v1/namespaces/{self.namespace}/leases/wasmsched")
 
     def close(self) -> None:
         for c in self.candidates:
             c.stop.set()
         for c in self.candidates:
             c.thread.join(timeout=60)
+        for api in self.clients:
+            api.close()
 
 
 @pytest.fixture
 def campaign(dev_cluster: DevCluster, namespace: str) -> Iterator[Campaign]:
-    with dev_cluster.api_client() as api:
+    with dev_cluster.kube_api() as api:
         camp = Campaign(api, namespace)
         try:
             yield camp
@@ -107,10 +112,10 @@ def _take_over(campaign: Campaign, holder: str) -> bool:
     lease = campaign.lease()
     lease["spec"].update({"holderIdentity": holder, "leaseDurationSeconds": 3600})
     try:
-        request_json(campaign.api, "PUT",
-                     f"/apis/coordination.k8s.io/v1/namespaces/{campaign.namespace}/leases/wasmsched", lease)
-    except ApiException as e:
-        if e.status == 409:
+        campaign.api.request_json(
+            "PUT", f"/apis/coordination.k8s.io/v1/namespaces/{campaign.namespace}/leases/wasmsched", body=lease)
+    except ApiError as e:
+        if is_conflict(e):
             return False
         raise
     return True

@@ -7,18 +7,27 @@ from __future__ import annotations
 import re
 import socket
 import threading
+from typing import Any, cast
 
 import pytest
-from kubernetes.client import ApiClient
+from kubernetes import client as kclient
 
+from wasmsched.api.errors import ApiError, TransportError
 from wasmsched.config.errors import ConfigError
+from wasmsched.kube.api import ClientConnection, KubeApi
 from wasmsched.kube.leaderelection import (
     LeaderElectionConfig,
     LeaderElectionRecord,
     LeaderElector,
+    lock_client,
     new_identity,
     now_micro_time,
 )
+
+
+def _api() -> KubeApi:
+    """A client that points nowhere: these tests make no request."""
+    return KubeApi(kclient.Configuration(host="https://127.0.0.1:1"))
 
 
 def test_defaults_are_kube_schedulers() -> None:
@@ -76,16 +85,16 @@ def test_disabled_election_is_not_validated() -> None:
 )
 def test_elector_refuses_client_go_invalid_timings(cfg: LeaderElectionConfig, message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
-        LeaderElector(ApiClient(), cfg, "me", lambda _: None, lambda: None)
+        LeaderElector(_api(), cfg, "me", lambda _: None, lambda: None)
 
 
 def test_elector_needs_an_identity() -> None:
     with pytest.raises(ValueError, match="Lock identity is empty"):
-        LeaderElector(ApiClient(), LeaderElectionConfig(), "", lambda _: None, lambda: None)
+        LeaderElector(_api(), LeaderElectionConfig(), "", lambda _: None, lambda: None)
 
 
 def test_not_leader_before_running_and_healthy() -> None:
-    le = LeaderElector(ApiClient(), LeaderElectionConfig(), "me", lambda _: None, lambda: None)
+    le = LeaderElector(_api(), LeaderElectionConfig(), "me", lambda _: None, lambda: None)
     assert not le.is_leader()
     assert le.check() is None
     assert le.get_leader() == ""
@@ -94,7 +103,7 @@ def test_not_leader_before_running_and_healthy() -> None:
 def test_stop_before_acquiring_still_calls_on_stopped_leading() -> None:
     # client-go defers OnStoppedLeading in Run: it runs even when the lease was never acquired
     stopped = []
-    le = LeaderElector(ApiClient(), LeaderElectionConfig(), "me", lambda _: None, lambda: stopped.append(1))
+    le = LeaderElector(_api(), LeaderElectionConfig(), "me", lambda _: None, lambda: stopped.append(1))
     stop = threading.Event()
     stop.set()
     le.run(stop)
@@ -120,3 +129,85 @@ def test_identity_and_micro_time_formats() -> None:
     assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", uid)
     assert new_identity() != ident
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", now_micro_time())
+
+
+class FakeLeaseServer:
+    """KubeApi.request_json for one Lease: `answers` (per method) are raised in turn before the server
+    behaves; every call is recorded with its timeout."""
+
+    def __init__(self, answers: dict[str, list[Exception]] | None = None) -> None:
+        self.lease: dict[str, Any] | None = None
+        self.rv = 0
+        self.answers = answers or {}
+        self.calls: list[tuple[str, Any]] = []
+
+    def request_json(self, method: str, path: str, *, body: Any = None, timeout: Any = None, **_: Any) -> Any:
+        self.calls.append((method, timeout))
+        pending = self.answers.get(method)
+        if pending:
+            raise pending.pop(0)
+        if method == "GET":
+            if self.lease is None:
+                raise ApiError(404, "NotFound", 'leases.coordination.k8s.io "wasmsched" not found')
+            return self.lease
+        if method == "POST" and self.lease is not None:
+            raise ApiError(409, "AlreadyExists", 'leases.coordination.k8s.io "wasmsched" already exists')
+        if method == "PUT" and body["metadata"].get("resourceVersion") != str(self.rv):
+            raise ApiError(409, "Conflict", "the object has been modified")
+        self.rv += 1
+        self.lease = {**body, "metadata": {**body["metadata"], "resourceVersion": str(self.rv)}}
+        return self.lease
+
+
+def _elector(server: FakeLeaseServer, **kw: Any) -> LeaderElector:
+    cfg = LeaderElectionConfig(resource_name="wasmsched", resource_namespace="ns", lease_duration=15.0,
+                               renew_deadline=10.0, retry_period=2.0)
+    return LeaderElector(cast(Any, server), cfg, "me", lambda _: None, lambda: None, **kw)
+
+
+def test_a_missing_lease_is_created_and_every_request_carries_the_lock_timeout() -> None:
+    server = FakeLeaseServer()
+    le = _elector(server)
+    assert le._try_acquire_or_renew()
+    assert le.is_leader()
+    # NotFound on the read (is_not_found) leads to the create; client-go gives the lock renewDeadline/2
+    assert server.calls == [("GET", 5.0), ("POST", 5.0)]
+
+
+def test_a_refused_or_unreachable_read_is_a_failed_attempt_not_a_create() -> None:
+    for err in (ApiError(403, "Forbidden", "leases is forbidden"), TransportError("connection refused"),
+                ApiError(404, "Gone-ish", "")):  # a 404 of a reason kube does not know is still NotFound
+        server = FakeLeaseServer({"GET": [err]})
+        le = _elector(server)
+        created = le._try_acquire_or_renew()
+        if isinstance(err, ApiError) and err.status == 404:
+            assert created and [m for m, _ in server.calls] == ["GET", "POST"]
+        else:
+            assert not created and [m for m, _ in server.calls] == ["GET"]
+
+
+def test_release_retries_a_conflict_and_gives_up_on_anything_else() -> None:
+    server = FakeLeaseServer()
+    le = _elector(server)
+    assert le._try_acquire_or_renew()
+    # a renewal by someone else's write in between: the release's update conflicts once, then succeeds
+    server.answers["PUT"] = [ApiError(409, "Conflict", "the object has been modified")]
+    assert le.release()
+    assert server.lease is not None and server.lease["spec"]["holderIdentity"] == ""
+    server2 = FakeLeaseServer()
+    le2 = _elector(server2)
+    assert le2._try_acquire_or_renew()
+    server2.answers["PUT"] = [ApiError(422, "Invalid", "spec.leaseDurationSeconds: Invalid value")]
+    assert not le2.release()
+    assert server2.lease is not None and server2.lease["spec"]["holderIdentity"] == "me"
+
+
+def test_the_lock_has_a_client_of_its_own() -> None:
+    api = KubeApi(kclient.Configuration(host="https://127.0.0.1:1"), ClientConnection(qps=5, burst=10))
+    own = lock_client(api)
+    try:
+        assert own is not api and own.api_client is not api.api_client and own._limiter is not api._limiter
+        assert own.configuration is api.configuration and own.connection == api.connection
+    finally:
+        own.close()
+        api.close()

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from tests.go_guests import ROOT
+from wasmsched.api.errors import is_not_found
 from wasmsched.devcluster.kubeconfig import write_kubeconfig
 from wasmsched.devcluster.processes import free_port
 from wasmsched.kube.api import ApiError, KubeApi
@@ -271,7 +272,7 @@ def lease(admin: KubeApi, name: str) -> dict[str, Any] | None:
     try:
         return admin.request_json("GET", f"/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/{name}")  # type: ignore[no-any-return]
     except ApiError as e:
-        if e.status == 404:
+        if is_not_found(e):
             return None
         raise
 

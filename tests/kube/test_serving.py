@@ -18,9 +18,10 @@ import pytest
 from kubernetes import client
 from prometheus_client import CollectorRegistry, Counter
 
+from wasmsched.api.errors import ApiError, is_not_found
 from wasmsched.devcluster import DevCluster
+from wasmsched.kube.api import ClientConnection, KubeApi
 from wasmsched.kube.delegatedauth import DelegatingAuthenticator, DelegatingAuthorizer
-from wasmsched.kube.rest import request_json
 from wasmsched.kube.serving import SecureServer
 
 from .helpers import wait_for
@@ -72,8 +73,8 @@ def registry() -> CollectorRegistry:
 @pytest.fixture
 def server(dev_cluster: DevCluster, registry: CollectorRegistry, readiness: Readiness,
            tmp_path: Path) -> Iterator[SecureServer]:
-    api = dev_cluster.api_client()
-    srv = SecureServer("127.0.0.1", 0, api_client=api, registry=registry,
+    api = dev_cluster.kube_api()
+    srv = SecureServer("127.0.0.1", 0, api=api, registry=registry,
                        checks={"readyz": {"sched-handler-sync": readiness}}, cert_dir=str(tmp_path / "certs"))
     srv.start()
     try:
@@ -81,6 +82,9 @@ def server(dev_cluster: DevCluster, registry: CollectorRegistry, readiness: Read
     finally:
         srv.shutdown()
         api.close()
+
+
+RBAC = "/apis/rbac.authorization.k8s.io/v1"
 
 
 def _forbidden(user: str, path: str = "/metrics") -> str:
@@ -131,8 +135,8 @@ def test_invalid_token_is_401_and_no_token_is_anonymous(server: SecureServer) ->
 def test_no_token_is_401_when_anonymous_is_disabled(dev_cluster: DevCluster, tmp_path: Path) -> None:
     """What `wasmsched run` serves: /metrics refuses a request without a token; probes (no token) still
     get the health paths."""
-    with dev_cluster.api_client() as api:
-        srv = SecureServer("127.0.0.1", 0, api_client=api, anonymous=False)
+    with dev_cluster.kube_api() as api:
+        srv = SecureServer("127.0.0.1", 0, api=api, anonymous=False)
         srv.start()
         try:
             assert _get(srv, "/metrics").status == 401
@@ -168,28 +172,27 @@ class MetricsReader:
 @pytest.fixture
 def metrics_reader(dev_cluster: DevCluster, namespace: str) -> Iterator[MetricsReader]:
     name = f"metrics-reader-{namespace}"
-    with dev_cluster.api_client() as api:
-        core, rbac = client.CoreV1Api(api), client.RbacAuthorizationV1Api(api)
-        core.create_namespaced_service_account(namespace, client.V1ServiceAccount(
-            metadata=client.V1ObjectMeta(name="prometheus")))
-        rbac.create_cluster_role(client.V1ClusterRole(
-            metadata=client.V1ObjectMeta(name=name),
-            rules=[client.V1PolicyRule(non_resource_urls=["/metrics"], verbs=["get"])]))
+    with dev_cluster.kube_api() as api:
+        api.request_json("POST", f"/api/v1/namespaces/{namespace}/serviceaccounts", body={
+            "apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "prometheus"}})
+        api.request_json("POST", f"{RBAC}/clusterroles", body={
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": name},
+            "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]})
         try:
-            rbac.create_cluster_role_binding(client.V1ClusterRoleBinding(
-                metadata=client.V1ObjectMeta(name=name),
-                role_ref=client.V1RoleRef(api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=name),
-                subjects=[client.RbacV1Subject(kind="ServiceAccount", name="prometheus", namespace=namespace)]))
-            token = request_json(api, "POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/prometheus/token", {
+            api.request_json("POST", f"{RBAC}/clusterrolebindings", body={
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": name},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+                "subjects": [{"kind": "ServiceAccount", "name": "prometheus", "namespace": namespace}]})
+            token = api.request_json("POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/prometheus/token", body={
                 "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
                 "spec": {"expirationSeconds": 600}})["status"]["token"]
             yield MetricsReader(namespace, "prometheus", name, token)
         finally:
-            for delete in (rbac.delete_cluster_role_binding, rbac.delete_cluster_role):
+            for collection in ("clusterrolebindings", "clusterroles"):
                 try:
-                    delete(name)
-                except client.ApiException as e:
-                    if e.status != 404:
+                    api.request_json("DELETE", f"{RBAC}/{collection}/{name}")
+                except ApiError as e:
+                    if not is_not_found(e):
                         raise
 
 
@@ -209,7 +212,7 @@ def test_reviews_are_cached_within_their_ttl(dev_cluster: DevCluster, metrics_re
     """kube caches TokenReview answers and SubjectAccessReview decisions (10 s each by default): a
     revoked token or permission keeps working until its entry expires. A long TTL here keeps the test
     free of timing; a TTL of 0 shows the revocation."""
-    with dev_cluster.api_client() as api:
+    with dev_cluster.kube_api() as api:
         cached = SecureServer("127.0.0.1", 0, registry=registry,
                               authenticator=DelegatingAuthenticator(api, cache_ttl=600),
                               authorizer=DelegatingAuthorizer(api, allow_cache_ttl=600, deny_cache_ttl=600))
@@ -222,12 +225,13 @@ def test_reviews_are_cached_within_their_ttl(dev_cluster: DevCluster, metrics_re
             assert _get(cached, "/metrics", metrics_reader.token).status == 200
             assert _get(uncached, "/metrics", metrics_reader.token).status == 200
             # revoke the permission: the cached decision stands, a fresh review forbids
-            client.RbacAuthorizationV1Api(api).delete_cluster_role_binding(metrics_reader.binding)
+            api.request_json("DELETE", f"{RBAC}/clusterrolebindings/{metrics_reader.binding}")
             wait_for("the permission to be revoked", lambda: _get(uncached, "/metrics", metrics_reader.token).status
                      == 403)
             assert _get(cached, "/metrics", metrics_reader.token).status == 200
             # revoke the token: the cached authentication stands, a fresh review rejects it
-            client.CoreV1Api(api).delete_namespaced_service_account(metrics_reader.account, metrics_reader.namespace)
+            api.request_json("DELETE", f"/api/v1/namespaces/{metrics_reader.namespace}/serviceaccounts/"
+                                       f"{metrics_reader.account}")
             wait_for("the token to be rejected", lambda: _get(uncached, "/metrics", metrics_reader.token).status
                      == 401)
             assert _get(cached, "/metrics", metrics_reader.token).status == 200
@@ -243,8 +247,8 @@ def test_unreachable_api_server_fails_the_request_with_a_log_line(
     conf.host = "https://127.0.0.1:1"  # nothing listens on port 1
     conf.verify_ssl = False
     conf.api_key = {"BearerToken": "Bearer x"}
-    with client.ApiClient(conf) as api, caplog.at_level(logging.INFO, logger="wasmsched"):
-        srv = SecureServer("127.0.0.1", 0, api_client=api)
+    with KubeApi(conf, ClientConnection(qps=0)) as api, caplog.at_level(logging.INFO, logger="wasmsched"):
+        srv = SecureServer("127.0.0.1", 0, api=api)
         srv.start()
         try:
             r = _get(srv, "/metrics", "some-token")

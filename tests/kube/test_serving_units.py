@@ -8,26 +8,40 @@ import os
 import ssl
 import stat
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
+import urllib3
 from cryptography import x509
 from cryptography.x509.oid import NameOID
-from kubernetes.client import ApiClient
+from kubernetes import client as kclient
 
+from wasmsched.api.errors import ApiError, StatusDetails, TransportError
+from wasmsched.kube.api import ClientConnection, KubeApi
 from wasmsched.kube.delegatedauth import (
     ANONYMOUS,
+    DelegatingAuthenticator,
     DelegatingAuthorizer,
+    ReviewError,
     TTLCache,
     UserInfo,
+    WebhookBackoff,
+    _should_retry,
     bearer_token,
+    review_client,
 )
 from wasmsched.kube.healthz import root_health, single_health, with_ping
+from wasmsched.kube.serving import SecureServer
 from wasmsched.kube.servingcert import (
     CertificateError,
     ServingCertOptions,
     generate_self_signed_cert_key,
     server_ssl_context,
 )
+
+
+def _nowhere(connection: ClientConnection | None = None) -> KubeApi:
+    return KubeApi(kclient.Configuration(host="https://127.0.0.1:1"), connection)
 
 
 def _certs(pem: bytes) -> list[x509.Certificate]:
@@ -155,9 +169,79 @@ def test_ttl_cache_expires_and_stays_bounded() -> None:
 
 def test_always_allowed_paths_and_groups_need_no_review() -> None:
     # the client points nowhere: a review would fail, so these decisions are made locally
-    z = DelegatingAuthorizer(ApiClient(), always_allow_paths=("/healthz", "/readyz", "/livez", "/debug/*"))
+    z = DelegatingAuthorizer(_nowhere(), always_allow_paths=("/healthz", "/readyz", "/livez", "/debug/*"))
     assert z.authorize(ANONYMOUS, "get", "/healthz").allowed
     assert z.authorize(ANONYMOUS, "get", "/debug/pprof/heap").allowed
     assert not z.path_always_allowed("/healthz/ping")  # exact paths do not cover sub-paths, as in kube
     admin = UserInfo("admin", groups=("system:masters", "system:authenticated"))
     assert z.authorize(admin, "get", "/metrics").allowed
+
+
+def _reset() -> TransportError:
+    """A broken connection as KubeApi reports it: urllib3's error around the socket's, as the cause."""
+    try:
+        raise urllib3.exceptions.ProtocolError("Connection aborted.", ConnectionResetError(104, "reset by peer"))
+    except urllib3.exceptions.ProtocolError as e:
+        try:
+            raise TransportError(f"POST /x: {e}") from e
+        except TransportError as t:
+            return t
+
+
+@pytest.mark.parametrize(("err", "retry"), [
+    (ApiError(500, "InternalError", "etcd"), True),
+    (ApiError(500, "", "a proxy's 500"), True),
+    (ApiError(504, "Timeout", "slow"), True),
+    (ApiError(429, "TooManyRequests", "throttled"), True),
+    (ApiError(503, "ServiceUnavailable", "busy", details=StatusDetails(retry_after_seconds=1)), True),
+    (ApiError(503, "ServiceUnavailable", "busy"), False),  # no Retry-After: DefaultShouldRetry does not retry
+    (ApiError(500, "ServerTimeout", "m", details=StatusDetails()), True),
+    (ApiError(403, "Forbidden", "no"), False),
+    (ApiError(401, "Unauthorized", "who"), False),
+    (ApiError(409, "Conflict", "c"), False),
+    (_reset(), True),
+    (TransportError("connection refused"), False),
+])
+def test_reviews_are_retried_as_webhook_default_should_retry_says(err: Exception, retry: bool) -> None:
+    assert _should_retry(err) == retry
+
+
+class FailingReviews:
+    def __init__(self, errors: list[Exception]) -> None:
+        self.errors = errors
+        self.timeouts: list[object] = []
+
+    def request_json(self, method: str, path: str, *, body: object = None, timeout: object = None) -> object:
+        self.timeouts.append(timeout)
+        if self.errors:
+            raise self.errors.pop(0)
+        return {"status": {"authenticated": True, "user": {"username": "u"}}}
+
+
+def test_a_review_is_retried_within_its_backoff_then_fails_with_the_status_message() -> None:
+    backoff = WebhookBackoff(duration=0.0, steps=3)
+    api = FailingReviews([ApiError(500, "InternalError", "etcd down")])
+    user = DelegatingAuthenticator(cast(Any, api), backoff=backoff).authenticate("Bearer t")
+    assert user is not None and user.name == "u"
+    assert api.timeouts == [10.0, 10.0]  # TokenRequestTimeout on every attempt
+    api = FailingReviews([ApiError(403, "Forbidden", 'tokenreviews is forbidden: User "x" cannot create')])
+    with pytest.raises(ReviewError) as e:
+        DelegatingAuthenticator(cast(Any, api), backoff=backoff).authenticate("Bearer t")
+    assert str(e.value) == 'TokenReview: tokenreviews is forbidden: User "x" cannot create'
+    assert len(api.timeouts) == 1
+
+
+def test_reviews_get_clients_of_their_own_with_the_delegating_limits(tmp_path: Path) -> None:
+    api = _nowhere(ClientConnection(qps=5, burst=10))
+    own = review_client(api)
+    assert own.configuration is api.configuration and own._limiter is not api._limiter
+    assert (own.connection.qps, own.connection.burst) == (200, 400)
+    own.close()
+    srv = SecureServer("127.0.0.1", 0, api, cert_dir=str(tmp_path))
+    try:
+        authn, authz = srv.authenticator, srv.authorizer
+        assert authn.api is not api and authz.api is not api and authn.api is not authz.api
+        assert authn.api.connection.qps == authz.api.connection.qps == 200
+    finally:
+        srv.shutdown()
+        api.close()

@@ -16,15 +16,15 @@ from typing import Any
 
 import pytest
 import yaml
-from kubernetes import client
 
 from tests.api.test_api_validation import invalid_manifests
 from tests.api.test_api_validation_controllers import controller_manifests
 from tests.e2e.test_bad_input import MANIFESTS, NODE, pod
+from wasmsched.api.errors import ApiError
 from wasmsched.api.manifest import ManifestError, load_paths, load_text, manifest_files
 from wasmsched.cluster.memory import AdmissionError, MemoryCluster, system_priority_classes
 from wasmsched.devcluster import DevCluster
-from wasmsched.devcluster.rest import request_json
+from wasmsched.kube.api import KubeApi
 
 from .helpers import namespace_name
 
@@ -107,8 +107,9 @@ def dry_run_namespace(dev_cluster: DevCluster) -> Iterator[str]:
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 
 
-def _server_dry_run(api: client.ApiClient, api_resources: dict[tuple[str, str], tuple[str, bool]], namespace: str,
-                    obj: dict[str, Any]) -> tuple[int, Any]:
+def _server_dry_run(api: KubeApi, api_resources: dict[tuple[str, str], tuple[str, bool]], namespace: str,
+                    obj: dict[str, Any]) -> ApiError | None:
+    """The server's refusal of a dry-run create of obj; None when it accepts it."""
     path, namespaced = api_resources[(obj["apiVersion"], obj["kind"])]
     prefix = ""
     if namespaced:
@@ -122,16 +123,20 @@ def _server_dry_run(api: client.ApiClient, api_resources: dict[tuple[str, str], 
         prefix = f"namespaces/{ns}/"
     with _big_ints():
         body = json.loads(json.dumps(obj))  # what the client serializes
-        return request_json(api, "POST", path.format(ns=prefix), body=body, query={"dryRun": "All"})
+        try:
+            api.request_json("POST", path.format(ns=prefix), body=body, query={"dryRun": "All"})
+        except ApiError as e:
+            return e
+        return None
 
 
-def _loader_error(name: str, text: str) -> tuple[str | None, bool]:
+def _loader_error(name: str, text: str) -> tuple[str | None, AdmissionError | None]:
     """What simulate refuses of the manifest: (the loader's error, or the embedded cluster's admission's, or
-    None; whether admission refused it)."""
+    None; admission's refusal when it was admission)."""
     try:
         loaded = load_text(text, name)
     except ManifestError as e:
-        return str(e), False
+        return str(e), None
     cluster = MemoryCluster()
     for pc in system_priority_classes():  # what every API server has, as Simulation creates them
         cluster.create(pc)
@@ -139,8 +144,8 @@ def _loader_error(name: str, text: str) -> tuple[str | None, bool]:
         for obj in loaded.objects:
             cluster.create(obj.message)
     except AdmissionError as e:
-        return str(e), True
-    return None, False
+        return str(e), e
+    return None, None
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -148,20 +153,21 @@ def test_server_rejects_exactly_what_the_loader_rejects(
         dev_cluster: DevCluster, dry_run_namespace: str, api_resources: dict[tuple[str, str], tuple[str, bool]],
         case: str) -> None:
     name, text = CASES[case]
-    loader, by_admission = _loader_error(name, text)
-    with dev_cluster.api_client() as api:
-        status, body = _server_dry_run(api, api_resources, dry_run_namespace, _to_object(name, text))
-    assert status < 500, (status, body)
-    message = body.get("message") if isinstance(body, dict) else body
-    server = None if status in (200, 201) else f"HTTP {status}: {message}"
+    loader, admission = _loader_error(name, text)
+    with dev_cluster.kube_api() as api:
+        refused = _server_dry_run(api, api_resources, dry_run_namespace, _to_object(name, text))
+    assert refused is None or refused.status < 500, refused
+    server = None if refused is None else f"HTTP {refused.status} {refused.reason}: {refused.message}"
     outcome = f"server: {server or 'accepted'}\nloader: {loader or 'accepted'}"
     if case in KNOWN_DEVIATIONS:
         assert server is None and loader is not None, outcome
         return
     assert (server is None) == (loader is None), outcome
-    if by_admission:
-        # Admission's refusals are kube's own messages, word for word.
-        assert message == loader, outcome
+    if admission is not None:
+        assert refused is not None
+        # Admission's refusals are kube's own: the message word for word, the code and the reason.
+        assert refused.message == loader, outcome
+        assert (admission.status, admission.reason) == (refused.status, refused.reason), outcome
 
 
 def test_every_case_is_sent_or_excluded_with_a_reason() -> None:
@@ -186,23 +192,22 @@ def test_every_object_the_loader_accepts_the_server_accepts(
     docs = [d for f in manifest_files(paths) for d in yaml.safe_load_all(f.read_text()) if d]
     refused = []
     created: list[str] = []
-    with dev_cluster.api_client() as api:
-        scheduling = client.SchedulingV1Api(api)
+    classes = "/apis/scheduling.k8s.io/v1/priorityclasses"
+    with dev_cluster.kube_api() as api:
         try:
             # Priority admission resolves a pod's priorityClassName against stored classes: a dry run of
             # the class is not enough, so the directory's classes are stored for the duration.
             for d in docs:
                 if d["kind"] == "PriorityClass":
-                    status, body = request_json(api, "POST", "/apis/scheduling.k8s.io/v1/priorityclasses", body=d)
-                    assert status == 201, (status, body)
+                    api.request_json("POST", classes, body=d)
                     created.append(d["metadata"]["name"])
             for d in docs:
                 if d["kind"] == "PriorityClass":
                     continue  # stored above: the server accepted it
-                status, body = _server_dry_run(api, api_resources, dry_run_namespace, d)
-                if status not in (200, 201):
-                    refused.append(f"{d['kind']} {d['metadata'].get('name')}: HTTP {status}: {body.get('message')}")
+                e = _server_dry_run(api, api_resources, dry_run_namespace, d)
+                if e is not None:
+                    refused.append(f"{d['kind']} {d['metadata'].get('name')}: HTTP {e.status}: {e.message}")
         finally:
             for name in created:
-                scheduling.delete_priority_class(name)
+                api.request_json("DELETE", f"{classes}/{name}")
     assert refused == []

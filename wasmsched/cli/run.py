@@ -15,7 +15,13 @@ from wasmsched.config.types import KubeSchedulerConfiguration
 from wasmsched.framework.runtime import FrameworkError
 from wasmsched.kube.api import ClientConfigError, ClientConnection, KubeApi, load_configuration
 from wasmsched.kube.app import SchedulerApp, install_signal_handlers
-from wasmsched.kube.leaderelection import HEALTH_CHECK_NAME, LeaderElectionConfig, LeaderElector, new_identity
+from wasmsched.kube.leaderelection import (
+    HEALTH_CHECK_NAME,
+    LeaderElectionConfig,
+    LeaderElector,
+    lock_client,
+    new_identity,
+)
 from wasmsched.kube.serving import SecureServer
 from wasmsched.plugins.registry import in_tree_registry
 
@@ -140,7 +146,7 @@ def _secure_server(args: argparse.Namespace, app: SchedulerApp, elector: LeaderE
     if elector is not None:
         health[HEALTH_CHECK_NAME] = elector.check
     ready = {**health, "sched-handler-sync": app.caches_synced}
-    return SecureServer(args.bind_address, args.secure_port, app.api.api_client, app.metrics.registry,
+    return SecureServer(args.bind_address, args.secure_port, app.api, app.metrics.registry,
                         {"healthz": health, "livez": health, "readyz": ready},
                         cert_file=args.tls_cert_file or None, key_file=args.tls_private_key_file or None,
                         cert_dir=args.cert_dir or None, anonymous=False)
@@ -157,7 +163,7 @@ def _elector(app: SchedulerApp, le: LeaderElectionConfig) -> LeaderElector:
             app.stop_scheduling()
             app.stop.set()
 
-    return LeaderElector(app.api.api_client, le, new_identity(), started, lambda: None)
+    return LeaderElector(lock_client(app.api), le, new_identity(), started, lambda: None)
 
 
 def _serve(app: SchedulerApp, elector: LeaderElector | None) -> int:

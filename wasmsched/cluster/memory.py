@@ -19,6 +19,7 @@ from typing import Any
 
 from google.protobuf.message import Message
 
+from wasmsched.api.errors import REASON_ALREADY_EXISTS, REASON_CONFLICT, REASON_FORBIDDEN, REASON_NOT_FOUND, ApiError
 from wasmsched.api.podstrategy import prepare_pod_for_create
 from wasmsched.api.types import Pod, PriorityClass, object_key
 from wasmsched.api.validation.scheduling import SYSTEM_PRIORITY_CLASS_DESCRIPTIONS, SYSTEM_PRIORITY_CLASSES
@@ -33,28 +34,45 @@ UpdateFn = Callable[[Any, Any], None]
 DeleteFn = Callable[[Any], None]
 
 
-class NotFoundError(KeyError):
-    pass
+# The embedded cluster refuses a write with the error kube-apiserver would answer (api/errors.py's
+# ApiError, its HTTP code and Status reason), so is_not_found/is_conflict/... judge both clusters alike.
 
 
-class ConflictError(RuntimeError):
-    """The object exists already (or the pod is bound already); `obj` is the refused object, if any."""
+class NotFoundError(ApiError):
+    """404 NotFound: no such object."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(404, REASON_NOT_FOUND, message)
+
+
+class ConflictError(ApiError):
+    """409: the write conflicts with the stored object (reason Conflict: a stale resourceVersion, a pod
+    bound already), or, as AlreadyExistsError, the object exists already; `obj` is the refused object,
+    if any."""
+
+    def __init__(self, message: str, obj: Any = None, reason: str = REASON_CONFLICT) -> None:
+        super().__init__(409, reason, message)
+        self.obj = obj
+
+
+class AlreadyExistsError(ConflictError):
+    """409 AlreadyExists: a create of an object that exists (is_already_exists, not is_conflict)."""
 
     def __init__(self, message: str, obj: Any = None) -> None:
-        super().__init__(message)
-        self.obj = obj
+        super().__init__(message, obj, REASON_ALREADY_EXISTS)
 
 
 # A PriorityClass's preemptionPolicy when it gives none (API defaulting), and a pod's without a class.
 _PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
 
 
-class AdmissionError(ValueError):
-    """The API server would refuse the object; `obj` is the object and `field` the field refused (when one
-    is), for callers to say where it came from."""
+class AdmissionError(ApiError):
+    """403 Forbidden: an admission plugin refuses the object (admission.NewForbidden, as the Priority
+    plugin answers); `obj` is the object and `field` the field refused (when one is), for callers to say
+    where it came from."""
 
     def __init__(self, message: str, obj: Any = None, field: str = "") -> None:
-        super().__init__(message)
+        super().__init__(403, REASON_FORBIDDEN, message)
         self.obj = obj
         self.field = field
 
@@ -153,7 +171,7 @@ class MemoryCluster:
         key = object_key(obj)
         store = self._objects.setdefault(kind, {})
         if key in store:
-            raise ConflictError(f'{kind.lower()}s "{key}" already exists', obj)
+            raise AlreadyExistsError(f'{kind.lower()}s "{key}" already exists', obj)
         if kind == KIND_POD:
             self._admit_pod(obj)
         obj.metadata.resourceVersion = str(next(self._rv))

@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kubernetes import client, config
+from kubernetes import client
 
 from wasmsched.devcluster import components, etcd, namespaces, nodes, processes
 from wasmsched.devcluster.binaries import KUBE_VERSION, find_binaries
@@ -36,6 +36,7 @@ from wasmsched.devcluster.certs import write_pki
 from wasmsched.devcluster.kubeconfig import write_kubeconfig
 from wasmsched.devcluster.kwok_stages import STAGES_YAML
 from wasmsched.devcluster.tokens import StaticTokens, new_tokens, write_token_auth_file
+from wasmsched.kube.api import ClientConnection, KubeApi, load_configuration
 
 log = logging.getLogger(__name__)
 
@@ -240,31 +241,33 @@ class DevCluster:
         return etcd.compact(self.etcd_endpoint)
 
     # --- clients and objects ----------------------------------------------------------------------
-    def api_client(self, token: str | None = None) -> client.ApiClient:
-        """A client of the official `kubernetes` package: the admin's (from the kubeconfig) or `token`'s."""
+    def kube_api(self, token: str | None = None) -> KubeApi:
+        """A KubeApi as the admin (the kubeconfig's credentials) or as `token`'s user; not rate-limited
+        (qps 0): for the cluster's own set-up and for tests. Close it (or use it in a `with`)."""
         if token is None:
-            return config.new_client_from_config(config_file=str(self.kubeconfig))
-        conf = client.Configuration()
-        conf.host = self.server
-        conf.ssl_ca_cert = str(self.ca_file)
-        conf.api_key = {"BearerToken": f"Bearer {token}"}
-        return client.ApiClient(conf)
+            conf = load_configuration(str(self.kubeconfig))
+        else:
+            conf = client.Configuration()
+            conf.host = self.server
+            conf.ssl_ca_cert = str(self.ca_file)
+            conf.api_key = {"BearerToken": f"Bearer {token}"}
+        return KubeApi(conf, ClientConnection(qps=0))
 
     def create_nodes(self, n: int, prefix: str = "kwok-node-", start: int = 0, wait_ready: bool = True,
-                     timeout: float = 60.0, **node_args: Any) -> list[client.V1Node]:
+                     timeout: float = 60.0, **node_args: Any) -> list[dict[str, Any]]:
         """Creates KWOK nodes prefix0..prefix(n-1) (from `start`); node_args go to nodes.kwok_node (cpu,
         memory, pods, labels, managed)."""
-        with self.api_client() as api:
+        with self.kube_api() as api:
             return nodes.create_nodes(api, [f"{prefix}{i}" for i in range(start, start + n)],
                                       wait_ready=wait_ready, timeout=timeout, **node_args)
 
     def create_namespace(self, name: str, labels: dict[str, str] | None = None) -> None:
-        with self.api_client() as api:
+        with self.kube_api() as api:
             namespaces.create_namespace(api, name, labels)
 
     def delete_namespace(self, name: str) -> None:
         """Deletes the namespace and everything in it now (there is no namespace controller to do it)."""
-        with self.api_client() as api:
+        with self.kube_api() as api:
             namespaces.purge_namespace(api, name)
 
     # --- internals --------------------------------------------------------------------------------

@@ -25,6 +25,15 @@ from kubernetes import client as kclient
 from kubernetes import config as kconfig
 from kubernetes.config.config_exception import ConfigException
 
+# ApiError and TransportError are api/errors.py's, re-exported: importers of kube.api keep working.
+from wasmsched.api.errors import (
+    ApiError,
+    StatusCause,
+    StatusDetails,
+    TransportError,
+    generic_server_response,
+    is_not_found,
+)
 from wasmsched.api.kinds import Resource
 from wasmsched.kube import codec
 from wasmsched.kube.codec import WatchEvent
@@ -44,25 +53,6 @@ REQUEST_TIMEOUT = (10.0, 60.0)
 
 class ClientConfigError(Exception):
     """The kubeconfig (or in-cluster configuration) cannot be used; names the file."""
-
-
-class ApiError(Exception):
-    """The server refused a request: `status` (HTTP code), `reason` (Status.reason) and its message."""
-
-    def __init__(self, status: int, reason: str, message: str, method: str = "", path: str = "") -> None:
-        super().__init__(message or f"{status} {reason}")
-        self.status = status
-        self.reason = reason
-        self.message = message or f"{status} {reason}"
-        self.method = method
-        self.path = path
-
-    def __str__(self) -> str:
-        return self.message
-
-
-class TransportError(Exception):
-    """The server could not be reached, or the connection broke."""
 
 
 @dataclass
@@ -144,20 +134,31 @@ class _TokenBucket:
 
 
 def _status_error(status: int, reason: str, data: bytes, content_type: str | None, method: str, path: str) -> ApiError:
-    message, st_reason = "", reason
+    """The error of a reply with an error status, as client-go's Result.Error makes it: the body's Status
+    (its reason, message and details, as the server wrote them), else NewGenericServerResponse's error
+    for the code (`reason`, the HTTP reason phrase, is then not used: kube's predicates read Status reasons)."""
     try:
         if codec.is_protobuf(content_type):
             from wasmsched.api.gen.k8s_io.apimachinery.pkg.apis.meta.v1 import generated_pb2 as meta_pb
 
             st = codec.decode_protobuf(data, meta_pb.Status)
-            message, st_reason = st.message, st.reason or reason
-        else:
-            body = json.loads(data or b"{}")
-            if isinstance(body, dict):
-                message, st_reason = str(body.get("message", "")), str(body.get("reason", "") or reason)
+            details = None
+            if st.HasField("details"):
+                d = st.details
+                details = StatusDetails(
+                    name=d.name, group=d.group, kind=d.kind, uid=d.uid,
+                    causes=tuple(StatusCause(c.reason, c.message, c.field) for c in d.causes),
+                    retry_after_seconds=d.retryAfterSeconds)
+            return ApiError(status, st.reason, st.message, method, path, details)
+        body = json.loads(data or b"{}")
     except (ValueError, codec.CodecError):
-        message = data[:200].decode(errors="replace")
-    return ApiError(status, st_reason, message, method, path)
+        return generic_server_response(status, method, data[:200].decode(errors="replace"), path)
+    if isinstance(body, dict) and body.get("kind") == "Status":
+        raw_details = body.get("details")
+        details = StatusDetails.from_dict(raw_details) if isinstance(raw_details, dict) else None
+        return ApiError(status, str(body.get("reason", "") or ""), str(body.get("message", "") or ""), method, path,
+                        details)
+    return generic_server_response(status, method, "", path)
 
 
 def _query_string(query: Mapping[str, Any] | None) -> str:
@@ -186,6 +187,12 @@ class KubeApi:
         self._transport.close()
         self.api_client.close()
 
+    def __enter__(self) -> KubeApi:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     # ----- raw requests ------------------------------------------------------------------
 
     def _open(self, method: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,
@@ -199,9 +206,10 @@ class KubeApi:
 
     def request(self, method: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,
                 content_type: str = codec.JSON, accept: str = codec.JSON,
-                timeout: tuple[float, float] = REQUEST_TIMEOUT) -> tuple[bytes, str | None]:
+                timeout: float | tuple[float, float] = REQUEST_TIMEOUT) -> tuple[bytes, str | None]:
         """The response body and content type; ApiError for any status >= 300, TransportError when the
-        server gave no answer. `body`: bytes as they are (a protobuf body), anything else as JSON."""
+        server gave no answer. `body`: bytes as they are (a protobuf body), anything else as JSON.
+        `timeout`: (connect, read) seconds, or one number for the whole request (rest.Config's Timeout)."""
         self._limiter.wait()
         headers = [f"Accept: {accept}"]
         data: bytes | None = None
@@ -209,6 +217,8 @@ class KubeApi:
             headers.append(f"Content-Type: {content_type}")
             data = body if isinstance(body, bytes) else json.dumps(body, separators=(",", ":")).encode()
         url = path + _query_string(query)
+        if not isinstance(timeout, tuple):
+            timeout = (float(timeout), 0.0)
         try:
             reply = self._transport.request(method, url, headers, data, timeout)
         except CurlError as e:
@@ -218,9 +228,14 @@ class KubeApi:
         return reply.data, reply.content_type
 
     def request_json(self, method: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,
-                     content_type: str = codec.JSON) -> Any:
-        data, _ = self.request(method, path, query=query, body=body, content_type=content_type)
-        return json.loads(data) if data else None
+                     content_type: str = codec.JSON, timeout: Any = REQUEST_TIMEOUT) -> Any:
+        """The decoded JSON reply (None when empty); raises as `request`, and CodecError for a reply that
+        is not JSON."""
+        data, _ = self.request(method, path, query=query, body=body, content_type=content_type, timeout=timeout)
+        try:
+            return json.loads(data) if data else None
+        except ValueError as e:
+            raise codec.CodecError(f"{method} {self.host}{path}: the reply is not JSON: {e}") from e
 
     # ----- typed reads ---------------------------------------------------------------------
 
@@ -232,7 +247,7 @@ class KubeApi:
         try:
             data, ctype = self.request("GET", resource.path(namespace, name), accept=self._accept())
         except ApiError as e:
-            if e.status == 404:
+            if is_not_found(e):
                 return None
             raise
         return codec.decode(data, ctype, resource.message_class)

@@ -23,6 +23,14 @@ from typing import Any, TypeVar
 from google.protobuf.message import Message
 
 from wasmsched.api.convert import message_to_dict
+from wasmsched.api.errors import (
+    is_conflict,
+    is_internal_error,
+    is_not_found,
+    is_service_unavailable,
+    is_timeout,
+    is_too_many_requests,
+)
 from wasmsched.api.kinds import RESOURCES
 from wasmsched.api.types import Pod, type_meta
 from wasmsched.api.wellknown import now_rfc3339
@@ -65,16 +73,19 @@ class PodGoneError(LookupError):
     """The pod (or node) the write was for no longer exists (404), or is another object now (UID)."""
 
 
-def is_gone(e: ApiError) -> bool:
-    """The pod is not there (404), or is another pod now: its UID differs from the precondition (409)."""
-    return e.status == 404 or (e.status == 409 and "precondition" in e.message.lower())
+def pod_is_gone(e: ApiError) -> bool:
+    """The pod is not there (NotFound), or is another pod now: its UID differs from the precondition (a
+    Conflict whose message says so; kube's Status has no other mark of a failed precondition)."""
+    return is_not_found(e) or (is_conflict(e) and "precondition" in e.message.lower())
 
 
 def _retriable(e: Exception) -> bool:
     """RetriableWithConflict: conflicts, server-side timeouts and throttling, and lost connections."""
     if isinstance(e, TransportError):
         return True
-    return isinstance(e, ApiError) and e.status in (409, 429, 500, 503, 504) and not is_gone(e)
+    return isinstance(e, ApiError) and not pod_is_gone(e) and (
+        is_conflict(e) or is_too_many_requests(e) or is_internal_error(e) or is_service_unavailable(e)
+        or is_timeout(e))
 
 
 def retry_on_conflict(fn: Callable[[], T], rng: random.Random | None = None) -> T:
@@ -408,7 +419,7 @@ class KubeCluster:
         try:
             self.api.request("POST", POD.path(namespace, name, "binding"), body=binding)
         except ApiError as e:
-            if is_gone(e):
+            if pod_is_gone(e):
                 raise PodGoneError(f"binding pod {namespace}/{name}: {e.message}") from e
             raise
 
@@ -419,7 +430,7 @@ class KubeCluster:
         try:
             self.api.request("DELETE", POD.path(meta.namespace, meta.name), body=body)
         except ApiError as e:
-            if is_gone(e):
+            if pod_is_gone(e):
                 raise PodGoneError(f"deleting pod {meta.namespace}/{meta.name}: {e.message}") from e
             raise
 
@@ -436,7 +447,7 @@ class KubeCluster:
         try:
             retry_on_conflict(do)
         except ApiError as e:
-            if is_gone(e):
+            if pod_is_gone(e):
                 raise PodGoneError(f"patching pod {namespace}/{name} status: {e.message}") from e
             raise
 
@@ -479,4 +490,4 @@ class KubeCluster:
         return next(iter(sorted(self.profiles))) if len(self.profiles) == 1 else DEFAULT_CONTROLLER
 
 
-__all__ = ["EventBroadcaster", "KubeCluster", "PodGoneError", "is_gone", "retry_on_conflict"]
+__all__ = ["EventBroadcaster", "KubeCluster", "PodGoneError", "pod_is_gone", "retry_on_conflict"]

@@ -21,9 +21,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from kubernetes.client import ApiClient
-
-from wasmsched.kube.rest import API_ERRORS, error_message, request_json, status_of
+from wasmsched.api.errors import (
+    ApiError,
+    TransportError,
+    is_internal_error,
+    is_timeout,
+    is_too_many_requests,
+    suggests_client_delay,
+)
+from wasmsched.kube.api import ClientConnection, KubeApi
+from wasmsched.kube.codec import CodecError
 
 ANONYMOUS_USER = "system:anonymous"
 UNAUTHENTICATED_GROUP = "system:unauthenticated"
@@ -32,6 +39,9 @@ DEFAULT_ALWAYS_ALLOW_PATHS = ("/healthz", "/readyz", "/livez")
 DEFAULT_ALWAYS_ALLOW_GROUPS = ("system:masters",)
 CACHE_TTL_SECONDS = 10.0  # --authentication-token-webhook-cache-ttl, --authorization-webhook-cache-*-ttl
 REVIEW_TIMEOUT_SECONDS = 10.0  # TokenRequestTimeout, ClientTimeout
+# DelegatingAuthenticationOptions/DelegatingAuthorizationOptions give each review client its own limits.
+REVIEW_CLIENT_QPS = 200.0
+REVIEW_CLIENT_BURST = 400
 _CACHE_MAX_ENTRIES = 4096
 
 
@@ -101,34 +111,69 @@ class TTLCache(Generic[_V]):
                 self._items.popitem(last=False)
 
 
+def review_client(api: KubeApi) -> KubeApi:
+    """A client for one kind of review: the same server and credentials as `api`, and its own rate limiter
+    with the delegating options' QPS and burst, so reviews never wait on the scheduler's requests."""
+    return KubeApi(api.configuration, ClientConnection(qps=REVIEW_CLIENT_QPS, burst=REVIEW_CLIENT_BURST))
+
+
+def _connection_reset(e: BaseException) -> bool:
+    """utilnet.IsConnectionReset: a ConnectionResetError anywhere in the failure's causes (urllib3 wraps
+    it in its own errors, as an argument or a cause)."""
+    seen: set[int] = set()
+    todo: list[BaseException] = [e]
+    while todo:
+        cur = todo.pop()
+        if id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        if isinstance(cur, ConnectionResetError):
+            return True
+        todo.extend(x for x in (cur.__cause__, cur.__context__, *cur.args) if isinstance(x, BaseException))
+        reason = getattr(cur, "reason", None)  # urllib3's MaxRetryError
+        if isinstance(reason, BaseException):
+            todo.append(reason)
+    return False
+
+
 def _should_retry(e: BaseException) -> bool:
-    """webhook.DefaultShouldRetry: connection resets, internal errors, timeouts, throttling."""
-    status = status_of(e)
-    if status in (429, 500, 503, 504):
-        return True
-    return status == 0 and isinstance(e, ConnectionResetError)
+    """webhook.DefaultShouldRetry: connection resets, internal errors, timeouts, throttling, and any
+    answer that asks the client to wait (Retry-After)."""
+    if isinstance(e, TransportError):
+        return _connection_reset(e)
+    return (is_internal_error(e) or is_timeout(e) or is_too_many_requests(e)
+            or suggests_client_delay(e) is not None)
 
 
-def _post_review(api_client: ApiClient, path: str, body: dict[str, Any], backoff: WebhookBackoff,
+def _post_review(api: KubeApi, path: str, body: dict[str, Any], backoff: WebhookBackoff,
                  what: str) -> dict[str, Any]:  # fmt: skip
     delay = backoff.duration
     for step in range(backoff.steps):
         try:
-            return request_json(api_client, "POST", path, body, timeout=REVIEW_TIMEOUT_SECONDS)
-        except API_ERRORS as e:
+            reply = api.request_json("POST", path, body=body, timeout=REVIEW_TIMEOUT_SECONDS)
+            if not isinstance(reply, dict):
+                raise CodecError(f"the reply to POST {path} is not a JSON object")
+            return reply
+        except (ApiError, TransportError, CodecError) as e:
             if step == backoff.steps - 1 or not _should_retry(e):
-                raise ReviewError(f"{what}: {error_message(e)}") from None
+                raise ReviewError(f"{what}: {_message(e)}") from None
         time.sleep(delay * (1 + random.random() * backoff.jitter))
         delay *= backoff.factor
     raise ReviewError(f"{what}: no attempt made")  # steps <= 0
 
 
+def _message(e: BaseException) -> str:
+    """One line for logs: an ApiError's Status message, else the exception's text."""
+    text = str(e) or type(e).__name__
+    return text.splitlines()[0]
+
+
 class DelegatingAuthenticator:
     """Bearer tokens → TokenReview (cached); no token → anonymous (when enabled)."""
 
-    def __init__(self, api_client: ApiClient, anonymous: bool = True, cache_ttl: float = CACHE_TTL_SECONDS,
+    def __init__(self, api: KubeApi, anonymous: bool = True, cache_ttl: float = CACHE_TTL_SECONDS,
                  backoff: WebhookBackoff | None = None) -> None:  # fmt: skip
-        self.api_client = api_client
+        self.api = api
         self.anonymous = anonymous
         self.cache_ttl = cache_ttl
         self.backoff = backoff or WebhookBackoff()
@@ -151,7 +196,7 @@ class DelegatingAuthenticator:
 
     def _review(self, token: str) -> UserInfo | None:
         body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": token}}
-        reply = _post_review(self.api_client, "/apis/authentication.k8s.io/v1/tokenreviews", body, self.backoff,
+        reply = _post_review(self.api, "/apis/authentication.k8s.io/v1/tokenreviews", body, self.backoff,
                              "TokenReview")  # fmt: skip
         status = reply.get("status") or {}
         if not status.get("authenticated"):
@@ -189,11 +234,11 @@ class DelegatingAuthorizer:
     SubjectAccessReview webhook (cached)."""
 
     def __init__(
-        self, api_client: ApiClient, always_allow_paths: Sequence[str] = DEFAULT_ALWAYS_ALLOW_PATHS,
+        self, api: KubeApi, always_allow_paths: Sequence[str] = DEFAULT_ALWAYS_ALLOW_PATHS,
         always_allow_groups: Sequence[str] = DEFAULT_ALWAYS_ALLOW_GROUPS, allow_cache_ttl: float = CACHE_TTL_SECONDS,
         deny_cache_ttl: float = CACHE_TTL_SECONDS, backoff: WebhookBackoff | None = None,
     ) -> None:  # fmt: skip
-        self.api_client = api_client
+        self.api = api
         self.always_allow_groups = frozenset(always_allow_groups)
         self._exact_paths = frozenset(p for p in always_allow_paths if not p.endswith("*"))
         self._prefix_paths = tuple(p[:-1] for p in always_allow_paths if p.endswith("*"))
@@ -225,7 +270,7 @@ class DelegatingAuthorizer:
         if cached is not None:
             return cached
         body = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": spec}
-        reply = _post_review(self.api_client, "/apis/authorization.k8s.io/v1/subjectaccessreviews", body,
+        reply = _post_review(self.api, "/apis/authorization.k8s.io/v1/subjectaccessreviews", body,
                              self.backoff, "SubjectAccessReview")  # fmt: skip
         status = reply.get("status") or {}
         decision = Decision(bool(status.get("allowed")), str(status.get("reason") or ""))

@@ -19,13 +19,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kubernetes.client import ApiClient
-from kubernetes.client.exceptions import ApiException
-
+from wasmsched.api.errors import ApiError, TransportError, is_conflict, is_not_found
 from wasmsched.api.wellknown import format_go_duration, now_rfc3339, parse_go_duration
 from wasmsched.config.decode import Reader, raise_if_errors, type_error
 from wasmsched.config.errors import FieldError, child, invalid, required
-from wasmsched.kube.rest import API_ERRORS, TRANSPORT_ERRORS, error_message, request_json, status_of
+from wasmsched.kube.api import KubeApi
+from wasmsched.kube.codec import CodecError
 from wasmsched.util.klog import quote
 
 log = logging.getLogger(__name__)
@@ -35,6 +34,8 @@ JITTER_FACTOR = 1.2  # client-go's leaderelection.JitterFactor
 # could not renew still reports healthy.
 HEALTHZ_TIMEOUT_SECONDS = 20.0
 HEALTH_CHECK_NAME = "leaderElection"  # HealthzAdaptor.Name()
+# what a request of the lock may fail with: the server's refusal, no server, a reply that is no Lease
+_REQUEST_ERRORS = (ApiError, TransportError, CodecError)
 
 _NANOS = 1_000_000_000
 _KEYS = ("leaderElect", "leaseDuration", "renewDeadline", "retryPeriod", "resourceLock", "resourceName",
@@ -172,12 +173,18 @@ class LeaderElectionRecord:
         return spec
 
 
+def lock_client(api: KubeApi) -> KubeApi:
+    """resourcelock.NewFromKubeconfig: the lock's client of its own over api's configuration and
+    connection settings, so renewals never wait behind the scheduler's requests in one rate limiter."""
+    return KubeApi(api.configuration, api.connection)
+
+
 class LeaseLock:
     """resourcelock.LeaseLock: get/create/update one Lease, remembering the object last seen so that
-    an update carries its resourceVersion."""
+    an update carries its resourceVersion. Requests raise ApiError, TransportError or CodecError."""
 
-    def __init__(self, api_client: ApiClient, namespace: str, name: str, identity: str, timeout: float) -> None:
-        self.api_client = api_client
+    def __init__(self, api: KubeApi, namespace: str, name: str, identity: str, timeout: float) -> None:
+        self.api = api
         self.namespace = namespace
         self.name = name
         self.identity = identity
@@ -191,8 +198,14 @@ class LeaseLock:
         base = f"/apis/coordination.k8s.io/v1/namespaces/{self.namespace}/leases"
         return f"{base}/{self.name}" if named else base
 
+    def _request(self, method: str, named: bool, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        reply = self.api.request_json(method, self._path(named), body=body, timeout=self.timeout)
+        if not isinstance(reply, dict):
+            raise CodecError(f"the reply to {method} {self._path(named)} is not a JSON object")
+        return reply
+
     def get(self) -> LeaderElectionRecord:
-        lease = request_json(self.api_client, "GET", self._path(True), timeout=self.timeout)
+        lease = self._request("GET", True)
         self._lease = lease
         return LeaderElectionRecord.from_lease_spec(lease.get("spec") or {})
 
@@ -203,14 +216,14 @@ class LeaseLock:
             "metadata": {"name": self.name, "namespace": self.namespace},
             "spec": record.to_lease_spec(),
         }
-        self._lease = request_json(self.api_client, "POST", self._path(False), body, timeout=self.timeout)
+        self._lease = self._request("POST", False, body)
 
     def update(self, record: LeaderElectionRecord) -> None:
         if self._lease is None:
             raise RuntimeError("lease not initialized, call get or create first")
         body = dict(self._lease)
         body["spec"] = record.to_lease_spec()
-        self._lease = request_json(self.api_client, "PUT", self._path(True), body, timeout=self.timeout)
+        self._lease = self._request("PUT", True, body)
 
 
 class LeaderElector:
@@ -223,7 +236,7 @@ class LeaderElector:
 
     def __init__(
         self,
-        api_client: ApiClient,
+        api: KubeApi,
         config: LeaderElectionConfig,
         identity: str,
         on_started_leading: Callable[[threading.Event], None],
@@ -242,7 +255,7 @@ class LeaderElector:
         self._on_started_leading = on_started_leading
         self._on_stopped_leading = on_stopped_leading
         self._on_new_leader = on_new_leader
-        self.lock = LeaseLock(api_client, config.resource_namespace, config.resource_name, identity,
+        self.lock = LeaseLock(api, config.resource_namespace, config.resource_name, identity,
                               timeout=max(config.renew_deadline / 2, 1.0))  # fmt: skip
         self._mu = threading.Lock()
         self._observed = LeaderElectionRecord()
@@ -349,16 +362,12 @@ class LeaderElector:
         while True:
             try:
                 current = self.lock.get()
-            except ApiException as e:
-                if status_of(e) == 404:
+            except _REQUEST_ERRORS as e:
+                if is_not_found(e):
                     log.info('"lease lock not found" lock="%s"', self.lock.describe())
                 else:
                     log.error('"error retrieving resource lock" lock="%s" err=%s', self.lock.describe(),
-                              quote(error_message(e)))  # fmt: skip
-                return False
-            except TRANSPORT_ERRORS as e:
-                log.error('"error retrieving resource lock" lock="%s" err=%s', self.lock.describe(),
-                          quote(error_message(e)))  # fmt: skip
+                              quote(_message(e)))  # fmt: skip
                 return False
             # client-go only looks at its own observation; the holder just read is checked too, so a
             # candidate that took over an expired lease is never cleared by the old leader
@@ -371,14 +380,11 @@ class LeaderElector:
             )
             try:
                 self.lock.update(record)
-            except ApiException as e:
-                if status_of(e) == 409 and time.monotonic() < deadline:
+            except _REQUEST_ERRORS as e:
+                if is_conflict(e) and time.monotonic() < deadline:
                     log.debug('"Conflict when releasing lease, retrying" lock="%s"', self.lock.describe())
                     continue
-                log.error('"Failed to release lease" lock="%s" err=%s', self.lock.describe(), quote(error_message(e)))
-                return False
-            except TRANSPORT_ERRORS as e:
-                log.error('"Failed to release lease" lock="%s" err=%s', self.lock.describe(), quote(error_message(e)))
+                log.error('"Failed to release lease" lock="%s" err=%s', self.lock.describe(), quote(_message(e)))
                 return False
             self._set_observed(record)
             log.info('"Released lease" lock="%s"', self.lock.describe())
@@ -400,26 +406,23 @@ class LeaderElector:
                 self.lock.update(fast)
                 self._set_observed(fast)
                 return True
-            except API_ERRORS as e:
+            except _REQUEST_ERRORS as e:
                 log.debug('"Failed to update lease optimistically, falling back to slow path" lock="%s" err=%s',
-                          desc, quote(error_message(e)))  # fmt: skip
+                          desc, quote(_message(e)))  # fmt: skip
 
         try:
             old = self.lock.get()
-        except ApiException as e:
-            if status_of(e) != 404:
-                log.error('"Error retrieving lease lock" lock="%s" err=%s', desc, quote(error_message(e)))
+        except _REQUEST_ERRORS as e:
+            if not is_not_found(e):
+                log.error('"Error retrieving lease lock" lock="%s" err=%s', desc, quote(_message(e)))
                 return False
             try:
                 self.lock.create(record)
-            except API_ERRORS as ce:
-                log.error('"Error initially creating lease lock" lock="%s" err=%s', desc, quote(error_message(ce)))
+            except _REQUEST_ERRORS as ce:
+                log.error('"Error initially creating lease lock" lock="%s" err=%s', desc, quote(_message(ce)))
                 return False
             self._set_observed(record)
             return True
-        except TRANSPORT_ERRORS as e:
-            log.error('"Error retrieving lease lock" lock="%s" err=%s', desc, quote(error_message(e)))
-            return False
 
         # the expiry clock restarts whenever the record changes: it is measured on this process's
         # clock from when the change was seen, never from the times written in the Lease
@@ -436,8 +439,8 @@ class LeaderElector:
             record = replace(record, leader_transitions=old.leader_transitions + 1)
         try:
             self.lock.update(record)
-        except API_ERRORS as e:
-            log.error('"Failed to update lease" lock="%s" err=%s', desc, quote(error_message(e)))
+        except _REQUEST_ERRORS as e:
+            log.error('"Failed to update lease" lock="%s" err=%s', desc, quote(_message(e)))
             return False
         self._set_observed(record)
         return True
@@ -449,6 +452,12 @@ class LeaderElector:
         self._reported_leader = holder
         if self._on_new_leader is not None:
             threading.Thread(target=self._on_new_leader, args=(holder,), name="new-leader", daemon=True).start()
+
+
+def _message(e: BaseException) -> str:
+    """One line for logs: an ApiError's Status message, else the exception's text."""
+    text = str(e) or type(e).__name__
+    return text.splitlines()[0]
 
 
 def _check_timing(c: LeaderElectionConfig) -> None:
@@ -470,6 +479,7 @@ __all__ = [
     "LeaderElectionRecord",
     "LeaderElector",
     "LeaseLock",
+    "lock_client",
     "new_identity",
     "now_micro_time",
 ]

@@ -23,10 +23,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote
 
-from kubernetes.client import ApiClient
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
+from wasmsched.kube.api import KubeApi
 from wasmsched.kube.delegatedauth import (
     DEFAULT_ALWAYS_ALLOW_GROUPS,
     DEFAULT_ALWAYS_ALLOW_PATHS,
@@ -35,6 +35,7 @@ from wasmsched.kube.delegatedauth import (
     InvalidTokenError,
     ReviewError,
     UserInfo,
+    review_client,
 )
 from wasmsched.kube.healthz import HEALTH_ENDPOINTS, HealthCheck, HealthResponse, root_health, single_health, with_ping
 from wasmsched.kube.servingcert import ServingCertOptions, server_ssl_context
@@ -219,7 +220,7 @@ class SecureServer:
         self,
         bind_address: str = "127.0.0.1",
         port: int = DEFAULT_SECURE_PORT,
-        api_client: ApiClient | None = None,
+        api: KubeApi | None = None,
         registry: CollectorRegistry | None = None,
         checks: Mapping[str, Mapping[str, HealthCheck]] | None = None,
         cert_file: str | None = None,
@@ -238,6 +239,7 @@ class SecureServer:
             raise ValueError(f"bind address {bind_address!r} is not an IP address") from None
         self.bind_address = bind_address
         self.registry = registry
+        self._owned: list[KubeApi] = []  # the review clients made here, closed at shutdown
         self._checks = {name: with_ping((checks or {}).get(name)) for name in HEALTH_ENDPOINTS}
         unknown = set(checks or {}) - set(HEALTH_ENDPOINTS)
         if unknown:
@@ -246,21 +248,35 @@ class SecureServer:
             ServingCertOptions(cert_file=cert_file, key_file=key_file, cert_dir=cert_dir), bind_address
         )
         if authenticator is None or authorizer is None:
-            if api_client is None:
-                raise ValueError("SecureServer needs an api_client for delegated authentication and authorization")
-            authenticator = authenticator or DelegatingAuthenticator(api_client, anonymous=anonymous)
-            authorizer = authorizer or DelegatingAuthorizer(
-                api_client, always_allow_paths=always_allow_paths, always_allow_groups=always_allow_groups
-            )
+            if api is None:
+                raise ValueError("SecureServer needs an api for delegated authentication and authorization")
+            # As kube's delegating options, each review gets a client of its own over api's configuration.
+            if authenticator is None:
+                authenticator = DelegatingAuthenticator(self._own(review_client(api)), anonymous=anonymous)
+            if authorizer is None:
+                authorizer = DelegatingAuthorizer(
+                    self._own(review_client(api)), always_allow_paths=always_allow_paths,
+                    always_allow_groups=always_allow_groups
+                )
         self.authenticator = authenticator
         self.authorizer = authorizer
         family = socket.AF_INET6 if ip.version == 6 else socket.AF_INET
         try:
             self._server = _Server((bind_address, port), family, self)
         except OSError as e:
+            self._close_owned()
             raise OSError(e.errno, f"failed to listen on {self._host_port(bind_address, port)}: {e.strerror}") from None
         self.port: int = self._server.server_address[1]
         self._thread: threading.Thread | None = None
+
+    def _own(self, api: KubeApi) -> KubeApi:
+        self._owned.append(api)
+        return api
+
+    def _close_owned(self) -> None:
+        for api in self._owned:
+            api.close()
+        self._owned.clear()
 
     def checks_for(self, endpoint: str) -> dict[str, HealthCheck]:
         return self._checks[endpoint]
@@ -294,4 +310,5 @@ class SecureServer:
             self._thread.join()
             self._thread = None
         self._server.server_close()
+        self._close_owned()
         log.info('"Stopped listening" address="%s"', self._host_port(self.bind_address, self.port))

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from wasmsched.api.errors import is_conflict
 from wasmsched.api.nodeaffinity import NodeSelectorMatcher
 from wasmsched.api.types import DeviceClass, Pod, ResourceClaim, ResourceSlice
 from wasmsched.config.args import DynamicResourcesArgs
@@ -674,7 +675,7 @@ class DynamicResources(
                     try:
                         updated = client.update_object(c)
                     except Exception as e:
-                        if _is_conflict(e):
+                        if is_conflict(e):
                             last = e
                             continue
                         raise RuntimeError(f"add finalizer to claim {key}: {e}") from e
@@ -693,7 +694,7 @@ class DynamicResources(
             try:
                 updated = client.update_object(c, "status")
             except Exception as e:
-                if _is_conflict(e):
+                if is_conflict(e):
                     last = e
                     continue
                 what = (
@@ -751,10 +752,6 @@ def _has_binding_conditions(claims: Sequence[ResourceClaim]) -> bool:
     return any(
         len(r.bindingConditions) > 0 for c in claims if _allocated(c) for r in c.status.allocation.devices.results
     )
-
-
-def _is_conflict(e: Exception) -> bool:
-    return type(e).__name__ == "ConflictError" or "the object has been modified" in str(e)
 
 
 def compute_score(claims: Sequence[ResourceClaim], allocations: Sequence[Any]) -> int:
