@@ -23,6 +23,7 @@ import logging
 import os
 import select
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +33,8 @@ import pycurl
 
 log = logging.getLogger("wasmsched.kube")
 
+# The transport thread ends after this long without a request.
+IDLE_EXIT_SECONDS = 30.0
 # Handles kept for reuse (each remembers nothing between requests but saves an allocation).
 FREE_HANDLES = 64
 
@@ -94,8 +97,9 @@ class CurlTransport:
         self._closed = False
         self._sleeping = False
         self._lock = threading.Lock()
-        self._thread = threading.Thread(target=self._loop, name="kube-transport", daemon=True)
-        self._thread.start()
+        # Started by the first request; it ends after IDLE_EXIT_SECONDS without one (a client nobody
+        # closes costs no thread), and the next request starts it again.
+        self._thread: threading.Thread | None = None
 
     # ----- callers --------------------------------------------------------------------------
 
@@ -111,6 +115,9 @@ class CurlTransport:
                 raise CurlError("the client is closed")
             self._submitted.append(req)
             sleeping = self._sleeping
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="kube-transport", daemon=True)
+                self._thread.start()
         if sleeping:
             self._wake()
         # The transport thread enforces the timeout; this wait only guards against its death.
@@ -122,9 +129,19 @@ class CurlTransport:
 
     def close(self) -> None:
         with self._lock:
+            if self._closed:
+                return
             self._closed = True
+            thread = self._thread
         self._wake()
-        self._thread.join(5.0)
+        if thread is not None:
+            thread.join(5.0)
+        for c in self._free:
+            c.close()
+        self._free.clear()
+        self._multi.close()
+        os.close(self._wake_r)
+        os.close(self._wake_w)
 
     def _wake(self) -> None:
         with contextlib.suppress(BlockingIOError):  # the pipe is full: the loop is awake already
@@ -204,15 +221,25 @@ class CurlTransport:
 
     def _loop(self) -> None:
         multi = self._multi
+        idle_since = time.monotonic()
         while True:
             with self._lock:
                 closed = self._closed
                 new = list(self._submitted)
                 self._submitted.clear()
+                if not new and not self._active and time.monotonic() - idle_since > IDLE_EXIT_SECONDS:
+                    self._thread = None
+                    self._sleeping = False
+                    return
                 # From here a submitter wakes the loop (it may be about to wait in select).
                 self._sleeping = True
             if closed:
+                for req in new:
+                    req.error = f"{req.method} {req.url}: the client was closed"
+                    req.done.set()
                 break
+            if new or self._active:
+                idle_since = time.monotonic()
             for req in new:
                 self._start(req)
             while multi.perform()[0] == pycurl.E_CALL_MULTI_PERFORM:
@@ -238,14 +265,8 @@ class CurlTransport:
                 with contextlib.suppress(BlockingIOError):
                     while os.read(self._wake_r, 4096):
                         pass
-        for c, req in list(self._active.items()):
+        for c in list(self._active):
             self._finish(c, "the client was closed")
-            del req
-        for c in self._free:
-            c.close()
-        multi.close()
-        os.close(self._wake_r)
-        os.close(self._wake_w)
 
 
 __all__ = ["CurlError", "CurlTransport", "Reply"]
