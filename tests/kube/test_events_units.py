@@ -77,3 +77,86 @@ def test_tries_end_at_the_limit_and_other_events_are_not_held_up() -> None:
     wait_for("the failing event given up", lambda: b.dropped == 1 or None, timeout=5)
     assert api.attempts["down"] == EVENT_MAX_TRIES and "down" not in api.written
     b.stop()
+
+
+class SlowApi:
+    """Holds every write until `gate` is set, counting how many are in flight at once; records patches."""
+
+    def __init__(self) -> None:
+        self.gate = threading.Event()
+        self.lock = threading.Lock()
+        self.in_flight = 0
+        self.most_in_flight = 0
+        self.posts: list[str] = []
+        self.patches: list[tuple[str, int]] = []
+
+    def request_json(self, method: str, path: str, body: dict[str, Any], **_: Any) -> dict[str, Any]:
+        with self.lock:
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            assert self.gate.wait(5)
+            with self.lock:
+                if method == "POST":
+                    self.posts.append(body["note"])
+                else:
+                    self.patches.append((path.rsplit("/", 1)[1], body["series"]["count"]))
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+        return body
+
+
+def _pod_named(name: str) -> Pod:
+    pod = Pod()
+    pod.metadata.name, pod.metadata.namespace, pod.metadata.uid = name, "ns", f"u-{name}"
+    return pod
+
+
+def test_events_are_written_many_at_a_time() -> None:
+    """The writer keeps up with bindings: EVENT_WRITERS writes in flight, not one after another."""
+    from wasmsched.kube.cluster import EVENT_WRITERS
+
+    api = SlowApi()
+    b = EventBroadcaster(api, instance="test")  # type: ignore[arg-type]
+    b.start()
+    try:
+        for i in range(EVENT_WRITERS * 2):
+            b.eventf(_pod_named(f"p{i}"), None, "Normal", "Scheduled", "Binding", f"assigned p{i}")
+        wait_for("writes in flight", lambda: api.in_flight == EVENT_WRITERS or None, timeout=5)
+        api.gate.set()
+        wait_for("every event written", lambda: len(api.posts) == EVENT_WRITERS * 2 or None, timeout=5)
+        assert api.most_in_flight == EVENT_WRITERS and b.written == EVENT_WRITERS * 2 and b.dropped == 0
+    finally:
+        api.gate.set()
+        b.stop()
+
+
+def test_a_series_is_patched_after_its_first_event_is_written() -> None:
+    api = SlowApi()
+    b = EventBroadcaster(api, instance="test")  # type: ignore[arg-type]
+    b.start()
+    try:
+        pod = _pod_named("p")
+        b.eventf(pod, None, "Warning", "FailedScheduling", "Scheduling", "0/3 nodes are available")
+        b.eventf(pod, None, "Warning", "FailedScheduling", "Scheduling", "0/3 nodes are available")
+        wait_for("the first event's write", lambda: api.in_flight >= 1 or None, timeout=5)
+        time.sleep(0.1)
+        assert api.patches == []  # the count waits for the event it counts
+        api.gate.set()
+        wait_for("the series patched", lambda: api.patches or None, timeout=5)
+        assert len(api.posts) == 1 and api.patches[0][1] == 2
+    finally:
+        api.gate.set()
+        b.stop()
+
+
+def test_stop_waits_for_writes_in_flight() -> None:
+    api = SlowApi()
+    b = EventBroadcaster(api, instance="test")  # type: ignore[arg-type]
+    b.start()
+    b.eventf(_pod_named("p"), None, "Normal", "Scheduled", "Binding", "assigned p")
+    wait_for("the write in flight", lambda: api.in_flight == 1 or None, timeout=5)
+    threading.Timer(0.3, api.gate.set).start()
+    b.stop(timeout=5)
+    assert api.posts == ["assigned p"] and b.written == 1

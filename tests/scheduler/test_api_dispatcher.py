@@ -227,3 +227,33 @@ def test_the_dispatcher_keeps_many_writes_in_flight_and_reports_them() -> None:
     assert 'scheduler_async_api_call_execution_duration_seconds_count{call_type="pod_binding",result="success"} 8.0' \
         in text
     assert sorted(name for kind, name, _ in w.writes if kind == "bind") == [f"p{i}" for i in range(8)]
+
+
+def test_run_keeps_many_binding_cycles_in_flight() -> None:
+    """kube runs each binding cycle in a goroutine; `run` gives them BINDING_WORKERS threads, each waiting
+    on its binding's outcome, so far more than a handful of bindings wait on the API server at once."""
+    from wasmsched.kube.app import API_CALL_PARALLELISM, BINDING_WORKERS
+    from wasmsched.scheduler.binding_workers import BindingWorkers
+
+    assert BINDING_WORKERS >= API_CALL_PARALLELISM >= 32
+    workers = BindingWorkers(BINDING_WORKERS)
+    gate = threading.Event()
+    lock = threading.Lock()
+    running = [0]
+
+    def job() -> None:
+        with lock:
+            running[0] += 1
+        gate.wait(5)
+
+    try:
+        for _ in range(API_CALL_PARALLELISM):
+            workers.reserve()
+            workers.submit(job)
+        deadline = time.monotonic() + 5
+        while running[0] < API_CALL_PARALLELISM and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert running[0] == API_CALL_PARALLELISM
+    finally:
+        gate.set()
+        workers.close()
