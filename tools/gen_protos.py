@@ -23,6 +23,7 @@ MODULES = {"k8s.io/api": K8S_VERSION, "k8s.io/apimachinery": K8S_VERSION}
 ROOTS = [
     "k8s.io/api/apps/v1/generated.proto",
     "k8s.io/api/core/v1/generated.proto",
+    "k8s.io/api/events/v1/generated.proto",
     "k8s.io/api/policy/v1/generated.proto",
     "k8s.io/api/resource/v1/generated.proto",
     "k8s.io/api/scheduling/v1/generated.proto",

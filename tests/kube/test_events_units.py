@@ -24,8 +24,9 @@ class FakeApi:
         self.written: list[str] = []
         self.lock = threading.Lock()
 
-    def request_json(self, method: str, path: str, body: dict[str, Any], **_: Any) -> dict[str, Any]:
-        note = body["note"]
+    def create(self, path: str, obj: Any, api_version: str, kind: str) -> None:
+        assert (api_version, kind) == ("events.k8s.io/v1", "Event")
+        note = obj.note
         with self.lock:
             self.attempts[note] = self.attempts.get(note, 0) + 1
             if note in self.failures:
@@ -33,7 +34,6 @@ class FakeApi:
                 if times is None or self.attempts[note] <= times:
                     raise error
             self.written.append(note)
-        return body
 
 
 def _pod() -> Pod:
@@ -89,6 +89,9 @@ class SlowApi:
         self.most_in_flight = 0
         self.posts: list[str] = []
         self.patches: list[tuple[str, int]] = []
+
+    def create(self, path: str, obj: Any, api_version: str, kind: str) -> None:
+        self.request_json("POST", path, {"note": obj.note})
 
     def request_json(self, method: str, path: str, body: dict[str, Any], **_: Any) -> dict[str, Any]:
         with self.lock:

@@ -69,3 +69,47 @@ def test_the_transport_thread_ends_when_idle_and_comes_back(dev_cluster: DevClus
         assert t.request("GET", "/version", [], None, (5.0, 10.0)).status == 200
     finally:
         t.close()
+
+
+@pytest.mark.parametrize("content_type", ["application/vnd.kubernetes.protobuf", "application/json"])
+def test_create_sends_bindings_and_events_in_the_configured_content_type(dev_cluster: DevCluster, namespace: str,
+                                                                          content_type: str) -> None:
+    """client-go sends protobuf unless clientConnection.contentType says JSON; the server takes both."""
+    from wasmsched.api.types import Binding
+    from wasmsched.kube.cluster import EventBroadcaster, _event_message
+
+    api = KubeApi(load_configuration(str(dev_cluster.kubeconfig)), ClientConnection(qps=0, content_type=content_type))
+    admin = dev_cluster.kube_api()
+    try:
+        node = f"tp-{content_type.rsplit('/', 1)[1].replace('.', '-')}-"
+        dev_cluster.create_nodes(1, prefix=node, wait_ready=False)
+        pod = admin.request_json("POST", f"/api/v1/namespaces/{namespace}/pods", body={
+            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+            "spec": {"schedulerName": "nobody", "containers": [{"name": "c", "image": "pause"}]}})
+        b = Binding()
+        b.metadata.name, b.metadata.namespace, b.metadata.uid = "p", namespace, pod["metadata"]["uid"]
+        b.target.apiVersion, b.target.kind, b.target.name = "v1", "Node", f"{node}0"
+        api.create(f"/api/v1/namespaces/{namespace}/pods/p/binding", b, "v1", "Binding")
+        assert admin.request_json("GET", f"/api/v1/namespaces/{namespace}/pods/p")["spec"]["nodeName"] == f"{node}0"
+        events = EventBroadcaster(api, instance="test")
+        events.eventf(_pod_ref(namespace, pod), None, "Normal", "Scheduled", "Binding", "assigned p")
+        ev = events._queue.get_nowait()
+        assert ev is not None
+        api.create(f"/apis/events.k8s.io/v1/namespaces/{namespace}/events", _event_message(ev), "events.k8s.io/v1",
+                   "Event")
+        got = admin.request_json("GET", f"/apis/events.k8s.io/v1/namespaces/{namespace}/events")["items"]
+        assert [(e["reason"], e["note"], e["regarding"]["name"], e["reportingController"]) for e in got] == [
+            ("Scheduled", "assigned p", "p", "default-scheduler")]
+        assert got[0]["eventTime"].endswith("Z") and len(got[0]["eventTime"]) == len("2026-01-01T00:00:00.000000Z")
+    finally:
+        api.close()
+
+
+def _pod_ref(namespace: str, pod: dict[str, object]) -> object:
+    from wasmsched.api.types import Pod
+
+    p = Pod()
+    meta = pod["metadata"]
+    assert isinstance(meta, dict)
+    p.metadata.name, p.metadata.namespace, p.metadata.uid = "p", namespace, meta["uid"]
+    return p

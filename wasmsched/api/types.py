@@ -10,6 +10,7 @@ from google.protobuf.message import Message
 
 from wasmsched.api.gen.k8s_io.api.apps.v1 import generated_pb2 as apps_pb
 from wasmsched.api.gen.k8s_io.api.core.v1 import generated_pb2 as core_pb
+from wasmsched.api.gen.k8s_io.api.events.v1 import generated_pb2 as events_pb
 from wasmsched.api.gen.k8s_io.api.policy.v1 import generated_pb2 as policy_pb
 from wasmsched.api.gen.k8s_io.api.resource.v1 import generated_pb2 as resource_pb
 from wasmsched.api.gen.k8s_io.api.scheduling.v1 import generated_pb2 as scheduling_pb
@@ -25,6 +26,8 @@ Namespace = core_pb.Namespace
 NamespaceList = core_pb.NamespaceList
 List = core_pb.List
 Binding = core_pb.Binding
+# events.k8s.io/v1, what `run` writes (not a kind manifests may hold).
+EventsV1Event = events_pb.Event
 Container = core_pb.Container
 ContainerPort = core_pb.ContainerPort
 ResourceRequirements = core_pb.ResourceRequirements

@@ -25,6 +25,8 @@ from kubernetes import client as kclient
 from kubernetes import config as kconfig
 from kubernetes.config.config_exception import ConfigException
 
+from wasmsched.api.convert import message_to_dict
+
 # ApiError and TransportError are api/errors.py's, re-exported: importers of kube.api keep working.
 from wasmsched.api.errors import (
     ApiError,
@@ -236,6 +238,16 @@ class KubeApi:
             return json.loads(data) if data else None
         except ValueError as e:
             raise codec.CodecError(f"{method} {self.host}{path}: the reply is not JSON: {e}") from e
+
+    def create(self, path: str, obj: Message, api_version: str, kind: str) -> None:
+        """POST of an object (or a subresource such as pods/binding) in clientConnection.contentType:
+        protobuf unless configured otherwise, as client-go sends it (the API server decodes it for less
+        than JSON); the reply is not read."""
+        if self.connection.content_type == codec.PROTOBUF:
+            self.request("POST", path, body=codec.encode_protobuf(obj, api_version, kind),
+                         content_type=codec.PROTOBUF, accept=codec.ACCEPT)
+        else:
+            self.request("POST", path, body={"apiVersion": api_version, "kind": kind, **message_to_dict(obj)})
 
     # ----- typed reads ---------------------------------------------------------------------
 

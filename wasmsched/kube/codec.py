@@ -59,6 +59,14 @@ def _unwrap(data: bytes) -> runtime_pb.Unknown:
     return unknown
 
 
+def encode_protobuf(msg: Message, api_version: str, kind: str) -> bytes:
+    """A request body in the protobuf wire format: the magic and a runtime.Unknown naming the kind."""
+    unknown = runtime_pb.Unknown()
+    unknown.typeMeta.apiVersion, unknown.typeMeta.kind = api_version, kind
+    unknown.raw = msg.SerializeToString()
+    return MAGIC + unknown.SerializeToString()
+
+
 def decode_protobuf(data: bytes, cls: type[M]) -> M:
     """A `k8s\\0`-prefixed body into a new `cls`; CodecError when the body holds another kind."""
     unknown = _unwrap(data)
