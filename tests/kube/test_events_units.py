@@ -8,6 +8,8 @@ import threading
 import time
 from typing import Any
 
+import pytest
+
 from tests.kube.helpers import wait_for
 from wasmsched.api.types import Pod
 from wasmsched.kube.api import ApiError, TransportError
@@ -116,20 +118,25 @@ def _pod_named(name: str) -> Pod:
     return pod
 
 
-def test_events_are_written_many_at_a_time() -> None:
-    """The writer keeps up with bindings: EVENT_WRITERS writes in flight, not one after another."""
-    from wasmsched.kube.cluster import EVENT_WRITERS
+@pytest.mark.parametrize("events", [10, 400])
+def test_events_are_written_many_at_a_time(events: int) -> None:
+    """A few writes in flight while few events wait, many once the queue fills: the writer keeps up with
+    bindings without taking the API server from them when it need not."""
+    from wasmsched.kube.cluster import EVENT_QUEUE_SIZE, EVENT_WRITERS, EVENT_WRITERS_IDLE
 
+    want = EVENT_WRITERS if events - EVENT_WRITERS_IDLE >= EVENT_QUEUE_SIZE // 4 else EVENT_WRITERS_IDLE
     api = SlowApi()
     b = EventBroadcaster(api, instance="test")  # type: ignore[arg-type]
     b.start()
     try:
-        for i in range(EVENT_WRITERS * 2):
+        for i in range(events):
             b.eventf(_pod_named(f"p{i}"), None, "Normal", "Scheduled", "Binding", f"assigned p{i}")
-        wait_for("writes in flight", lambda: api.in_flight == EVENT_WRITERS or None, timeout=5)
+        wait_for("writes in flight", lambda: api.in_flight == want or None, timeout=5)
+        time.sleep(0.2)
+        assert api.in_flight == want
         api.gate.set()
-        wait_for("every event written", lambda: len(api.posts) == EVENT_WRITERS * 2 or None, timeout=5)
-        assert api.most_in_flight == EVENT_WRITERS and b.written == EVENT_WRITERS * 2 and b.dropped == 0
+        wait_for("every event written", lambda: len(api.posts) == events or None, timeout=10)
+        assert api.most_in_flight == want and b.written == events and b.dropped == 0
     finally:
         api.gate.set()
         b.stop()

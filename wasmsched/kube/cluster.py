@@ -64,7 +64,9 @@ EVENT_MAX_TRIES = 12
 EVENT_RETRY_SECONDS = 10.0
 # How long a series' patch waits for its first event's write (in flight when the patch is made).
 SERIES_CREATE_WAIT = 5.0
-# Event writes in flight at once.
+# Event writes in flight at once: EVENT_WRITERS_IDLE while the queue is short, so that events take little
+# of the API server from the bindings; EVENT_WRITERS once it is a quarter full, so that it does not overflow.
+EVENT_WRITERS_IDLE = 4
 EVENT_WRITERS = 16
 DEFAULT_CONTROLLER = "default-scheduler"
 
@@ -151,7 +153,7 @@ def _event_message(ev: dict[str, Any]) -> EventsV1Event:
 
 
 class EventBroadcaster:
-    """events.k8s.io/v1 Events, written off the scheduling path, EVENT_WRITERS at a time.
+    """events.k8s.io/v1 Events, written off the scheduling path, up to EVENT_WRITERS at a time.
 
     As client-go's events broadcaster: an event isomorphic to one written in the last 6 minutes (same
     regarding, related, reason, action, type, note and reporter) is not written again; it becomes the
@@ -160,8 +162,10 @@ class EventBroadcaster:
     tried again, EVENT_MAX_TRIES times in all, EVENT_RETRY_SECONDS apart; the others are not held up.
 
     One thread keeps the series (so deciding what to write needs no lock); the writes themselves run on
-    EVENT_WRITERS threads, so events are written as fast as pods are bound, over the pool's keep-alive
-    connections, within the event client's own rate limit.
+    writer threads, over the event client's own connection and rate limit: EVENT_WRITERS_IDLE at a time
+    while few events wait (the API server's time goes to the bindings), EVENT_WRITERS once the queue is a
+    quarter full, so that events are written as fast as pods are bound. What waits, waits in the bounded
+    queue: an event that finds it full is dropped and counted, as client-go's broadcaster drops it.
     """
 
     def __init__(self, api: KubeApi, instance: str | None = None,
@@ -270,14 +274,21 @@ class EventBroadcaster:
         self._submit(self._write, ev, key, s, 0)
 
     def _submit(self, fn: Callable[..., None], *args: Any) -> None:
+        """Hands a write to the writers once one is free: what waits stays in the bounded queue."""
         assert self._pool is not None
         with self._counts_lock:
+            # Looked at again as writes finish and, as the queue grows, every 50 ms.
+            while self._writing >= self._writers_wanted():
+                self._counts_lock.wait(0.05)
             self._writing += 1
         try:
             self._pool.submit(self._counted, fn, *args)
         except RuntimeError:  # shut down: stop() gave up waiting
             self._count_dropped()
             self._counted(lambda: None)
+
+    def _writers_wanted(self) -> int:
+        return self._writers if self._queue.qsize() >= EVENT_QUEUE_SIZE // 4 else min(EVENT_WRITERS_IDLE, self._writers)
 
     def _counted(self, fn: Callable[..., None], *args: Any) -> None:
         try:
