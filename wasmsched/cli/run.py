@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from wasmsched.cli.main import version_text
 from wasmsched.cli.simulate import BadInput, _error_text, register_wasm_plugins
 from wasmsched.config import ConfigError, load_config
 from wasmsched.config.types import KubeSchedulerConfiguration
@@ -18,6 +19,7 @@ from wasmsched.kube.app import SchedulerApp, install_signal_handlers
 from wasmsched.kube.leaderelection import HEALTH_CHECK_NAME, LeaderElectionConfig, LeaderElector, new_identity
 from wasmsched.kube.serving import SecureServer
 from wasmsched.plugins.registry import in_tree_registry
+from wasmsched.util.klog import V0, quote
 
 log = logging.getLogger("wasmsched.run")
 
@@ -49,7 +51,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     sv.add_argument("--tls-private-key-file", default="")
     sv.add_argument("--cert-dir", default="", help="where the self-signed certificate is kept")
     p.add_argument("-v", "--v", type=int, dest="verbosity", default=argparse.SUPPRESS,
-                   help="log verbosity on stderr (0: warnings, 2: info, 5: debug)")
+                   help="log verbosity on stderr (0: warnings and kube-scheduler's V(0) lines: start-up, "
+                   "serving, leader election; 2: info such as bindings; 5: debug)")
     p.set_defaults(func=run)
 
 
@@ -113,8 +116,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {_error_text(str(e))}", file=sys.stderr)
         return 2
     install_signal_handlers(app.stop)
-    log.info('"Starting wasmsched" server="%s" profiles="%s" leaderElect=%s', app.api.host,
-             ",".join(p.scheduler_name for p in cfg.profiles), str(le.leader_elect).lower())
+    # kube-scheduler's first line (V(0)), with what this one schedules and where.
+    log.log(V0, '"Starting Kubernetes Scheduler" version=%s server="%s" profiles="%s" leaderElect=%s',
+            quote(version_text()), app.api.host, ",".join(p.scheduler_name for p in cfg.profiles),
+            str(le.leader_elect).lower())
     elector = _elector(app, le) if le.leader_elect else None
     server = None
     try:

@@ -29,6 +29,7 @@ from wasmsched.kube.informer import InformerFactory
 from wasmsched.metrics.metrics import SchedulerMetrics
 from wasmsched.scheduler.eventhandlers import add_all_event_handlers
 from wasmsched.scheduler.factory import new_scheduler
+from wasmsched.util.klog import V0
 
 log = logging.getLogger("wasmsched.run")
 
@@ -74,9 +75,11 @@ class SchedulerApp:
     def start_informers(self, sync_timeout: float | None = None) -> bool:
         self.events.start()
         self.informers.start(self.stop)
+        # client-go's WaitForNamedCacheSync lines, at V(0) as there.
+        log.log(V0, '"Waiting for caches to sync" kinds=%d', len(self.informers.informers))
         ok = self.informers.wait_for_cache_sync(self.stop, sync_timeout)
         if ok:
-            log.info('"Informer caches are synced" kinds=%d', len(self.informers.informers))
+            log.log(V0, '"Caches are synced" kinds=%d', len(self.informers.informers))
         return ok
 
     def start_scheduling(self) -> None:

@@ -26,7 +26,7 @@ from wasmsched.api.wellknown import format_go_duration, now_rfc3339, parse_go_du
 from wasmsched.config.decode import Reader, raise_if_errors, type_error
 from wasmsched.config.errors import FieldError, child, invalid, required
 from wasmsched.kube.rest import API_ERRORS, TRANSPORT_ERRORS, error_message, request_json, status_of
-from wasmsched.util.klog import quote
+from wasmsched.util.klog import V0, quote
 
 log = logging.getLogger(__name__)
 
@@ -308,12 +308,12 @@ class LeaderElector:
 
     def _acquire(self, stop: threading.Event) -> bool:
         desc = self.lock.describe()
-        log.info('"Attempting to acquire leader lease..." lock="%s"', desc)
+        log.log(V0, '"Attempting to acquire leader lease..." lock="%s"', desc)
         while not stop.is_set():
             succeeded = self._try_acquire_or_renew()
             self._maybe_report_transition()
             if succeeded:
-                log.info('"Successfully acquired lease" lock="%s"', desc)
+                log.log(V0, '"Successfully acquired lease" lock="%s"', desc)
                 return True
             log.debug('"Failed to acquire lease" lock="%s"', desc)
             # wait.JitterUntil(retryPeriod, 1.2, sliding): the wait starts after the attempt
@@ -337,7 +337,7 @@ class LeaderElector:
             if stop.is_set():
                 return
             if not renewed:
-                log.info('"Failed to renew lease" lock="%s" err="timed out waiting for the condition"', desc)
+                log.log(V0, '"Failed to renew lease" lock="%s" err="timed out waiting for the condition"', desc)
                 return
             log.debug('"Successfully renewed lease" lock="%s"', desc)
             stop.wait(self.config.retry_period)
@@ -351,7 +351,7 @@ class LeaderElector:
                 current = self.lock.get()
             except ApiException as e:
                 if status_of(e) == 404:
-                    log.info('"lease lock not found" lock="%s"', self.lock.describe())
+                    log.log(V0, '"lease lock not found" lock="%s"', self.lock.describe())
                 else:
                     log.error('"error retrieving resource lock" lock="%s" err=%s', self.lock.describe(),
                               quote(error_message(e)))  # fmt: skip

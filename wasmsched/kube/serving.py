@@ -38,7 +38,7 @@ from wasmsched.kube.delegatedauth import (
 )
 from wasmsched.kube.healthz import HEALTH_ENDPOINTS, HealthCheck, HealthResponse, root_health, single_health, with_ping
 from wasmsched.kube.servingcert import ServingCertOptions, server_ssl_context
-from wasmsched.util.klog import quote
+from wasmsched.util.klog import V0, quote
 
 log = logging.getLogger(__name__)
 
@@ -285,7 +285,7 @@ class SecureServer:
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.2},
                                         name="secure-serving", daemon=True)  # fmt: skip
         self._thread.start()
-        log.info('"Serving securely on %s"', self._host_port(self.bind_address, self.port))
+        log.log(V0, '"Serving securely on %s"', self._host_port(self.bind_address, self.port))
 
     def shutdown(self) -> None:
         """Stop accepting and close the listener (requests in flight finish on their threads)."""
@@ -294,4 +294,4 @@ class SecureServer:
             self._thread.join()
             self._thread = None
         self._server.server_close()
-        log.info('"Stopped listening" address="%s"', self._host_port(self.bind_address, self.port))
+        log.log(V0, '"Stopped listening" address="%s"', self._host_port(self.bind_address, self.port))

@@ -1,0 +1,97 @@
+"""`wasmsched run` as a new user meets it (issue 23): what it says at the default verbosity, a taken
+--secure-port, a dead API server."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+from tests.go_guests import ROOT
+from wasmsched.devcluster.processes import free_port
+
+from .helpers import wait_for
+from .run_helpers import scheduler_config, unique
+
+
+class Run:
+    """`wasmsched run ARGS` exactly as typed (no -v: the default verbosity), stderr kept in a file."""
+
+    def __init__(self, tmp: Path, *args: str) -> None:
+        self.log_path = tmp / f"run-{uuid.uuid4().hex[:6]}.log"
+        self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("KUBERNETES_SERVICE")}
+        env["PYTHONUNBUFFERED"] = "1"
+        self.proc = subprocess.Popen([sys.executable, "-m", "wasmsched", "run", *args], stdout=subprocess.PIPE,
+                                     stderr=self._log, env=env, cwd=ROOT)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> tuple[int, str]:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self._log.close()
+        out = self.proc.stdout.read().decode() if self.proc.stdout else ""
+        if self.proc.stdout:
+            self.proc.stdout.close()
+        return self.proc.returncode, out
+
+
+def messages(log: str) -> list[str]:
+    """The quoted message of each klog line, in order."""
+    return [m.group(1) for m in re.finditer(r'^[IWEF]\d{4} [\d:.]+ +\d+ [\w.]+:\d+\] "((?:[^"\\]|\\.)*)"', log,
+                                            re.MULTILINE)]
+
+
+def test_default_verbosity_logs_what_kube_scheduler_logs_at_v0_with_leader_election(
+        dev_cluster: Any, tmp_path: Path) -> None:
+    lease = unique("lease")
+    port = free_port()
+    run = Run(tmp_path, "--kubeconfig", str(dev_cluster.kubeconfig), "--secure-port", str(port),
+              "--config", str(scheduler_config(tmp_path / "cfg.yaml", unique("sched"), lease=lease)))
+    try:
+        wait_for("the lease acquired", lambda: "Successfully acquired lease" in run.log())
+    finally:
+        code, out = run.stop()
+    log = run.log()
+    assert code == 0, log
+    assert out == ""
+    got = messages(log)
+    expected = ["Starting Kubernetes Scheduler", "Generated self-signed cert in-memory",
+                f"Serving securely on 127.0.0.1:{port}", "Waiting for caches to sync", "Caches are synced",
+                "Attempting to acquire leader lease...", "Successfully acquired lease"]
+    assert [m for m in got if m in expected] == expected, log
+    assert f'"Successfully acquired lease" lock="kube-system/{lease}"' in log
+    assert 'version="wasmsched ' in log and "kubernetes v1.37.2" in log
+    # Only V(0) lines: the informers' and the elector's V(2)+ lines stay hidden.
+    assert "Caches populated" not in log and "Released lease" not in log, log
+    assert all(line[0] == "I" for line in log.splitlines()), log
+
+
+def test_default_verbosity_logs_what_kube_scheduler_logs_at_v0_without_leader_election(
+        dev_cluster: Any, tmp_path: Path) -> None:
+    port = free_port()
+    run = Run(tmp_path, "--kubeconfig", str(dev_cluster.kubeconfig), "--secure-port", str(port),
+              "--config", str(scheduler_config(tmp_path / "cfg.yaml", unique("sched"))))
+    try:
+        wait_for("the caches synced", lambda: "Caches are synced" in run.log())
+    finally:
+        code, _ = run.stop()
+    log = run.log()
+    assert code == 0, log
+    expected = ["Starting Kubernetes Scheduler", "Generated self-signed cert in-memory",
+                f"Serving securely on 127.0.0.1:{port}", "Waiting for caches to sync", "Caches are synced",
+                "Stopped listening"]
+    assert messages(log) == expected, log
+    assert "leaderElect=false" in log
