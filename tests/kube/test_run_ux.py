@@ -6,11 +6,14 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import uuid
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.go_guests import ROOT
 from wasmsched.devcluster.processes import free_port
@@ -68,7 +71,7 @@ def test_default_verbosity_logs_what_kube_scheduler_logs_at_v0_with_leader_elect
     assert code == 0, log
     assert out == ""
     got = messages(log)
-    expected = ["Starting Kubernetes Scheduler", "Generated self-signed cert in-memory",
+    expected = ["Generated self-signed cert in-memory", "Starting Kubernetes Scheduler",
                 f"Serving securely on 127.0.0.1:{port}", "Waiting for caches to sync", "Caches are synced",
                 "Attempting to acquire leader lease...", "Successfully acquired lease"]
     assert [m for m in got if m in expected] == expected, log
@@ -90,8 +93,52 @@ def test_default_verbosity_logs_what_kube_scheduler_logs_at_v0_without_leader_el
         code, _ = run.stop()
     log = run.log()
     assert code == 0, log
-    expected = ["Starting Kubernetes Scheduler", "Generated self-signed cert in-memory",
+    expected = ["Generated self-signed cert in-memory", "Starting Kubernetes Scheduler",
                 f"Serving securely on 127.0.0.1:{port}", "Waiting for caches to sync", "Caches are synced",
                 "Stopped listening"]
     assert messages(log) == expected, log
     assert "leaderElect=false" in log
+
+
+def run_once(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KUBERNETES_SERVICE")}
+    return subprocess.run([sys.executable, "-m", "wasmsched", "run", *args], check=False, capture_output=True,
+                          text=True, timeout=60, cwd=ROOT, env=env)
+
+
+def test_a_taken_secure_port_exits_2_naming_the_flag() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        out = run_once("--master", "https://127.0.0.1:1", "--secure-port", str(port))
+    assert out.returncode == 2, out.stderr
+    assert out.stderr == f"error: --secure-port {port}: address 127.0.0.1:{port} is already in use\n"
+
+
+@pytest.mark.parametrize(("flags", "expected"), [
+    (["--bind-address", "localhost"], "error: --bind-address localhost: not an IP address"),
+    (["--secure-port", "65536"],
+     "error: --secure-port 65536 must be between 0 and 65535, inclusive. 0 for turning off secure port"),
+    # TEST-NET-3: not an address of any host here.
+    (["--bind-address", "203.0.113.7", "--secure-port", "10259"],
+     "error: --bind-address 203.0.113.7: not an address of this host (Cannot assign requested address)"),
+    (["--secure-port", "0", "--tls-cert-file", "/nonexistent.crt"], None),  # serving off: never read
+    (["--tls-cert-file", "{tmp}/x.crt", "--tls-private-key-file", "{tmp}/x.crt", "--secure-port", "{port}"],
+     "error: --tls-cert-file/--tls-private-key-file: {tmp}/x.crt, {tmp}/x.crt: not a valid certificate and key pair"),
+])
+def test_bad_serving_flags_exit_2_naming_the_flag(tmp_path: Path, flags: list[str], expected: str | None) -> None:
+    (tmp_path / "x.crt").write_text("not a certificate\n")
+    port = str(free_port())
+    args = [f.format(tmp=tmp_path, port=port) for f in flags]
+    if expected is None:
+        # Accepted: the process starts (and is stopped at once).
+        run = Run(tmp_path, "--master", "https://127.0.0.1:1", "--leader-elect=false", *args)
+        wait_for("the start-up line", lambda: "Starting Kubernetes Scheduler" in run.log())
+        code, _ = run.stop()
+        assert code == 0, run.log()
+        return
+    out = run_once("--master", "https://127.0.0.1:1", *args)
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(expected.format(tmp=tmp_path)), out.stderr

@@ -65,6 +65,15 @@ def _sanitize(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+class ListenError(OSError):
+    """The secure port could not be opened: `address` (host:port) and why (`errno`, `reason`)."""
+
+    def __init__(self, errno: int, address: str, reason: str) -> None:
+        super().__init__(errno, f"failed to listen on {address}: {reason}")
+        self.address = address
+        self.reason = reason
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
@@ -242,9 +251,19 @@ class SecureServer:
         unknown = set(checks or {}) - set(HEALTH_ENDPOINTS)
         if unknown:
             raise ValueError(f"unknown health endpoints {sorted(unknown)}; expected {list(HEALTH_ENDPOINTS)}")
-        self.ssl_context = server_ssl_context(
-            ServingCertOptions(cert_file=cert_file, key_file=key_file, cert_dir=cert_dir), bind_address
-        )
+        # The port first: a taken port is reported before a certificate is generated for nothing.
+        family = socket.AF_INET6 if ip.version == 6 else socket.AF_INET
+        try:
+            self._server = _Server((bind_address, port), family, self)
+        except OSError as e:
+            raise ListenError(e.errno or 0, self._host_port(bind_address, port), e.strerror or str(e)) from None
+        try:
+            self.ssl_context = server_ssl_context(
+                ServingCertOptions(cert_file=cert_file, key_file=key_file, cert_dir=cert_dir), bind_address
+            )
+        except BaseException:
+            self._server.server_close()
+            raise
         if authenticator is None or authorizer is None:
             if api_client is None:
                 raise ValueError("SecureServer needs an api_client for delegated authentication and authorization")
@@ -254,11 +273,6 @@ class SecureServer:
             )
         self.authenticator = authenticator
         self.authorizer = authorizer
-        family = socket.AF_INET6 if ip.version == 6 else socket.AF_INET
-        try:
-            self._server = _Server((bind_address, port), family, self)
-        except OSError as e:
-            raise OSError(e.errno, f"failed to listen on {self._host_port(bind_address, port)}: {e.strerror}") from None
         self.port: int = self._server.server_address[1]
         self._thread: threading.Thread | None = None
 
