@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import uuid
 from pathlib import Path
 from typing import Any
@@ -142,3 +143,70 @@ def test_bad_serving_flags_exit_2_naming_the_flag(tmp_path: Path, flags: list[st
     assert out.returncode == 2, out.stderr
     lines = out.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(expected.format(tmp=tmp_path)), out.stderr
+
+
+class RefusingServer:
+    """A loopback port that accepts connections and closes them at once (no TLS): every request fails, and
+    the connections made are counted."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.port = self.sock.getsockname()[1]
+        self.accepted = 0
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            conn.close()
+
+    def close(self) -> None:
+        self.sock.close()
+        self._thread.join(5)
+
+
+def test_a_dead_api_server_gives_one_line_per_informer_per_backoff_step(tmp_path: Path) -> None:
+    server = RefusingServer()
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(f"""apiVersion: v1
+kind: Config
+clusters: [{{name: c, cluster: {{server: "https://127.0.0.1:{server.port}", insecure-skip-tls-verify: true}}}}]
+users: [{{name: u, user: {{token: t}}}}]
+contexts: [{{name: x, context: {{cluster: c, user: u}}}}]
+current-context: x
+""")
+    run = Run(tmp_path, "--kubeconfig", str(kubeconfig), "--secure-port", "0", "--leader-elect=false")
+    try:
+        # Two backoff steps (0.8 s and 1.6 s, each with up to 100% jitter) for the Pod and Node informers.
+        wait_for("two retries of the Pod and Node informers", lambda: all(
+            run.log().count(f'"Failed to watch" kind="{k}"') >= 3 for k in ("Pod", "Node")))
+    finally:
+        code, _ = run.stop()
+        server.close()
+    log = run.log()
+    assert code == 0, log
+    lines = [line for line in log.splitlines() if '"Failed to watch"' in line]
+    retry_in: dict[str, list[str]] = {}
+    for line in lines:
+        kind = re.search(r' kind="(\w+)"', line)
+        delay = re.search(r' retryIn="([\d.]+)s"$', line)
+        assert kind and delay and line.startswith("E"), line
+        assert 'err="failed to list ' + kind.group(1) + ": GET https://127.0.0.1:" in line, line
+        retry_in.setdefault(kind.group(1), []).append(delay.group(1))
+    # One line per attempt: each informer's delays are the backoff's steps, none repeated.
+    steps = ["0.8", "1.6", "3.2", "6.4", "12.8", "25.6", "30.0"]
+    assert {"Pod", "Node"} <= set(retry_in), retry_in
+    for name, delays in retry_in.items():
+        assert delays == steps[:len(delays)], (name, delays)
+    # One connection per attempt: urllib3 does not retry behind the informer's back (an attempt in
+    # flight when the process stopped is not logged).
+    assert len(lines) <= server.accepted <= len(lines) + len(retry_in), (server.accepted, len(lines))
+    assert "Retrying (" not in log and "Max retries exceeded" not in log, log
+    assert "Traceback" not in log
