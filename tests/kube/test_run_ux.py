@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import signal
 import socket
+import ssl
+import stat
 import subprocess
 import sys
 import threading
+import urllib.error
+import urllib.request
 import uuid
 from pathlib import Path
 from typing import Any
@@ -210,3 +215,74 @@ current-context: x
     assert len(lines) <= server.accepted <= len(lines) + len(retry_in), (server.accepted, len(lines))
     assert "Retrying (" not in log and "Max retries exceeded" not in log, log
     assert "Traceback" not in log
+
+
+def https_get(url: str, cafile: Path | str, token: str | None = None) -> tuple[int, str]:
+    """A GET that verifies the server with `cafile` (hostname included)."""
+    ctx = ssl.create_default_context(cafile=str(cafile))
+    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
+    try:
+        with urllib.request.urlopen(req, context=ctx, timeout=30) as resp:
+            return resp.status, resp.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def test_dev_cluster_up_says_how_to_read_metrics_and_its_commands_work(kube_binaries: Any, tmp_path: Path) -> None:
+    """`dev-cluster up`'s run and curl lines, taken apart: run with the printed flags (on a free port rather
+    than 10259), then /metrics with the printed token file, verified with the printed CA file."""
+    d = tmp_path / "c"
+    up = subprocess.run([sys.executable, "-m", "wasmsched", "dev-cluster", "up", "--dir", str(d)], check=False,
+                        capture_output=True, text=True, timeout=180, cwd=ROOT)
+    assert up.returncode == 0, up.stderr
+    run = None
+    try:
+        lines = [line.strip() for line in up.stdout.splitlines()]
+        run_line = next(line for line in lines if line.startswith("wasmsched run "))
+        curl_line = next(line for line in lines if line.startswith("curl "))
+        kubeconfig = d / "kubeconfig"
+        argv = shlex.split(run_line.replace('"$KUBECONFIG"', shlex.quote(str(kubeconfig))))
+        m = re.fullmatch(r'curl --cacert (\S+) -H "Authorization: Bearer \$\(cat (\S+)\)" '
+                         r"https://127\.0\.0\.1:10259/metrics", curl_line)
+        assert m, up.stdout
+        cafile, token_file = m.group(1), m.group(2)
+        assert stat.S_IMODE(os.stat(token_file).st_mode) == 0o600
+        token = Path(token_file).read_text().strip()
+        port = free_port()
+        run = Run(tmp_path, *argv[2:], "--secure-port", str(port), "--leader-elect=false")
+        wait_for("the secure port", lambda: "Serving securely on" in run.log() if run else None)
+        url = f"https://127.0.0.1:{port}/metrics"
+        status, body = https_get(url, cafile, token)
+        assert status == 200, body
+        assert "scheduler_pending_pods" in body
+        assert https_get(url, cafile)[0] == 401  # the token is what lets it in
+        assert https_get(f"https://localhost:{port}/metrics", cafile, token)[0] == 200  # localhost is in the cert
+    finally:
+        if run is not None:
+            code, _ = run.stop()
+            assert code == 0, run.log()
+        down = subprocess.run([sys.executable, "-m", "wasmsched", "dev-cluster", "down", "--dir", str(d)],
+                              check=False, capture_output=True, text=True, timeout=120, cwd=ROOT)
+        assert down.returncode == 0, down.stderr
+    # `down` removes what `up` suggested run write there.
+    assert not d.exists(), sorted(p.name for p in d.iterdir())
+
+
+def test_the_metrics_reader_may_get_metrics_and_nothing_else(dev_cluster: Any) -> None:
+    """kube's bootstrap ClusterRole system:monitoring, through the group of the dev cluster's metrics-reader."""
+    from wasmsched.devcluster.rest import request_json
+
+    assert dev_cluster.metrics_token_file.read_text().strip() == dev_cluster.metrics_reader_token
+    with dev_cluster.api_client(dev_cluster.metrics_reader_token) as api:
+        def allowed(attrs: dict[str, Any]) -> bool:
+            review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+                      "spec": attrs}
+            status, body = request_json(api, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+                                        review)
+            assert status == 201, body
+            return bool(body["status"]["allowed"])
+
+        assert allowed({"nonResourceAttributes": {"path": "/metrics", "verb": "get"}})
+        assert not allowed({"resourceAttributes": {"verb": "list", "resource": "pods"}})
+        assert not allowed({"resourceAttributes": {"verb": "create", "resource": "tokenreviews",
+                                                   "group": "authentication.k8s.io"}})
