@@ -157,8 +157,9 @@ HOME_KUBECONFIG = "~/.kube/config"
 
 def _configuration() -> kclient.Configuration:
     cfg = kclient.Configuration()
-    # urllib3's own retries (3 by default, each logged as a warning) are off: a failed request is reported
-    # at once and retried by its caller with backoff (informers, leader election), as client-go does.
+    # urllib3's own retries (3 by default, silent: a new connection each, right away) are off: a failed
+    # request is reported at once and retried by its caller with backoff (informers, leader election), as
+    # client-go does.
     cfg.retries = False
     return cfg
 
