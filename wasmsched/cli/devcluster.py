@@ -4,6 +4,7 @@ background, from the binaries `make kube` builds. Results go to stdout; errors t
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -57,6 +58,12 @@ def run_up(args: argparse.Namespace) -> int:
         print(f"nodes: {args.nodes} KWOK nodes (kwok-node-0..{args.nodes - 1})")
     print("use it:")
     print(f"  export KUBECONFIG={cluster.kubeconfig}")
+    print(f'  wasmsched run --kubeconfig "$KUBECONFIG" --cert-dir {shlex.quote(str(cluster.scheduler_cert_dir))}')
+    print("read the scheduler's /metrics (user metrics-reader, group system:monitoring; the CA of the "
+          "certificate run made in --cert-dir):")
+    print(f"  curl --cacert {shlex.quote(str(cluster.scheduler_ca_file))} "
+          f'-H "Authorization: Bearer $(cat {shlex.quote(str(cluster.metrics_token_file))})" '
+          f"https://127.0.0.1:10259/metrics")
     print(f"stop it:\n  wasmsched dev-cluster down --dir {cluster.directory}")
     return 0
 

@@ -7,7 +7,10 @@ import os
 import sys
 import time
 
-_LEVEL_CHAR = {logging.DEBUG: "I", logging.INFO: "I", logging.WARNING: "W", logging.ERROR: "E", logging.CRITICAL: "F"}
+from wasmsched.util.klog import V0
+
+_LEVEL_CHAR = {logging.DEBUG: "I", logging.INFO: "I", V0: "I", logging.WARNING: "W", logging.ERROR: "E",
+               logging.CRITICAL: "F"}
 
 
 class KlogFormatter(logging.Formatter):
@@ -31,9 +34,9 @@ GUEST_LOGGER = "wasmsched.wasm.guest"
 
 
 def setup_logging(verbosity: int) -> None:
-    """-v 0: warnings and errors, plus guests' Info; -v 2 (kube-scheduler's usual): info such as
-    bindings; -v 5+: debug."""
-    level = logging.WARNING if verbosity <= 0 else logging.INFO if verbosity < 5 else logging.DEBUG
+    """-v 0: warnings and errors, the lines kube logs at V(0) (util/klog.py V0: start-up, serving, leader
+    election) and guests' Info; -v 2 (kube-scheduler's usual): info such as bindings; -v 5+: debug."""
+    level = V0 if verbosity <= 0 else logging.INFO if verbosity < 5 else logging.DEBUG
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(KlogFormatter())
     root = logging.getLogger("wasmsched")

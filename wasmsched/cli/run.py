@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import errno
+import ipaddress
 import logging
 import sys
 import threading
 from pathlib import Path
 from typing import Any
 
+from wasmsched.cli.main import version_text
 from wasmsched.cli.simulate import BadInput, _error_text, register_wasm_plugins
 from wasmsched.config import ConfigError, load_config
 from wasmsched.config.types import KubeSchedulerConfiguration
@@ -22,8 +25,10 @@ from wasmsched.kube.leaderelection import (
     lock_client,
     new_identity,
 )
-from wasmsched.kube.serving import SecureServer
+from wasmsched.kube.serving import ListenError, SecureServer
+from wasmsched.kube.servingcert import CertificateError
 from wasmsched.plugins.registry import in_tree_registry
+from wasmsched.util.klog import V0, quote
 
 log = logging.getLogger("wasmsched.run")
 
@@ -55,7 +60,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     sv.add_argument("--tls-private-key-file", default="")
     sv.add_argument("--cert-dir", default="", help="where the self-signed certificate is kept")
     p.add_argument("-v", "--v", type=int, dest="verbosity", default=argparse.SUPPRESS,
-                   help="log verbosity on stderr (0: warnings, 2: info, 5: debug)")
+                   help="log verbosity on stderr (0: warnings and kube-scheduler's V(0) lines: start-up, "
+                   "serving, leader election; 2: info such as bindings; 5: debug)")
     p.set_defaults(func=run)
 
 
@@ -88,6 +94,33 @@ def _load(args: argparse.Namespace) -> KubeSchedulerConfiguration:
         raise BadInput(f"{args.config}: {e.strerror}") from e
 
 
+def check_serving_flags(args: argparse.Namespace) -> None:
+    """SecureServingOptions.Validate: the port's range; and the bind address must be an IP."""
+    if not 0 <= args.secure_port <= 65535:
+        raise BadInput(f"--secure-port {args.secure_port} must be between 0 and 65535, inclusive. "
+                       "0 for turning off secure port")
+    try:
+        ipaddress.ip_address(args.bind_address)
+    except ValueError:
+        raise BadInput(f"--bind-address {args.bind_address}: not an IP address") from None
+
+
+def serving_error(args: argparse.Namespace, e: ListenError | CertificateError) -> str:
+    """One line naming the flag to change: the port is taken or refused, the address is not this
+    host's, or a certificate flag names a file that cannot be used."""
+    if isinstance(e, CertificateError):
+        if args.tls_cert_file or args.tls_private_key_file:
+            return f"--tls-cert-file/--tls-private-key-file: {e}"
+        return f"--cert-dir {args.cert_dir}: {e}"
+    if e.errno == errno.EADDRINUSE:
+        return f"--secure-port {args.secure_port}: address {e.address} is already in use"
+    if e.errno == errno.EACCES:
+        return f"--secure-port {args.secure_port}: not allowed to listen on {e.address} ({e.reason})"
+    if e.errno == errno.EADDRNOTAVAIL:
+        return f"--bind-address {args.bind_address}: not an address of this host ({e.reason})"
+    return f"--bind-address {args.bind_address} --secure-port {args.secure_port}: {e}"
+
+
 def build(args: argparse.Namespace, cfg: KubeSchedulerConfiguration) -> SchedulerApp:
     connection = ClientConnection.from_dict(cfg.client_connection)
     kubeconfig = args.kubeconfig or connection.kubeconfig
@@ -109,6 +142,7 @@ def build(args: argparse.Namespace, cfg: KubeSchedulerConfiguration) -> Schedule
 
 def run(args: argparse.Namespace) -> int:
     try:
+        check_serving_flags(args)
         cfg = _load(args)
         le = LeaderElectionConfig.from_dict(leader_election_dict(cfg, args))
         app = build(args, cfg)
@@ -119,13 +153,21 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {_error_text(str(e))}", file=sys.stderr)
         return 2
     install_signal_handlers(app.stop)
-    log.info('"Starting wasmsched" server="%s" profiles="%s" leaderElect=%s', app.api.host,
-             ",".join(p.scheduler_name for p in cfg.profiles), str(le.leader_elect).lower())
     elector = _elector(app, le) if le.leader_elect else None
     server = None
     try:
         if args.secure_port:
-            server = _secure_server(args, app, elector)
+            # As kube-scheduler, the port is opened (and the certificate made) before Run starts.
+            try:
+                server = _secure_server(args, app, elector)
+            except (ListenError, CertificateError) as e:
+                print(f"error: {serving_error(args, e)}", file=sys.stderr)
+                return 2
+        # kube-scheduler's first line in Run (V(0)), with what this one schedules and where.
+        log.log(V0, '"Starting Kubernetes Scheduler" version=%s server="%s" profiles="%s" leaderElect=%s',
+                quote(version_text()), app.api.host, ",".join(p.scheduler_name for p in cfg.profiles),
+                str(le.leader_elect).lower())
+        if server is not None:
             server.start()
         return _serve(app, elector)
     except OSError as e:

@@ -17,7 +17,7 @@ from wasmsched.kube.api import (
     ClientConnection,
     KubeApi,
     TransportError,
-    load_configuration,
+    load_kubectl_configuration,
 )
 from wasmsched.kube.informer import POD_FIELD_SELECTOR
 
@@ -26,7 +26,8 @@ SNAPSHOT_KINDS = tuple(RESOURCES)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--kubeconfig", default="", help="kubeconfig file (default: in-cluster configuration)")
+    p.add_argument("--kubeconfig", default="", help="kubeconfig file (default, as kubectl: the files $KUBECONFIG "
+                   "lists, else ~/.kube/config, else in-cluster configuration)")
     p.add_argument("--master", default="", help="the API server's address (overrides the kubeconfig's)")
     p.add_argument("dir", metavar="DIR", help="where to write the manifests (one file per kind)")
     p.add_argument("-v", "--v", type=int, dest="verbosity", default=argparse.SUPPRESS,
@@ -58,7 +59,7 @@ def snapshot(api: KubeApi, out_dir: Path) -> dict[str, int]:
 def run(args: argparse.Namespace) -> int:
     try:
         check_out_dir(Path(args.dir), "snapshot DIR")
-        api = KubeApi(load_configuration(args.kubeconfig, args.master), ClientConnection())
+        api = KubeApi(load_kubectl_configuration(args.kubeconfig, args.master), ClientConnection())
     except (ClientConfigError, BadInput) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -6,6 +6,8 @@ DIR's layout (everything the cluster writes; `down` removes exactly these):
   kubeconfig  the admin's kubeconfig (CA embedded)
   pki/        CA, serving certificate, service-account key pair
   tokens.csv  kube-apiserver's static tokens
+  metrics-reader.token  the token of user metrics-reader (group system:monitoring: may get /metrics)
+  scheduler-certs/  where `dev-cluster up` suggests `wasmsched run --cert-dir` keep its serving certificate
   etcd/       etcd's data
   kwok/       KWOK's work dir and its Stage config
   kube-controller-manager/  its serving certificate
@@ -35,7 +37,7 @@ from wasmsched.devcluster.binaries import KUBE_VERSION, find_binaries
 from wasmsched.devcluster.certs import write_pki
 from wasmsched.devcluster.kubeconfig import write_kubeconfig
 from wasmsched.devcluster.kwok_stages import STAGES_YAML
-from wasmsched.devcluster.tokens import StaticTokens, new_tokens, write_token_auth_file
+from wasmsched.devcluster.tokens import StaticTokens, new_tokens, write_token_auth_file, write_token_file
 from wasmsched.kube.api import ClientConnection, KubeApi, load_configuration
 
 log = logging.getLogger(__name__)
@@ -47,7 +49,10 @@ STATE_FILE = "state.json"
 # Start-up order; stopped in reverse.
 ETCD, APISERVER, CONTROLLER_MANAGER, KWOK = "etcd", "kube-apiserver", "kube-controller-manager", "kwok"
 ORDER = (ETCD, APISERVER, CONTROLLER_MANAGER, KWOK)
-_OWNED = (STATE_FILE, "kubeconfig", "pki", "tokens.csv", "etcd", "kwok", CONTROLLER_MANAGER, "logs")
+METRICS_TOKEN_FILE = "metrics-reader.token"
+SCHEDULER_CERT_DIR = "scheduler-certs"
+_OWNED = (STATE_FILE, "kubeconfig", "pki", "tokens.csv", METRICS_TOKEN_FILE, SCHEDULER_CERT_DIR, "etcd", "kwok",
+          CONTROLLER_MANAGER, "logs")
 READY_TIMEOUT_SECONDS = 120.0
 _POLL_SECONDS = 0.1
 _LOG_TAIL_LINES = 20
@@ -73,6 +78,7 @@ class State:
     admin_token: str
     restricted_token: str
     processes: dict[str, ProcessState] = field(default_factory=dict)
+    metrics_reader_token: str = ""  # absent from the state of a cluster started before it existed
 
 
 def _write_state(path: Path, state: State) -> None:
@@ -133,6 +139,27 @@ class DevCluster:
         return self._state.restricted_token
 
     @property
+    def metrics_reader_token(self) -> str:
+        """User metrics-reader, in group system:monitoring: RBAC allows it `get` on /metrics, nothing else."""
+        return self._state.metrics_reader_token
+
+    @property
+    def metrics_token_file(self) -> Path:
+        """The metrics reader's token alone (for `curl -H "Authorization: Bearer $(cat FILE)"`)."""
+        return self.directory / METRICS_TOKEN_FILE
+
+    @property
+    def scheduler_cert_dir(self) -> Path:
+        """A --cert-dir for `wasmsched run`: its self-signed certificate (and CA) land there, to verify it by."""
+        return self.directory / SCHEDULER_CERT_DIR
+
+    @property
+    def scheduler_ca_file(self) -> Path:
+        """What verifies run's self-signed certificate: the certificate file in --cert-dir (kube/servingcert.py's
+        pair name), which holds the certificate followed by the CA that signed it."""
+        return self.scheduler_cert_dir / "kube-scheduler.crt"
+
+    @property
     def etcd_endpoint(self) -> str:
         return self._state.etcd_endpoint
 
@@ -166,13 +193,15 @@ class DevCluster:
         pki = write_pki(directory / "pki")
         tokens: StaticTokens = new_tokens()
         write_token_auth_file(directory / "tokens.csv", tokens)
+        write_token_file(directory / METRICS_TOKEN_FILE, tokens.metrics_reader)
         ports = components.Ports(etcd_client=processes.free_port(), etcd_peer=processes.free_port(),
                                  apiserver=processes.free_port(), controller_manager=processes.free_port(),
                                  kwok=processes.free_port())
         state = State(kube_version=KUBE_VERSION, server=f"https://127.0.0.1:{ports.apiserver}",
                       etcd_endpoint=f"http://127.0.0.1:{ports.etcd_client}",
                       kwok_endpoint=f"http://127.0.0.1:{ports.kwok}",
-                      admin_token=tokens.admin, restricted_token=tokens.restricted)
+                      admin_token=tokens.admin, restricted_token=tokens.restricted,
+                      metrics_reader_token=tokens.metrics_reader)
         cluster = cls(directory, state, die_with_parent)
         try:
             cluster._start(ETCD, components.etcd_argv(bins.etcd, directory / "etcd", ports))

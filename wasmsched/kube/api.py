@@ -23,6 +23,7 @@ from urllib.parse import urlencode
 from google.protobuf.message import Message
 from kubernetes import client as kclient
 from kubernetes import config as kconfig
+from kubernetes.config import kube_config
 from kubernetes.config.config_exception import ConfigException
 
 from wasmsched.api.convert import message_to_dict
@@ -85,18 +86,15 @@ def user_agent() -> str:
 
 
 def load_configuration(kubeconfig: str = "", master: str = "") -> kclient.Configuration:
-    """client-go's BuildConfigFromFlags: the kubeconfig (with --master overriding its server), else
-    in-cluster configuration; ClientConfigError naming what could not be used."""
-    cfg = kclient.Configuration()
+    """client-go's BuildConfigFromFlags, as kube-scheduler loads its configuration: the kubeconfig (with
+    --master overriding its server), else --master alone, else in-cluster configuration; ClientConfigError
+    naming what could not be used. $KUBECONFIG is not read (kube-scheduler does not read it), but the
+    error when nothing was given says how to pass it."""
+    cfg = _configuration()
     if kubeconfig:
         if not os.path.exists(kubeconfig):
             raise ClientConfigError(f'kubeconfig "{kubeconfig}": no such file')
-        try:
-            kconfig.load_kube_config(config_file=kubeconfig, client_configuration=cfg, persist_config=False)
-        except (ConfigException, ValueError, TypeError, KeyError, OSError) as e:
-            raise ClientConfigError(f'kubeconfig "{kubeconfig}": {e}') from e
-        except Exception as e:  # YAML errors and the loader's own come in many types
-            raise ClientConfigError(f'kubeconfig "{kubeconfig}": {type(e).__name__}: {e}') from e
+        _load_kubeconfig_files(cfg, [kubeconfig])
         if master:
             cfg.host = master
         return cfg
@@ -106,10 +104,100 @@ def load_configuration(kubeconfig: str = "", master: str = "") -> kclient.Config
     try:
         kconfig.load_incluster_config(client_configuration=cfg)
     except ConfigException as e:
-        raise ClientConfigError(
-            f"no --kubeconfig or --master given and not running in a cluster ({e}); "
-            "pass --kubeconfig (wasmsched dev-cluster up writes one)") from e
+        raise ClientConfigError(f"no --kubeconfig or --master given and not running in a cluster ({e}); "
+                                f"{_pass_kubeconfig_hint()}") from e
     return cfg
+
+
+def load_kubectl_configuration(kubeconfig: str = "", master: str = "") -> kclient.Configuration:
+    """The configuration as kubectl finds it (client-go's default loading rules): --kubeconfig, else the
+    files $KUBECONFIG lists (os.pathsep-separated; missing ones skipped; merged so that the first file to
+    name a cluster, user or context, or to set current-context, wins), else ~/.kube/config when it exists;
+    with none of these, in-cluster configuration. --master overrides the server."""
+    if kubeconfig:
+        return load_configuration(kubeconfig, master)
+    cfg = _configuration()
+    env = os.environ.get(KUBECONFIG_ENV, "")
+    if env:
+        paths = [p for p in dict.fromkeys(os.path.expanduser(p) for p in env.split(os.pathsep) if p)
+                 if os.path.exists(p)]
+        source = f'${KUBECONFIG_ENV} "{env}"'
+    else:
+        home = os.path.expanduser(HOME_KUBECONFIG)
+        paths = [home] if os.path.exists(home) else []
+        source = ""
+    if paths:
+        _load_kubeconfig_files(cfg, paths, source)
+        if master:
+            cfg.host = master
+        return cfg
+    if master:
+        cfg.host = master
+        return cfg
+    try:
+        kconfig.load_incluster_config(client_configuration=cfg)
+    except ConfigException as e:
+        where = f'no file ${KUBECONFIG_ENV} "{env}" names exists' if env else f"no {HOME_KUBECONFIG}"
+        raise ClientConfigError(f"no --kubeconfig or --master given, {where}, and not running in a cluster "
+                                f"({e}); pass --kubeconfig (wasmsched dev-cluster up writes one)") from e
+    return cfg
+
+
+# kubectl's (clientcmd's) $KUBECONFIG and its default file.
+KUBECONFIG_ENV = "KUBECONFIG"
+HOME_KUBECONFIG = "~/.kube/config"
+
+
+def _configuration() -> kclient.Configuration:
+    cfg = kclient.Configuration()
+    # urllib3's own retries (3 by default, silent: a new connection each, right away) are off: a failed
+    # request is reported at once and retried by its caller with backoff (informers, leader election), as
+    # client-go does.
+    cfg.retries = False
+    return cfg
+
+
+def _pass_kubeconfig_hint() -> str:
+    env = os.environ.get(KUBECONFIG_ENV, "")
+    if not env:
+        return "pass --kubeconfig (wasmsched dev-cluster up writes one)"
+    if os.pathsep in env:
+        return (f'${KUBECONFIG_ENV} is set, but kube-scheduler does not read it: pass --kubeconfig with one of '
+                f'the files it lists ("{env}")')
+    return f'${KUBECONFIG_ENV} is set, but kube-scheduler does not read it: pass --kubeconfig "${KUBECONFIG_ENV}"'
+
+
+def _load_kubeconfig_files(cfg: kclient.Configuration, paths: list[str], source: str = "") -> None:
+    """Loads a kubeconfig file into cfg, or several merged as kubectl merges them; ClientConfigError names
+    the file (and `source`, where the list came from) that could not be used."""
+    def name(path: str) -> str:
+        return f'kubeconfig "{path}"' + (f" (from {source})" if source else "")
+
+    merger = kube_config.KubeConfigMerger("")
+    current = ""
+    for path in paths:
+        try:
+            merger.load_config(path)
+            current = current or str(merger.config_files[path].get("current-context") or "")
+        except Exception as e:  # YAML errors and the loader's own come in many types
+            raise ClientConfigError(f"{name(path)}: {_text(e)}") from e
+        merger.paths.append(path)
+    # The client's merger lets the last file's current-context win; kubectl the first file's.
+    if current:
+        merger.config.value["current-context"] = current
+    else:
+        merger.config.value.pop("current-context", None)
+    try:
+        # config_base_path None: a relative certificate path is read from beside the file that names it.
+        kube_config.KubeConfigLoader(config_dict=merger.config, config_base_path=None).load_and_set(cfg)
+    except Exception as e:
+        raise ClientConfigError(f"{name(paths[0]) if len(paths) == 1 else source}: {_text(e)}") from e
+
+
+def _text(e: Exception) -> str:
+    if isinstance(e, (ConfigException, ValueError, TypeError, KeyError, OSError)):
+        return str(e)
+    return f"{type(e).__name__}: {e}"
 
 
 class _TokenBucket:

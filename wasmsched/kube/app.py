@@ -31,6 +31,7 @@ from wasmsched.scheduler.api_calls import RELEVANCES
 from wasmsched.scheduler.api_dispatcher import APIDispatcher
 from wasmsched.scheduler.eventhandlers import add_all_event_handlers
 from wasmsched.scheduler.factory import new_scheduler
+from wasmsched.util.klog import V0
 
 log = logging.getLogger("wasmsched.run")
 
@@ -89,9 +90,11 @@ class SchedulerApp:
         self.events.start()
         self.dispatcher.run()
         self.informers.start(self.stop)
+        # client-go's WaitForNamedCacheSync lines, at V(0) as there.
+        log.log(V0, '"Waiting for caches to sync" kinds=%d', len(self.informers.informers))
         ok = self.informers.wait_for_cache_sync(self.stop, sync_timeout)
         if ok:
-            log.info('"Informer caches are synced" kinds=%d', len(self.informers.informers))
+            log.log(V0, '"Caches are synced" kinds=%d', len(self.informers.informers))
         return ok
 
     def start_scheduling(self) -> None:

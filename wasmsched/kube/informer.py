@@ -176,8 +176,9 @@ class Informer:
             except (TransportError, CodecError, OSError) as e:
                 if stop.is_set():
                     break
-                log.warning('"Failed to list or watch; retrying" kind="%s" server="%s" err=%s retryIn="%.1fs"',
-                            self.kind, self.api.host, quote(shorten(str(e), 300)), backoff)
+                # client-go's reflector: one "Failed to watch" per attempt, the list's failure named as such.
+                log.error('"Failed to watch" kind="%s" server="%s" err=%s retryIn="%.1fs"', self.kind, self.api.host,
+                          quote(shorten(f"failed to list {self.kind}: {e}" if need_list else str(e), 300)), backoff)
                 backoff = self._sleep(backoff)
             except Exception as e:  # noqa: BLE001 - urllib3's reader raises ProtocolError and others mid-stream
                 if stop.is_set():

@@ -25,7 +25,7 @@ from wasmsched.config.decode import Reader, raise_if_errors, type_error
 from wasmsched.config.errors import FieldError, child, invalid, required
 from wasmsched.kube.api import KubeApi
 from wasmsched.kube.codec import CodecError
-from wasmsched.util.klog import quote
+from wasmsched.util.klog import V0, quote
 
 log = logging.getLogger(__name__)
 
@@ -321,12 +321,12 @@ class LeaderElector:
 
     def _acquire(self, stop: threading.Event) -> bool:
         desc = self.lock.describe()
-        log.info('"Attempting to acquire leader lease..." lock="%s"', desc)
+        log.log(V0, '"Attempting to acquire leader lease..." lock="%s"', desc)
         while not stop.is_set():
             succeeded = self._try_acquire_or_renew()
             self._maybe_report_transition()
             if succeeded:
-                log.info('"Successfully acquired lease" lock="%s"', desc)
+                log.log(V0, '"Successfully acquired lease" lock="%s"', desc)
                 return True
             log.debug('"Failed to acquire lease" lock="%s"', desc)
             # wait.JitterUntil(retryPeriod, 1.2, sliding): the wait starts after the attempt
@@ -350,7 +350,7 @@ class LeaderElector:
             if stop.is_set():
                 return
             if not renewed:
-                log.info('"Failed to renew lease" lock="%s" err="timed out waiting for the condition"', desc)
+                log.log(V0, '"Failed to renew lease" lock="%s" err="timed out waiting for the condition"', desc)
                 return
             log.debug('"Successfully renewed lease" lock="%s"', desc)
             stop.wait(self.config.retry_period)
@@ -364,7 +364,7 @@ class LeaderElector:
                 current = self.lock.get()
             except _REQUEST_ERRORS as e:
                 if is_not_found(e):
-                    log.info('"lease lock not found" lock="%s"', self.lock.describe())
+                    log.log(V0, '"lease lock not found" lock="%s"', self.lock.describe())
                 else:
                     log.error('"error retrieving resource lock" lock="%s" err=%s', self.lock.describe(),
                               quote(_message(e)))  # fmt: skip

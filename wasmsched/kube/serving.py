@@ -39,7 +39,7 @@ from wasmsched.kube.delegatedauth import (
 )
 from wasmsched.kube.healthz import HEALTH_ENDPOINTS, HealthCheck, HealthResponse, root_health, single_health, with_ping
 from wasmsched.kube.servingcert import ServingCertOptions, server_ssl_context
-from wasmsched.util.klog import quote
+from wasmsched.util.klog import V0, quote
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +64,15 @@ def _status_body(code: int, reason: str, message: str) -> bytes:
 def _sanitize(text: str) -> str:
     """responsewriters' sanitizer: the message may echo the request's path."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+class ListenError(OSError):
+    """The secure port could not be opened: `address` (host:port) and why (`errno`, `reason`)."""
+
+    def __init__(self, errno: int, address: str, reason: str) -> None:
+        super().__init__(errno, f"failed to listen on {address}: {reason}")
+        self.address = address
+        self.reason = reason
 
 
 class _Server(ThreadingHTTPServer):
@@ -244,9 +253,19 @@ class SecureServer:
         unknown = set(checks or {}) - set(HEALTH_ENDPOINTS)
         if unknown:
             raise ValueError(f"unknown health endpoints {sorted(unknown)}; expected {list(HEALTH_ENDPOINTS)}")
-        self.ssl_context = server_ssl_context(
-            ServingCertOptions(cert_file=cert_file, key_file=key_file, cert_dir=cert_dir), bind_address
-        )
+        # The port first: a taken port is reported before a certificate is generated for nothing.
+        family = socket.AF_INET6 if ip.version == 6 else socket.AF_INET
+        try:
+            self._server = _Server((bind_address, port), family, self)
+        except OSError as e:
+            raise ListenError(e.errno or 0, self._host_port(bind_address, port), e.strerror or str(e)) from None
+        try:
+            self.ssl_context = server_ssl_context(
+                ServingCertOptions(cert_file=cert_file, key_file=key_file, cert_dir=cert_dir), bind_address
+            )
+        except BaseException:
+            self._server.server_close()
+            raise
         if authenticator is None or authorizer is None:
             if api is None:
                 raise ValueError("SecureServer needs an api for delegated authentication and authorization")
@@ -260,12 +279,6 @@ class SecureServer:
                 )
         self.authenticator = authenticator
         self.authorizer = authorizer
-        family = socket.AF_INET6 if ip.version == 6 else socket.AF_INET
-        try:
-            self._server = _Server((bind_address, port), family, self)
-        except OSError as e:
-            self._close_owned()
-            raise OSError(e.errno, f"failed to listen on {self._host_port(bind_address, port)}: {e.strerror}") from None
         self.port: int = self._server.server_address[1]
         self._thread: threading.Thread | None = None
 
@@ -301,7 +314,7 @@ class SecureServer:
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.2},
                                         name="secure-serving", daemon=True)  # fmt: skip
         self._thread.start()
-        log.info('"Serving securely on %s"', self._host_port(self.bind_address, self.port))
+        log.log(V0, '"Serving securely on %s"', self._host_port(self.bind_address, self.port))
 
     def shutdown(self) -> None:
         """Stop accepting and close the listener (requests in flight finish on their threads)."""
@@ -311,4 +324,4 @@ class SecureServer:
             self._thread = None
         self._server.server_close()
         self._close_owned()
-        log.info('"Stopped listening" address="%s"', self._host_port(self.bind_address, self.port))
+        log.log(V0, '"Stopped listening" address="%s"', self._host_port(self.bind_address, self.port))

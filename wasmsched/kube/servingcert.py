@@ -20,6 +20,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from wasmsched.util.klog import V0
+
 log = logging.getLogger(__name__)
 
 DEFAULT_PAIR_NAME = "kube-scheduler"
@@ -149,7 +151,7 @@ def server_ssl_context(opts: ServingCertOptions, bind_address: str) -> ssl.SSLCo
             except OSError as e:
                 raise CertificateError(f"writing the self-signed certificate to {e.filename or opts.cert_dir}: "
                                        f"{e.strerror or e}") from None  # fmt: skip
-            log.info('"Generated self-signed cert" certFile="%s" keyFile="%s"', cert_path, key_path)
+            log.log(V0, '"Generated self-signed cert" certFile="%s" keyFile="%s"', cert_path, key_path)
         _load(ctx, cert_path, key_path)
         return ctx
     cert_pem, key_pem = generate_self_signed_cert_key(opts.public_address, alternate_ips, alternate_dns)
@@ -159,7 +161,7 @@ def server_ssl_context(opts: ServingCertOptions, bind_address: str) -> ssl.SSLCo
         _write_private(cert_path, cert_pem, 0o600)
         _write_private(key_path, key_pem, 0o600)
         _load(ctx, cert_path, key_path)
-    log.info('"Generated self-signed cert in-memory"')
+    log.log(V0, '"Generated self-signed cert in-memory"')
     return ctx
 
 
