@@ -270,16 +270,12 @@ def test_dev_cluster_up_says_how_to_read_metrics_and_its_commands_work(kube_bina
 
 def test_the_metrics_reader_may_get_metrics_and_nothing_else(dev_cluster: Any) -> None:
     """kube's bootstrap ClusterRole system:monitoring, through the group of the dev cluster's metrics-reader."""
-    from wasmsched.devcluster.rest import request_json
-
     assert dev_cluster.metrics_token_file.read_text().strip() == dev_cluster.metrics_reader_token
-    with dev_cluster.api_client(dev_cluster.metrics_reader_token) as api:
+    with dev_cluster.kube_api(dev_cluster.metrics_reader_token) as api:
         def allowed(attrs: dict[str, Any]) -> bool:
             review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
                       "spec": attrs}
-            status, body = request_json(api, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
-                                        review)
-            assert status == 201, body
+            body = api.request_json("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", body=review)
             return bool(body["status"]["allowed"])
 
         assert allowed({"nonResourceAttributes": {"path": "/metrics", "verb": "get"}})
