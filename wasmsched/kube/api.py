@@ -14,7 +14,7 @@ import os
 import platform
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -90,42 +90,18 @@ def load_configuration(kubeconfig: str = "", master: str = "") -> kclient.Config
     --master overriding its server), else --master alone, else in-cluster configuration; ClientConfigError
     naming what could not be used. $KUBECONFIG is not read (kube-scheduler does not read it), but the
     error when nothing was given says how to pass it."""
-    cfg = _configuration()
-    if kubeconfig:
-        if not os.path.exists(kubeconfig):
-            raise ClientConfigError(f'kubeconfig "{kubeconfig}": no such file')
-        _load_kubeconfig_files(cfg, [kubeconfig])
-        if master:
-            cfg.host = master
-        return cfg
-    if master:
-        cfg.host = master
-        return cfg
-    try:
-        kconfig.load_incluster_config(client_configuration=cfg)
-    except ConfigException as e:
-        raise ClientConfigError(f"no --kubeconfig or --master given and not running in a cluster ({e}); "
-                                f"{_pass_kubeconfig_hint()}") from e
-    return cfg
+    if kubeconfig and not os.path.exists(kubeconfig):
+        raise ClientConfigError(f'kubeconfig "{kubeconfig}": no such file')
+    return _files_master_or_in_cluster(
+        [kubeconfig] if kubeconfig else [], "", master,
+        lambda e: f"no --kubeconfig or --master given and not running in a cluster ({e}); {_pass_kubeconfig_hint()}")
 
 
-def load_kubectl_configuration(kubeconfig: str = "", master: str = "") -> kclient.Configuration:
-    """The configuration as kubectl finds it (client-go's default loading rules): --kubeconfig, else the
-    files $KUBECONFIG lists (os.pathsep-separated; missing ones skipped; merged so that the first file to
-    name a cluster, user or context, or to set current-context, wins), else ~/.kube/config when it exists;
-    with none of these, in-cluster configuration. --master overrides the server."""
-    if kubeconfig:
-        return load_configuration(kubeconfig, master)
+def _files_master_or_in_cluster(paths: list[str], source: str, master: str,
+                                nothing: Callable[[ConfigException], str]) -> kclient.Configuration:
+    """The kubeconfig files (merged), else --master alone, else in-cluster configuration; --master overrides
+    the files' server. `nothing` words the error when there is none of these."""
     cfg = _configuration()
-    env = os.environ.get(KUBECONFIG_ENV, "")
-    if env:
-        paths = [p for p in dict.fromkeys(os.path.expanduser(p) for p in env.split(os.pathsep) if p)
-                 if os.path.exists(p)]
-        source = f'${KUBECONFIG_ENV} "{env}"'
-    else:
-        home = os.path.expanduser(HOME_KUBECONFIG)
-        paths = [home] if os.path.exists(home) else []
-        source = ""
     if paths:
         _load_kubeconfig_files(cfg, paths, source)
         if master:
@@ -137,10 +113,31 @@ def load_kubectl_configuration(kubeconfig: str = "", master: str = "") -> kclien
     try:
         kconfig.load_incluster_config(client_configuration=cfg)
     except ConfigException as e:
-        where = f'no file ${KUBECONFIG_ENV} "{env}" names exists' if env else f"no {HOME_KUBECONFIG}"
-        raise ClientConfigError(f"no --kubeconfig or --master given, {where}, and not running in a cluster "
-                                f"({e}); pass --kubeconfig (wasmsched dev-cluster up writes one)") from e
+        raise ClientConfigError(nothing(e)) from e
     return cfg
+
+
+def load_kubectl_configuration(kubeconfig: str = "", master: str = "") -> kclient.Configuration:
+    """The configuration as kubectl finds it (client-go's default loading rules): --kubeconfig, else the
+    files $KUBECONFIG lists (os.pathsep-separated; missing ones skipped; merged so that the first file to
+    name a cluster, user or context, or to set current-context, wins), else ~/.kube/config when it exists;
+    with none of these, in-cluster configuration. --master overrides the server."""
+    if kubeconfig:
+        return load_configuration(kubeconfig, master)
+    env = os.environ.get(KUBECONFIG_ENV, "")
+    if env:
+        paths = [p for p in dict.fromkeys(os.path.expanduser(p) for p in env.split(os.pathsep) if p)
+                 if os.path.exists(p)]
+        source = f'${KUBECONFIG_ENV} "{env}"'
+    else:
+        home = os.path.expanduser(HOME_KUBECONFIG)
+        paths = [home] if os.path.exists(home) else []
+        source = ""
+    where = f'no file ${KUBECONFIG_ENV} "{env}" names exists' if env else f"no {HOME_KUBECONFIG}"
+    return _files_master_or_in_cluster(
+        paths, source, master,
+        lambda e: f"no --kubeconfig or --master given, {where}, and not running in a cluster ({e}); "
+                  "pass --kubeconfig (wasmsched dev-cluster up writes one)")
 
 
 # kubectl's (clientcmd's) $KUBECONFIG and its default file.

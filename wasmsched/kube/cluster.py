@@ -57,17 +57,21 @@ EVENT_SERIES_WINDOW = 6 * 60.0
 # A series' count reaches the API server when it starts (the second occurrence) and then on this period.
 EVENT_SERIES_REFRESH = 30 * 60.0
 # ... and the buffer of events waiting to be written (beyond it, events are dropped with a log line).
-EVENT_QUEUE_SIZE = 1000
+# client-go's is 1,000, for a writer that keeps pace with the bindings; here a backlog is bound faster
+# than the API server takes its events (both compete for it, and bindings come first), so the buffer
+# holds what a 10,000-pod backlog leaves behind (about 1 KiB an event) until it is written.
+EVENT_QUEUE_SIZE = 10000
 # An event the API server could not be reached for is tried again (client-go's maxTriesPerEvent and
 # sleepDuration, jittered by up to a quarter); one it answered with an error is not.
 EVENT_MAX_TRIES = 12
 EVENT_RETRY_SECONDS = 10.0
 # How long a series' patch waits for its first event's write (in flight when the patch is made).
 SERIES_CREATE_WAIT = 5.0
-# Event writes in flight at once: EVENT_WRITERS_IDLE while the queue is short, so that events take little
-# of the API server from the bindings; EVENT_WRITERS once it is a quarter full, so that it does not overflow.
+# Event writes in flight at once: EVENT_WRITERS_IDLE while few events wait, so that events take little of
+# the API server from the bindings; one more for every EVENTS_PER_WRITER waiting, up to EVENT_WRITERS.
 EVENT_WRITERS_IDLE = 4
-EVENT_WRITERS = 16
+EVENTS_PER_WRITER = 50
+EVENT_WRITERS = 32
 DEFAULT_CONTROLLER = "default-scheduler"
 
 
@@ -163,9 +167,9 @@ class EventBroadcaster:
 
     One thread keeps the series (so deciding what to write needs no lock); the writes themselves run on
     writer threads, over the event client's own connection and rate limit: EVENT_WRITERS_IDLE at a time
-    while few events wait (the API server's time goes to the bindings), EVENT_WRITERS once the queue is a
-    quarter full, so that events are written as fast as pods are bound. What waits, waits in the bounded
-    queue: an event that finds it full is dropped and counted, as client-go's broadcaster drops it.
+    while few events wait (the API server's time goes to the bindings), more as the queue grows, up to
+    EVENT_WRITERS. What waits, waits in the bounded queue: an event that finds it full is dropped and
+    counted, as client-go's broadcaster drops it.
     """
 
     def __init__(self, api: KubeApi, instance: str | None = None,
@@ -288,7 +292,7 @@ class EventBroadcaster:
             self._counted(lambda: None)
 
     def _writers_wanted(self) -> int:
-        return self._writers if self._queue.qsize() >= EVENT_QUEUE_SIZE // 4 else min(EVENT_WRITERS_IDLE, self._writers)
+        return min(EVENT_WRITERS_IDLE + self._queue.qsize() // EVENTS_PER_WRITER, self._writers)
 
     def _counted(self, fn: Callable[..., None], *args: Any) -> None:
         try:
