@@ -12,6 +12,7 @@ together and started in kube-scheduler's order (cmd/kube-scheduler/app/server.go
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import signal
@@ -95,6 +96,9 @@ class SchedulerApp:
         ok = self.informers.wait_for_cache_sync(self.stop, sync_timeout)
         if ok:
             log.log(V0, '"Caches are synced" kinds=%d', len(self.informers.informers))
+            # What was built until now (the caches' objects, the plugins, the modules) lives as long as the
+            # process: full collections need not scan it again (each took up to ~40 ms, a p99 latency spike).
+            gc.freeze()
         return ok
 
     def start_scheduling(self) -> None:

@@ -132,7 +132,11 @@ class CallQueue:
     def __init__(self, relevances: Mapping[str, int], max_pending: int = DEFAULT_MAX_PENDING) -> None:
         self.relevances = relevances
         self.max_pending = max(1, max_pending)
-        self._cond = threading.Condition()
+        # One lock; a condition per kind of waiter, so that a new call wakes one worker, not all of them.
+        self._lock = threading.Lock()
+        self._work = threading.Condition(self._lock)  # workers: a call to pop
+        self._room = threading.Condition(self._lock)  # adders: room in a full queue
+        self._settled = threading.Condition(self._lock)  # wait_idle: nothing pending or in flight
         self._closed = False
         self._next_id = 0
         self._calls: dict[str, _Queued] = {}
@@ -143,11 +147,11 @@ class CallQueue:
     def add(self, call: APICall, on_finish: OnFinish | None = None) -> None:
         """Queues the call; raises CallSkipped when it is not needed (and tells its OnFinish so)."""
         q = _Queued(call, on_finish)
-        with self._cond:
+        with self._lock:
             uid = call.uid
             # Room is needed only for a new object: a merge or a replacement does not grow the queue.
             while uid not in self._calls and len(self._calls) >= self.max_pending and not self._closed:
-                self._cond.wait()
+                self._room.wait()
             if self._closed:
                 err = CallSkipped("the API dispatcher is closed")
                 q.send(err)
@@ -192,11 +196,11 @@ class CallQueue:
             return
         self._order.append(uid)
         self._counts.add(q.call.call_type, 1)
-        self._cond.notify_all()
+        self._work.notify()
 
     def remove_pending(self, uid: str) -> bool:
         """Drops the object's pending call (not one in flight); its waiter is told it was skipped."""
-        with self._cond:
+        with self._lock:
             q = self._calls.get(uid)
             if q is None or uid in self._in_flight:
                 return False
@@ -211,15 +215,21 @@ class CallQueue:
         if uid not in self._in_flight:
             self._order.remove(uid)
             self._counts.add(q.call.call_type, -1)
-        self._cond.notify_all()
+        self._left()
+
+    def _left(self) -> None:
+        """An object left the queue: room for one more, and perhaps nothing is left."""
+        self._room.notify()
+        if not self._calls and not self._in_flight:
+            self._settled.notify_all()
 
     def pop(self) -> _Queued | None:
         """The next call to run (its object is then in flight); None once closed and empty."""
-        with self._cond:
+        with self._lock:
             while not self._order:
                 if self._closed:
                     return None
-                self._cond.wait()
+                self._work.wait()
             uid = self._order.popleft()
             q = self._calls[uid]
             self._in_flight.add(uid)
@@ -228,34 +238,38 @@ class CallQueue:
 
     def finalize(self, q: _Queued) -> None:
         """The call ran: its object leaves flight; a call added for it meanwhile is queued now."""
-        with self._cond:
+        with self._lock:
             uid = q.call.uid
             cur = self._calls.get(uid)
+            self._in_flight.discard(uid)
             if cur is not None and cur.call_id == q.call_id:
                 del self._calls[uid]
+                self._left()
             elif cur is not None:
                 self._order.append(uid)
                 self._counts.add(cur.call.call_type, 1)
-            self._in_flight.discard(uid)
-            self._cond.notify_all()
+                self._work.notify()
+            elif not self._calls and not self._in_flight:
+                self._settled.notify_all()
 
     def close(self) -> None:
-        with self._cond:
+        with self._lock:
             self._closed = True
-            self._cond.notify_all()
+            self._work.notify_all()
+            self._room.notify_all()
 
     def pending(self) -> dict[str, int]:
         """Calls waiting to run, by call type (scheduler_pending_async_api_calls)."""
-        with self._cond:
+        with self._lock:
             return {k: v for k, v in self._counts.pending.items() if v}
 
     def idle(self) -> bool:
-        with self._cond:
+        with self._lock:
             return not self._calls and not self._in_flight
 
     def wait_idle(self, timeout: float | None) -> bool:
-        with self._cond:
-            return self._cond.wait_for(lambda: not self._calls and not self._in_flight, timeout)
+        with self._lock:
+            return self._settled.wait_for(lambda: not self._calls and not self._in_flight, timeout)
 
 
 class APIDispatcher:

@@ -320,6 +320,28 @@ func TestPreScoreNodes(t *testing.T) {
 	}
 }
 
+func TestDecodeNamesReadsEveryArrayAsEncodingJSON(t *testing.T) {
+	for _, raw := range []string{`[]`, `["n1"]`, `["n2","n1","node-3.example"]`, `[ "n1" , "n2" ]`,
+		`["a\"b","c"]`, `["\u006e1"]`, `[""]`, `["n1",""]`} {
+		got, err := decodeNames([]byte(raw))
+		var want []string
+		if werr := json.Unmarshal([]byte(raw), &want); werr != nil || err != nil {
+			t.Fatalf("%s: %v / %v", raw, err, werr)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: got %q, want %q", raw, got, want)
+		}
+	}
+	for _, raw := range []string{`["n1",]`, `["n1"`, `[n1]`, `{"n1":1}`} {
+		if _, err := decodeNames([]byte(raw)); err == nil {
+			t.Errorf("%s: no error", raw)
+		}
+	}
+	if names, ok := splitNames([]byte(`["n2","n1"]`)); !ok || !slices.Equal(names, []string{"n2", "n1"}) {
+		t.Fatalf("the plain array took the slow path: %q %v", names, ok)
+	}
+}
+
 func TestNormalizeScoreKeepsHostOrderAndSendsEdits(t *testing.T) {
 	h := install(t, &hosttest.Host{NodeScoreList: []byte(`{"n3":3,"n1":1,"n2":-2}`)})
 	var seen []api.NodeScore
