@@ -580,11 +580,20 @@ def run_one(api: KubeApi, cluster: DevCluster, sched: Scheduler, name: str, args
         log(f"{ns}: pods seen bound to a second node: {watcher.rebound[:5]}")
 
     # ----- clean up: the next run starts from the same cluster -----
-    try:
-        api.request("DELETE", f"/api/v1/namespaces/{ns}/pods")  # deletecollection; KWOK removes them
-    except (ApiError, TransportError) as e:  # a long deletecollection can outlast the read timeout
-        log(f"deleting the pods of {ns}: {e}; waiting for them anyway")
-    watcher.wait("the pods to be deleted", lambda w: not w.present, lim.deleted)
+    # deletecollection (KWOK removes the pods); the API server ends one that outlasts its request timeout
+    # (10,000 pods) part way, so it is asked again until none is left.
+    deadline = time.monotonic() + lim.deleted
+    while True:
+        try:
+            api.request("DELETE", f"/api/v1/namespaces/{ns}/pods", body={"gracePeriodSeconds": 0},
+                        timeout=(10.0, 120.0))
+            break
+        except (ApiError, TransportError) as e:
+            if time.monotonic() > deadline:
+                log(f"deleting the pods of {ns}: {e}; waiting for them anyway")
+                break
+            log(f"deleting the pods of {ns}: {e}; asking again")
+    watcher.wait("the pods to be deleted", lambda w: not w.present, max(deadline - time.monotonic(), 30.0))
     watcher.close()
     try:  # the scheduler is gone: nothing writes them any more
         api.request("DELETE", f"/apis/events.k8s.io/v1/namespaces/{ns}/events")
