@@ -168,6 +168,14 @@ def test_a_deleted_pods_pending_call_is_dropped() -> None:
     assert not q.remove_pending("uid-p")
 
 
+def test_a_deleted_pods_pending_binding_is_kept_to_fail_as_kube_s_would() -> None:
+    """Run drops only status patches of a deleted pod: the binding's 404 is what unreserves the pod."""
+    w, q = Writer(), CallQueue(RELEVANCES)
+    q.add(PodBindingCall(w, _pod(), "node-1"))
+    assert not q.remove_pending("uid-p", POD_STATUS_PATCH)
+    assert q.pending() == {POD_BINDING: 1}
+
+
 def test_the_queue_is_bounded_and_add_waits_for_room() -> None:
     w, q = Writer(), CallQueue(RELEVANCES, max_pending=2)
     q.add(_unschedulable(w, _pod("a")))

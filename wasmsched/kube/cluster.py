@@ -38,7 +38,7 @@ from wasmsched.framework.interface import NominatingInfo, NominatingMode, PodCon
 from wasmsched.kube.api import ApiError, KubeApi, TransportError
 from wasmsched.kube.codec import decode
 from wasmsched.kube.informer import InformerFactory
-from wasmsched.scheduler.api_calls import PodBindingCall, PodStatusPatchCall, call_uid
+from wasmsched.scheduler.api_calls import POD_STATUS_PATCH, PodBindingCall, PodStatusPatchCall, call_uid
 from wasmsched.scheduler.api_dispatcher import APIDispatcher, CallSkipped, OnFinish, is_unexpected_error
 from wasmsched.util.klog import quote
 
@@ -387,12 +387,13 @@ class KubeCluster:
         # Bindings and status patches go through it (kube's SchedulerAsyncAPICalls); None: made in place.
         self.dispatcher = dispatcher
         if dispatcher is not None:
-            # A deleted pod's pending write would only fail: it is dropped (a write in flight runs out).
+            # A deleted pod's pending status patch would only fail: it is dropped (a write in flight runs out).
+            # A pending binding is not: its failure (404) is what unreserves the pod in its binding cycle.
             informers.watch("Pod", None, None, self._drop_pending_calls)
 
     def _drop_pending_calls(self, pod: Pod) -> None:
         assert self.dispatcher is not None
-        self.dispatcher.remove_pending(call_uid(pod))
+        self.dispatcher.remove_pending(call_uid(pod), POD_STATUS_PATCH)
 
     # ----- reads (the informers' stores) ---------------------------------------------------
 

@@ -198,11 +198,12 @@ class CallQueue:
         self._counts.add(q.call.call_type, 1)
         self._work.notify()
 
-    def remove_pending(self, uid: str) -> bool:
-        """Drops the object's pending call (not one in flight); its waiter is told it was skipped."""
+    def remove_pending(self, uid: str, call_type: str | None = None) -> bool:
+        """Drops the object's pending call (not one in flight; of `call_type` only, when given); its waiter
+        is told it was skipped."""
         with self._lock:
             q = self._calls.get(uid)
-            if q is None or uid in self._in_flight:
+            if q is None or uid in self._in_flight or (call_type is not None and q.call.call_type != call_type):
                 return False
             self._remove_pending_locked(uid)
             q.send(CallSkipped("the object was deleted before its call ran"))
@@ -288,8 +289,8 @@ class APIDispatcher:
         """Queues a call. CallSkipped: it is not needed (no effect, or a more relevant call is queued)."""
         self.queue.add(call, on_finish)
 
-    def remove_pending(self, uid: str) -> bool:
-        return self.queue.remove_pending(uid)
+    def remove_pending(self, uid: str, call_type: str | None = None) -> bool:
+        return self.queue.remove_pending(uid, call_type)
 
     def run(self) -> None:
         """Starts the workers; each pops a call, runs it and reports its outcome."""
