@@ -9,7 +9,7 @@ Calls (api_calls.py: a pod's binding, a pod's status patch) are queued per objec
 - a call that would change nothing (a condition already so) is skipped;
 - calls of one object run one at a time, in the order they were made: a call added while the object's
   previous call is in flight waits for it;
-- `remove_pending` drops an object's pending call (its pod was deleted: the write would fail anyway);
+- `remove_pending` drops an object's pending call (run drops a deleted pod's status patch: it would fail anyway);
 - the queue is bounded (`max_pending` objects): `add` waits for room, so a scheduler that outruns the
   API server slows down instead of growing without limit.
 
