@@ -325,6 +325,10 @@ class EventBroadcaster:
             due = time.monotonic() + self.retry_seconds * (1 + random.random() / 4)
             with self._retries_lock:
                 bisect.insort(self._retries, (due, tries, ev), key=lambda r: r[0])
+            # The broadcaster may be waiting past `due`: an empty event makes it look at the retries again
+            # (a full queue keeps it busy anyway).
+            with contextlib.suppress(queue.Full):
+                self._queue.put_nowait({})
             return
         with self._counts_lock:
             self.written += 1
