@@ -47,7 +47,8 @@ LISTER_KINDS = ("Namespace", "PodDisruptionBudget", "PriorityClass", "Service", 
 
 
 # Binding cycles that may run at once (kube: a goroutine each, unbounded): each waits on its binding's
-# outcome, so they are idle threads, and the API dispatcher's PARALLELISM requests are what is in flight.
+# outcome, so they are idle threads; API_CALL_PARALLELISM requests are what is in flight. More is slower
+# here: with 512 writes in flight a 2,000-pod backlog drained at 0.6x the speed, on thread wake-ups.
 BINDING_WORKERS = 256
 API_CALL_PARALLELISM = 64
 
