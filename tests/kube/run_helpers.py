@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 import os
 import signal
+import ssl
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 import uuid
 from pathlib import Path
 from typing import Any, TypeVar
@@ -151,6 +154,17 @@ class SchedulerProcess:
         if self.proc.stdout is not None:
             self.proc.stdout.close()
         return self.proc.returncode
+
+
+def https_get(url: str, cafile: Path | str, token: str | None = None) -> tuple[int, str]:
+    """A GET that verifies the server with `cafile` (hostname included): (status, body)."""
+    ctx = ssl.create_default_context(cafile=str(cafile))
+    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
+    try:
+        with urllib.request.urlopen(req, context=ctx, timeout=30) as resp:
+            return resp.status, resp.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
 
 
 def dump(obj: Any) -> str:

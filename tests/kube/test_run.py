@@ -6,11 +6,8 @@ import contextlib
 import json
 import re
 import signal
-import ssl
 import subprocess
 import sys
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -34,6 +31,7 @@ from .run_helpers import (
     create_pod,
     events,
     get_pod,
+    https_get,
     kube_api,
     node_json,
     pod_json,
@@ -361,16 +359,6 @@ def test_watch_cut_and_410_gone_lose_nothing(admin: KubeApi, namespace: str, nod
     assert "Watch expired; relisting" in log, log[-3000:]
     assert "Traceback" not in log
     assert proc.alive()
-
-
-def https_get(url: str, cafile: Path, token: str | None = None) -> tuple[int, str]:
-    ctx = ssl.create_default_context(cafile=str(cafile))
-    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
-    try:
-        with urllib.request.urlopen(req, context=ctx, timeout=10) as resp:
-            return resp.status, resp.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
 
 
 def sample(text: str, name: str, **labels: str) -> float | None:

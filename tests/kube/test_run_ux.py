@@ -8,13 +8,10 @@ import re
 import shlex
 import signal
 import socket
-import ssl
 import stat
 import subprocess
 import sys
 import threading
-import urllib.error
-import urllib.request
 import uuid
 from pathlib import Path
 from typing import Any
@@ -25,7 +22,7 @@ from tests.go_guests import ROOT
 from wasmsched.devcluster.processes import free_port
 
 from .helpers import wait_for
-from .run_helpers import scheduler_config, unique
+from .run_helpers import https_get, scheduler_config, unique
 
 
 class Run:
@@ -215,17 +212,6 @@ current-context: x
     assert len(lines) <= server.accepted <= len(lines) + len(retry_in), (server.accepted, len(lines))
     assert "Retrying (" not in log and "Max retries exceeded" not in log, log
     assert "Traceback" not in log
-
-
-def https_get(url: str, cafile: Path | str, token: str | None = None) -> tuple[int, str]:
-    """A GET that verifies the server with `cafile` (hostname included)."""
-    ctx = ssl.create_default_context(cafile=str(cafile))
-    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
-    try:
-        with urllib.request.urlopen(req, context=ctx, timeout=30) as resp:
-            return resp.status, resp.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
 
 
 def test_dev_cluster_up_says_how_to_read_metrics_and_its_commands_work(kube_binaries: Any, tmp_path: Path) -> None:
