@@ -275,7 +275,7 @@ class EventBroadcaster:
             return
         self._expire(now)
         s = self._series[key] = _Series(ev["metadata"]["name"], ev["metadata"]["namespace"], 1, now, now)
-        self._submit(self._write, ev, key, s, 0)
+        self._submit(self._write, ev, s, 0)
 
     def _submit(self, fn: Callable[..., None], *args: Any) -> None:
         """Hands a write to the writers once one is free: what waits stays in the bounded queue."""
@@ -302,7 +302,7 @@ class EventBroadcaster:
                 self._writing -= 1
                 self._counts_lock.notify_all()
 
-    def _write(self, ev: dict[str, Any], key: tuple[str, ...], s: _Series, tries: int) -> None:
+    def _write(self, ev: dict[str, Any], s: _Series, tries: int) -> None:
         """On a writer thread: one POST; on a transport failure the event is queued to be tried again."""
         ns = ev["metadata"]["namespace"]
         try:
@@ -345,7 +345,7 @@ class EventBroadcaster:
             s = self._series.get(key)
             if s is None or s.name != ev["metadata"]["name"]:
                 s = self._series[key] = _Series(ev["metadata"]["name"], ev["metadata"]["namespace"], 1, now, now)
-            self._submit(self._write, ev, key, s, tries)
+            self._submit(self._write, ev, s, tries)
 
     def _expire(self, now: float) -> None:
         if len(self._series) < 4096:
