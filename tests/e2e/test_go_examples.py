@@ -160,14 +160,16 @@ def test_nodenumber_readme_comparison_table(at_root: None, capsys: pytest.Captur
         assert [col[pod] for col in columns] == nodes, pod
 
 
-def test_nodenumber_logs_and_records_events_in_prescore(at_root: None, capsys: pytest.CaptureFixture[str]) -> None:
+def test_nodenumber_logs_in_prescore_and_records_an_event_only_without_digit(
+        at_root: None, capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, err = run_cli(capsys, "-v", "2", "simulate", "-o", "json", "--config",
                            "examples/nodenumber/scheduler.yaml", "examples/clusters/demo")
     assert rc == 0, err
     assert '"prescore" pod="shop/cache-1" digit="1" nodes="5" plugin="NodeNumber"' in err
     events = [e for e in json.loads(out)["events"] if e["reason"] == "NodeNumber"]
-    assert {"type": "Normal", "reason": "NodeNumber", "regarding": "shop/cache-1",
-            "message": "favouring nodes whose name ends in 1"} in events
+    # One event, for the one pod scored whose name ends in no digit; none per attempt.
+    assert events == [{"type": "Normal", "reason": "NodeNumber", "regarding": "default/scratch",
+                       "message": "no node favoured: the pod's name does not end in a digit"}]
 
 
 def test_demo_config_works_from_any_directory(built: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,

@@ -3,6 +3,7 @@ a pod is serialized once per scheduling attempt at most, a node once per change)
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from tests.wasm.harness import WasmHandle, load
 from wasmsched.api.types import Node, Pod
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.testing.builders import make_node, make_pod
+from wasmsched.wasm import encoding
 from wasmsched.wasm.runtime import Runtime
 
 # filter reads the current pod, then the node under test through k8s.io/api.node.
@@ -68,3 +70,14 @@ def test_one_serialization_per_pod_and_node_across_calls_and_plugins(tmp_path: P
         pl.pre_filter(CycleState(), updated, infos)
         pl.filter_nodes(CycleState(), updated, infos)
     assert serializations == {"Pod": 2, "Node": 11}
+
+
+@pytest.mark.parametrize("items", [
+    [], [""], ["n1"], ["node-1", "node-2.example.com"], ["a", "", "b"],
+    ['a"b'], ["back\\slash"], ["tab\there"], ["new\nline"], ["del\x7f"], ["nöde"], ["\u2028"], ["x" * 300] * 500,
+])
+def test_json_string_list_is_json_bytes(items: list[str]) -> None:
+    # The direct join is taken only where it gives the encoder's bytes exactly.
+    got = encoding.json_string_list(items)
+    assert got == encoding.json_bytes(items)
+    assert json.loads(got) == items

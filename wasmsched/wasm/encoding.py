@@ -128,6 +128,18 @@ def json_bytes(v: Any) -> bytes:
     return json.dumps(v, separators=(",", ":"), ensure_ascii=False).encode()
 
 
+def json_string_list(items: Sequence[str]) -> bytes:
+    """json_bytes(list(items)), joined directly when no item needs escaping (node names never do:
+    they are DNS subdomains), which for the hundreds of names of a filtered node list is several
+    times faster than the encoder."""
+    if not items:
+        return b"[]"
+    joined = "".join(items)
+    if joined.isascii() and joined.isprintable() and '"' not in joined and "\\" not in joined:
+        return ('["' + '","'.join(items) + '"]').encode()
+    return json_bytes(list(items))
+
+
 def image_states_json(ni: NodeInfo | None) -> bytes:
     """A node's image states as JSON, memoized in its NodeInfo for as long as its image_states dict
     (replaced, never mutated, when the images or their spread change) stays the same object."""

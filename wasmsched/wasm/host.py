@@ -26,6 +26,7 @@ from wasmsched.wasm.encoding import (
     PodEncoder,
     image_states_json,
     json_bytes,
+    json_string_list,
     klog_level,
     klog_text,
     node_bytes,
@@ -300,15 +301,16 @@ class Host:
         self.guest_log.log(klog_level(severity), "%s plugin=%s", klog_text(text, pairs), json.dumps(self.plugin))
 
     def _serve_json(self, caller: native.Caller, key: str, make: Callable[[CallContext], Any], buf: int,
-                    limit: int) -> int:
+                    limit: int, encode: Callable[[Any], bytes] = json_bytes) -> int:
         """A per-call JSON getter: encoded once per call (§5 stability), 0 outside a call."""
         ctx = self.current().ctx
         if ctx is None:
             return 0
-        return self._serve(caller, ctx.encoded(key, lambda: json_bytes(make(ctx))), buf, limit)
+        return self._serve(caller, ctx.encoded(key, lambda: encode(make(ctx))), buf, limit)
 
     def filtered_node_list(self, caller: native.Caller, buf: int, limit: int) -> int:
-        return self._serve_json(caller, "filteredNodeList", lambda c: list(c.filtered_node_names or ()), buf, limit)
+        return self._serve_json(caller, "filteredNodeList", lambda c: c.filtered_node_names or (), buf, limit,
+                                json_string_list)
 
     def node_to_status_map(self, caller: native.Caller, buf: int, limit: int) -> int:
         return self._serve_json(caller, "nodeToStatusMap", lambda c: dict(c.node_statuses or {}), buf, limit)

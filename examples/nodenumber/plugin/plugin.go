@@ -47,18 +47,20 @@ func (pl *NodeNumber) EventsToRegister() []api.ClusterEvent {
 	return []api.ClusterEvent{{Resource: api.Node, ActionType: api.Add}}
 }
 
-// PreScore remembers the digit the pod's name ends in, logs it and records an event.
+// PreScore remembers the digit the pod's name ends in and logs it. A pod whose name ends in no digit
+// gets an event saying so: events are for what a user should see, so the plugin records one only in
+// that case, not for every scheduling attempt (which would add a write to the API server per pod).
 func (pl *NodeNumber) PreScore(state api.CycleState, podInfo api.PodInfo, nodes []api.NodeInfo) *api.Status {
 	pod := podInfo.Pod()
 	digit, ok := lastDigit(pod.Name)
 	if !ok {
 		klog.InfoS("pod name does not end in a digit", "pod", pod.Namespace+"/"+pod.Name)
+		handle.GetEventRecorder().Eventf(pod, nil, "Normal", "NodeNumber", "PreScore",
+			"no node favoured: the pod's name does not end in a digit")
 		return nil
 	}
 	state.Write(preScoreStateKey, &preScoreState{podSuffix: digit})
 	klog.InfoS("prescore", "pod", pod.Namespace+"/"+pod.Name, "digit", digit, "nodes", len(nodes))
-	handle.GetEventRecorder().Eventf(pod, nil, "Normal", "NodeNumber", "PreScore",
-		"favouring nodes whose name ends in %d", digit)
 	return nil
 }
 

@@ -82,7 +82,7 @@ func TestScoreWithoutPreScoreStateIsNoMatch(t *testing.T) {
 	}
 }
 
-func TestPreScoreLogsAndRecordsAnEvent(t *testing.T) {
+func TestPreScoreLogsTheDigit(t *testing.T) {
 	h := hosttest.Install(t, &hosttest.Host{})
 	p := &NodeNumber{}
 	if s := p.PreScore(api.NewCycleState(), pod("cache-1"), []api.NodeInfo{node("a"), node("b")}); !s.IsSuccess() {
@@ -91,6 +91,17 @@ func TestPreScoreLogsAndRecordsAnEvent(t *testing.T) {
 	if len(h.Logged) != 1 || h.Logged[0].Msg != "prescore" ||
 		string(h.Logged[0].KVs) != "pod\x00shop/cache-1\x00digit\x001\x00nodes\x002\x00" {
 		t.Fatalf("logged %+v", h.Logged)
+	}
+	if len(h.Events) != 0 {
+		t.Fatalf("%d events for a pod whose name ends in a digit, want none", len(h.Events))
+	}
+}
+
+func TestPreScoreRecordsAnEventForANameWithoutDigit(t *testing.T) {
+	h := hosttest.Install(t, &hosttest.Host{})
+	p := &NodeNumber{}
+	if s := p.PreScore(api.NewCycleState(), pod("scratch"), []api.NodeInfo{node("a")}); !s.IsSuccess() {
+		t.Fatal(s)
 	}
 	if len(h.Events) != 1 {
 		t.Fatalf("events: %d", len(h.Events))
@@ -102,8 +113,8 @@ func TestPreScoreLogsAndRecordsAnEvent(t *testing.T) {
 	if err := json.Unmarshal(h.Events[0], &e); err != nil {
 		t.Fatal(err)
 	}
-	if e.RegardingReference.Kind != "Pod" || e.RegardingReference.Name != "cache-1" || e.Reason != "NodeNumber" ||
-		e.Note != "favouring nodes whose name ends in 1" {
+	if e.RegardingReference.Kind != "Pod" || e.RegardingReference.Name != "scratch" || e.Reason != "NodeNumber" ||
+		e.Eventtype != "Normal" || e.Note != "no node favoured: the pod's name does not end in a digit" {
 		t.Fatalf("event %+v", e)
 	}
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -89,6 +90,37 @@ func TestCycleState(t *testing.T) {
 	}
 	if _, ok := NewCycleState().Read("k"); ok {
 		t.Fatal("states share storage")
+	}
+}
+
+// TestCycleStateAgainstAMap drives the state and a map with the same writes, overwrites and deletes,
+// below and past the size where the state moves its keys from a slice to a map.
+func TestCycleStateAgainstAMap(t *testing.T) {
+	s, want := NewCycleState(), map[string]any{}
+	check := func(step string) {
+		t.Helper()
+		for i := 0; i < 3*smallState; i++ {
+			k := fmt.Sprint("k", i)
+			v, ok := s.Read(k)
+			w, wok := want[k]
+			if ok != wok || v != w {
+				t.Fatalf("%s: Read(%q) = %v, %v; want %v, %v", step, k, v, ok, w, wok)
+			}
+		}
+	}
+	for i := 0; i < 3*smallState; i++ {
+		k := fmt.Sprint("k", i)
+		s.Write(k, i)
+		want[k] = i
+		if i%3 == 0 {
+			s.Write(k, -i) // an overwrite keeps one entry
+			want[k] = -i
+		}
+		if i%4 == 1 {
+			s.Delete(fmt.Sprint("k", i-1))
+			delete(want, fmt.Sprint("k", i-1))
+		}
+		check(fmt.Sprint("after key ", i))
 	}
 }
 

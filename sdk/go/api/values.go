@@ -28,11 +28,73 @@ func (d decodedNodeInfo) Name() string {
 func (d decodedNodeInfo) Node() *corev1.Node                        { return d.n }
 func (d decodedNodeInfo) ImageStates() map[string]ImageStateSummary { return d.images }
 
-// NewCycleState returns an empty CycleState, for tests of plugin packages.
-func NewCycleState() CycleState { return mapState{} }
+// NewCycleState returns an empty CycleState, for tests of plugin packages; the SDK's runtime uses it
+// too.
+func NewCycleState() CycleState { return &cycleState{} }
 
-type mapState map[string]any
+// smallState is how many keys a cycle state holds in a slice before it moves them to a map. A state
+// holds a few keys, read once per node in Filter and Score: a scan over a few entries, where a key is
+// usually the same constant string (equal pointers), costs less in a wasm guest than hashing the key.
+const smallState = 16
 
-func (m mapState) Read(key string) (any, bool) { v, ok := m[key]; return v, ok }
-func (m mapState) Write(key string, val any)   { m[key] = val }
-func (m mapState) Delete(key string)           { delete(m, key) }
+type stateEntry struct {
+	key string
+	val any
+}
+
+type cycleState struct {
+	small []stateEntry
+	big   map[string]any // instead of small once it has grown past smallState
+}
+
+func (c *cycleState) Read(key string) (any, bool) {
+	if c.big != nil {
+		v, ok := c.big[key]
+		return v, ok
+	}
+	for i := range c.small {
+		if c.small[i].key == key {
+			return c.small[i].val, true
+		}
+	}
+	return nil, false
+}
+
+func (c *cycleState) Write(key string, val any) {
+	if c.big != nil {
+		c.big[key] = val
+		return
+	}
+	for i := range c.small {
+		if c.small[i].key == key {
+			c.small[i].val = val
+			return
+		}
+	}
+	if len(c.small) < smallState {
+		c.small = append(c.small, stateEntry{key, val})
+		return
+	}
+	c.big = make(map[string]any, 2*smallState)
+	for _, e := range c.small {
+		c.big[e.key] = e.val
+	}
+	c.big[key] = val
+	c.small = nil
+}
+
+func (c *cycleState) Delete(key string) {
+	if c.big != nil {
+		delete(c.big, key)
+		return
+	}
+	for i := range c.small {
+		if c.small[i].key == key {
+			last := len(c.small) - 1
+			c.small[i] = c.small[last]
+			c.small[last] = stateEntry{} // drop the reference for the collector
+			c.small = c.small[:last]
+			return
+		}
+	}
+}

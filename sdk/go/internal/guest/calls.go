@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/wasmsched/wasmsched/sdk/go/api"
@@ -53,6 +54,7 @@ func Enqueue() {
 // PreFilter starts the pod's cycle: it empties the CycleState and runs the plugin's PreFilter.
 func PreFilter() int32 {
 	cycleState = api.NewCycleState()
+	preScoreNodes, scoreCursor = nil, 0
 	p, ok := mustPlugin().(api.PreFilterPlugin)
 	if !ok {
 		return int32(api.Success)
@@ -79,7 +81,11 @@ func RemovePod() int32 {
 }
 
 func Filter() int32 {
-	return status(mustPlugin().(api.FilterPlugin).Filter(cycleState, newCurrentPod(), NewNodeInfo(nodeName())))
+	p := filterer
+	if p == nil {
+		p = mustPlugin().(api.FilterPlugin)
+	}
+	return status(p.Filter(cycleState, newCurrentPod(), NewNodeInfo(nodeName())))
 }
 
 func PostFilter() uint64 {
@@ -100,17 +106,16 @@ func PreScore() int32 {
 	if err != nil {
 		panic(fmt.Sprintf("sdk: decoding filteredNodeList: %v", err))
 	}
+	infos := make([]nodeInfo, len(names)) // one allocation for the list, not one per node
 	nodes := make([]api.NodeInfo, len(names))
 	for i, n := range names {
-		nodes[i] = NewNodeInfo(n)
+		infos[i].name = n
+		nodes[i] = &infos[i]
 	}
+	preScoreNodes, scoreCursor = infos, 0
 	return status(mustPlugin().(api.PreScorePlugin).PreScore(cycleState, newCurrentPod(), nodes))
 }
 
-// decodeNames reads the host's JSON array of node names. Node names are DNS subdomains, so the host's
-// array is a plain run of quoted names: it is split as such, without encoding/json's reflection (which in
-// a wasm guest costs about as much as the rest of a 500-node PreScore). Anything else (escapes, spaces)
-// goes through encoding/json, so every valid array is read the same.
 func decodeNames(raw []byte) ([]string, error) {
 	if raw == nil {
 		return nil, nil
@@ -127,17 +132,18 @@ func splitNames(raw []byte) ([]string, bool) {
 	if len(raw) < 2 || raw[0] != '[' || raw[len(raw)-1] != ']' || bytes.IndexByte(raw, '\\') >= 0 {
 		return nil, false
 	}
-	body := raw[1 : len(raw)-1]
-	names := make([]string, 0, bytes.Count(body, []byte{','})+1)
+	// One string for the whole list; the names are substrings of it, so n names cost one allocation.
+	body := string(raw[1 : len(raw)-1])
+	names := make([]string, 0, strings.Count(body, ",")+1)
 	for len(body) > 0 {
 		if body[0] != '"' {
 			return nil, false
 		}
-		end := bytes.IndexByte(body[1:], '"')
+		end := strings.IndexByte(body[1:], '"')
 		if end < 0 {
 			return nil, false
 		}
-		names = append(names, string(body[1:1+end]))
+		names = append(names, body[1:1+end])
 		body = body[2+end:]
 		if len(body) > 0 {
 			if body[0] != ',' || len(body) == 1 {
@@ -150,10 +156,36 @@ func splitNames(raw []byte) ([]string, bool) {
 }
 
 func Score() uint64 {
-	score, s := mustPlugin().(api.ScorePlugin).Score(cycleState, newCurrentPod(), NewNodeInfo(nodeName()))
+	p := scorer
+	if p == nil {
+		p = mustPlugin().(api.ScorePlugin)
+	}
+	score, s := p.Score(cycleState, newCurrentPod(), scoreNode())
 	// The ABI carries an int32; clamp rather than wrap so that an out-of-range score stays out of range.
 	score = max(math.MinInt32, min(math.MaxInt32, score))
 	return pack(int32(score), status(s))
+}
+
+// preScoreNodes are the NodeInfos PreScore gave the plugin this cycle; scoreCursor is the one the
+// host is expected to score next.
+var (
+	preScoreNodes []nodeInfo
+	scoreCursor   int
+)
+
+// scoreNode is the node the host scores now. The host scores the nodes PreScore got, in its order
+// (docs/abi.md §4), so the next of them is tried first, compared by its bytes: Score then sees the
+// NodeInfo PreScore saw (a node decoded there is not decoded again) and allocates nothing. Any other
+// name gets a NodeInfo of its own.
+func scoreNode() api.NodeInfo {
+	raw := fetch(imports.CurrentNodeName)
+	if scoreCursor < len(preScoreNodes) {
+		if n := &preScoreNodes[scoreCursor]; n.name == string(raw) {
+			scoreCursor++
+			return n
+		}
+	}
+	return NewNodeInfo(string(raw))
 }
 
 func NormalizeScore() int32 {

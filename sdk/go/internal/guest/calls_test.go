@@ -4,6 +4,7 @@ package guest
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"reflect"
 	"slices"
@@ -317,6 +318,87 @@ func TestPreScoreNodes(t *testing.T) {
 	}
 	if c := h.Calls["node"]; c != 1 {
 		t.Fatalf("node asked %d times, want 1 (only the node used)", c)
+	}
+}
+
+// TestScoreSeesPreScoresNodeInfos: the host scores the nodes PreScore got, in its order, and each
+// Score sees the NodeInfo PreScore saw, so a node decoded in PreScore is not asked for again. A name
+// out of that order, or after the next PreFilter, gets a NodeInfo of its own.
+func TestScoreSeesPreScoresNodeInfos(t *testing.T) {
+	h := install(t, &hosttest.Host{
+		FilteredNodeList: []byte(`["n1","n2"]`),
+		Nodes: map[string][]byte{"n1": hosttest.NodeBytes(t, newNode("n1")),
+			"n2": hosttest.NodeBytes(t, newNode("n2"))},
+	})
+	var preScored []api.NodeInfo
+	var last api.NodeInfo // the NodeInfo the last Score got
+	scored := map[string]api.NodeInfo{}
+	setPlugin(t, &fakePlugin{
+		preScore: func(_ api.CycleState, _ api.PodInfo, nodes []api.NodeInfo) *api.Status {
+			preScored = nodes
+			for _, n := range nodes {
+				n.Node()
+			}
+			return nil
+		},
+		score: func(_ api.CycleState, _ api.PodInfo, n api.NodeInfo) (int64, *api.Status) {
+			if n.Node() == nil || n.Node().Name != n.Name() {
+				t.Errorf("Score's node %q resolved to %v", n.Name(), n.Node())
+			}
+			scored[n.Name()], last = n, n
+			return 0, nil
+		},
+	})
+	PreFilter()
+	PreScore()
+	for _, name := range []string{"n1", "n2"} {
+		h.CurrentNodeName = name
+		Score()
+	}
+	if scored["n1"] != preScored[0] || scored["n2"] != preScored[1] {
+		t.Fatalf("Score saw other NodeInfos than PreScore's")
+	}
+	if c := h.Calls["node"]; c != 2 {
+		t.Fatalf("node asked %d times, want 2 (once per node, in PreScore)", c)
+	}
+	PreFilter()
+	PreScore()
+	h.CurrentNodeName = "n2" // scored out of PreScore's order: a NodeInfo of its own
+	Score()
+	if last == preScored[0] || last == preScored[1] || last.Name() != "n2" {
+		t.Fatalf("an out-of-order Score reused PreScore's NodeInfo, or lost its name")
+	}
+	PreFilter() // a new cycle: nothing of the last PreScore is reused
+	PreScore()
+	first := preScored[0]
+	PreFilter()
+	h.CurrentNodeName = "n1"
+	Score()
+	if last == first {
+		t.Fatalf("Score reused a NodeInfo of an earlier cycle")
+	}
+}
+
+func TestPodAndNodeInfosAreValuesOfTheirOwn(t *testing.T) {
+	install(t, &hosttest.Host{CurrentPod: hosttest.PodBytes(t, newPod("ns", "p", "u"))})
+	seen := map[api.PodInfo]bool{}
+	nodes := map[api.NodeInfo]string{}
+	for i := 0; i < 3*podChunk; i++ {
+		p := newCurrentPod()
+		if seen[p] {
+			t.Fatalf("PodInfo %d is one handed out before", i)
+		}
+		seen[p] = true
+		name := fmt.Sprint("n", i)
+		nodes[NewNodeInfo(name)] = name
+	}
+	for n, name := range nodes {
+		if n.Name() != name {
+			t.Fatalf("NodeInfo of %q now says %q", name, n.Name())
+		}
+	}
+	if len(nodes) != 3*podChunk {
+		t.Fatalf("%d distinct NodeInfos, want %d", len(nodes), 3*podChunk)
 	}
 }
 

@@ -9,8 +9,15 @@ import (
 	"github.com/wasmsched/wasmsched/sdk/go/internal/imports"
 )
 
-// scratch is the buffer getters try first (docs/abi.md §5 suggests 2048 bytes).
-var scratch = make([]byte, 2048)
+// scratch is the buffer getters try first (docs/abi.md §5 suggests 2048 bytes). It grows to the
+// largest value seen, up to maxScratch, so a value that did not fit once (a filtered node list of a
+// few hundred names) costs one host call, not two, every cycle after.
+var scratch = make([]byte, minScratch)
+
+const (
+	minScratch = 2048
+	maxScratch = 1 << 20
+)
 
 // fetch runs a getter with the scratch buffer and, if the value did not fit, again with a buffer of
 // its size. The result aliases the scratch buffer until the next fetch: copy what you keep.
@@ -25,12 +32,14 @@ func fetch(get func(buf []byte) uint32) []byte {
 		if int(n) > len(buf) { // the host broke §5 stability; never read past what it wrote
 			panic("sdk: host value changed size within a call")
 		}
+		if len(buf) <= maxScratch {
+			scratch = buf
+		}
 		return buf[:n]
 	}
 	return scratch[:n]
 }
 
-// Config returns the guest config (a copy); nil when it is empty.
 func Config() []byte { return bytes.Clone(fetch(imports.GetConfig)) }
 
 // fetchString is fetch for text values.

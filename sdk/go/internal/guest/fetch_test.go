@@ -29,6 +29,7 @@ func pattern(n int) []byte {
 }
 
 func TestFetchRetriesWhenValueExceedsScratch(t *testing.T) {
+	resetScratch(t)
 	val := pattern(5000)
 	var limits []int
 	got := fetch(getter(val, &limits))
@@ -41,6 +42,7 @@ func TestFetchRetriesWhenValueExceedsScratch(t *testing.T) {
 }
 
 func TestFetchOneByteOverScratch(t *testing.T) {
+	resetScratch(t)
 	val := pattern(2049)
 	var limits []int
 	if got := fetch(getter(val, &limits)); !bytes.Equal(got, val) {
@@ -52,6 +54,7 @@ func TestFetchOneByteOverScratch(t *testing.T) {
 }
 
 func TestFetchFitsScratchInOneCall(t *testing.T) {
+	resetScratch(t)
 	val := pattern(2048)
 	var limits []int
 	got := fetch(getter(val, &limits))
@@ -64,6 +67,7 @@ func TestFetchFitsScratchInOneCall(t *testing.T) {
 }
 
 func TestFetchEmptyIsNil(t *testing.T) {
+	resetScratch(t)
 	var limits []int
 	if got := fetch(getter(nil, &limits)); got != nil {
 		t.Fatalf("fetch of an empty value = %q, want nil", got)
@@ -74,6 +78,7 @@ func TestFetchEmptyIsNil(t *testing.T) {
 }
 
 func TestFetchPanicsWhenHostGrowsTheValue(t *testing.T) {
+	resetScratch(t)
 	calls := 0
 	grow := func(buf []byte) uint32 {
 		calls++
@@ -86,10 +91,31 @@ func TestFetchPanicsWhenHostGrowsTheValue(t *testing.T) {
 }
 
 func TestFetchStringCopies(t *testing.T) {
+	resetScratch(t)
 	var limits []int
 	s := fetchString(getter([]byte("node-1"), &limits))
 	fetch(getter([]byte("XXXXXX"), &limits)) // overwrites the scratch buffer
 	if s != "node-1" {
 		t.Fatalf("fetchString = %q after a later fetch, want %q", s, "node-1")
+	}
+}
+
+func TestFetchKeepsTheGrownBufferForTheNextCycle(t *testing.T) {
+	resetScratch(t)
+	val := pattern(5000)
+	var limits []int
+	fetch(getter(val, &limits))
+	if got := fetch(getter(val, &limits)); !bytes.Equal(got, val) {
+		t.Fatalf("second fetch returned %d bytes, want 5000", len(got))
+	}
+	if want := []int{2048, 5000, 5000}; !slices.Equal(limits, want) {
+		t.Fatalf("getter limits = %v, want %v (the second fetch fits the grown scratch)", limits, want)
+	}
+	huge := pattern(maxScratch + 1)
+	limits = nil
+	fetch(getter(huge, &limits))
+	fetch(getter(huge, &limits))
+	if want := []int{5000, maxScratch + 1, 5000, maxScratch + 1}; !slices.Equal(limits, want) {
+		t.Fatalf("getter limits = %v, want %v (a value over maxScratch is not kept)", limits, want)
 	}
 }

@@ -19,8 +19,8 @@ import (
 func setPlugin(t *testing.T, p api.Plugin) {
 	t.Helper()
 	prev := Plugin
-	Plugin = p
-	t.Cleanup(func() { Plugin = prev })
+	register(p)
+	t.Cleanup(func() { register(prev) })
 }
 
 // setLinked replaces the linked export packages for one test.
@@ -42,6 +42,14 @@ func resetCaches(t *testing.T) {
 	nodeCache = map[string]*decoded[corev1.Node]{}
 	nodeListCache = decoded[corev1.NodeList]{}
 	imageCache = map[string]*decoded[map[string]api.ImageStateSummary]{}
+	resetScratch(t)
+}
+
+// resetScratch gives the test the scratch buffer a fresh guest starts with.
+func resetScratch(t *testing.T) {
+	t.Helper()
+	scratch = make([]byte, minScratch)
+	t.Cleanup(func() { scratch = make([]byte, minScratch) })
 }
 
 // install installs h as the host, with fresh caches.

@@ -63,8 +63,24 @@ func (p *lazyPod) Pod() *corev1.Pod {
 	return p.pod
 }
 
-func newCurrentPod() api.PodInfo { return &lazyPod{get: imports.CurrentPod, cache: &currentPodCache} }
-func newTargetPod() api.PodInfo  { return &lazyPod{get: imports.TargetPod, cache: &targetPodCache} }
+func newCurrentPod() api.PodInfo { return newLazyPod(imports.CurrentPod, &currentPodCache) }
+func newTargetPod() api.PodInfo  { return newLazyPod(imports.TargetPod, &targetPodCache) }
+
+// podChunk: PodInfos are carved from chunks of this many, since Filter and Score make one per node
+// and an allocation is dear in a wasm guest. Each is still a value of its own that a plugin may keep.
+const podChunk = 64
+
+var podFree []lazyPod
+
+func newLazyPod(get func([]byte) uint32, cache *decoded[corev1.Pod]) *lazyPod {
+	if len(podFree) == 0 {
+		podFree = make([]lazyPod, podChunk)
+	}
+	p := &podFree[0]
+	podFree = podFree[1:]
+	p.get, p.cache = get, cache
+	return p
+}
 
 // nodeInfo is a node of the snapshot by name; the node and its images are fetched on first use.
 type nodeInfo struct {
@@ -76,7 +92,17 @@ type nodeInfo struct {
 }
 
 // NewNodeInfo returns the lazy NodeInfo of a node name.
-func NewNodeInfo(name string) api.NodeInfo { return &nodeInfo{name: name} }
+func NewNodeInfo(name string) api.NodeInfo {
+	if len(nodeFree) == 0 {
+		nodeFree = make([]nodeInfo, podChunk)
+	}
+	n := &nodeFree[0]
+	nodeFree = nodeFree[1:]
+	n.name = name
+	return n
+}
+
+var nodeFree []nodeInfo // NodeInfos for Filter's nodes, carved from chunks as PodInfos are
 
 func (n *nodeInfo) Name() string { return n.name }
 

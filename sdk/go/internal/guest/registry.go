@@ -82,6 +82,19 @@ func Set(p api.Plugin) error {
 		sort.Strings(problems)
 		return fmt.Errorf("sdk: plugin.Set: %s", strings.Join(problems, "; "))
 	}
-	Plugin = p
+	register(p)
 	return nil
+}
+
+// scorer and filterer are Plugin as the two per-node points, asserted once: Filter and Score run
+// once per node, and an interface assertion per call shows in a wasm guest's profile.
+var (
+	scorer   api.ScorePlugin
+	filterer api.FilterPlugin
+)
+
+func register(p api.Plugin) {
+	Plugin = p
+	scorer, _ = p.(api.ScorePlugin)
+	filterer, _ = p.(api.FilterPlugin)
 }
