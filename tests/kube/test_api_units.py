@@ -12,6 +12,7 @@ from kubernetes import client as kclient
 from tests.kube.test_codec import wrap
 from wasmsched.api.errors import ApiError, StatusCause, StatusDetails, is_already_exists, is_conflict, is_invalid
 from wasmsched.api.gen.k8s_io.apimachinery.pkg.apis.meta.v1 import generated_pb2 as meta_pb
+from wasmsched.api.kinds import RESOURCES
 from wasmsched.kube import api as kube_api
 from wasmsched.kube import codec
 from wasmsched.kube.api import KubeApi, _status_error
@@ -76,3 +77,38 @@ def test_kube_api_reexports_the_one_error_model() -> None:
     from wasmsched.api.errors import TransportError
 
     assert kube_api.TransportError is TransportError
+
+
+def test_a_watch_left_early_closes_its_connection_before_the_pool_gets_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The informer leaves a watch early when a handler raises or it stops; the rest of the stream (more
+    events, the chunked body's end) is still coming on that connection, and a request that reused it
+    would read those bytes as its own answer (BadStatusLine). So the response is closed, connection and
+    all, before it is released to the pool."""
+    calls: list[str] = []
+
+    class Response:
+        status, reason = 200, "OK"
+
+        def __init__(self) -> None:
+            self.headers = {"Content-Type": codec.PROTOBUF + ";stream=watch"}
+
+        def read1(self, n: int = -1) -> bytes:
+            return b""
+
+        def close(self) -> None:
+            calls.append("close")
+
+        def release_conn(self) -> None:
+            calls.append("release_conn")
+
+    class Opened:
+        status, reason, response = 200, "OK", Response()
+
+    api = KubeApi(kclient.Configuration(host="https://127.0.0.1:1"))
+    try:
+        monkeypatch.setattr(api, "_open", lambda *a, **kw: Opened())
+        with api.watch(RESOURCES["Pod"], "0", timeout_seconds=5):
+            pass
+    finally:
+        api.close()
+    assert calls[:2] == ["close", "release_conn"]

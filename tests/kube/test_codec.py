@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 
 import pytest
 
@@ -82,6 +83,47 @@ def test_truncated_watch_frame_is_an_error() -> None:
     data = frame("ADDED", wrap(pod("a", "5"), "v1", "Pod"))
     with pytest.raises(codec.CodecError, match="ended inside a frame"):
         list(codec.protobuf_watch_events(io.BytesIO(data[:-3]), Pod))
+
+
+class _Arrivals(io.RawIOBase):
+    """A watch body arriving in the given pieces, one per read1, as a socket hands them over."""
+
+    def __init__(self, pieces: list[bytes], before_read: Callable[[int], None] = lambda i: None) -> None:
+        self.pieces, self.reads, self.before_read = list(pieces), 0, before_read
+
+    def read1(self, n: int = -1) -> bytes:
+        self.before_read(self.reads)
+        self.reads += 1
+        return self.pieces.pop(0) if self.pieces else b""
+
+
+def test_watch_frames_split_and_joined_across_reads() -> None:
+    data = b"".join(frame("ADDED", wrap(pod(f"p{i}", str(i)), "v1", "Pod")) for i in range(1, 6))
+    # A header split in two, a frame split in three, then the rest in one read.
+    cuts = [0, 2, 9, 40, 41, len(data)]
+    pieces = [data[cuts[i]:cuts[i + 1]] for i in range(len(cuts) - 1)]
+    events = list(codec.protobuf_watch_events(_Arrivals(pieces), Pod))  # type: ignore[arg-type]
+    assert [(e.type, e.resource_version) for e in events] == [("ADDED", str(i)) for i in range(1, 6)]
+
+
+def test_watch_event_handed_on_before_the_next_read() -> None:
+    got: list[str] = []
+
+    def before_read(i: int) -> None:
+        # The event whose bytes came in read 0 is out before read 1 blocks for more.
+        assert i == 0 or got == ["1"]
+
+    stream = _Arrivals([frame("ADDED", wrap(pod("a", "1"), "v1", "Pod"))], before_read)
+    events = codec.protobuf_watch_events(stream, Pod)  # type: ignore[arg-type]
+    got.append(next(events).resource_version)
+    assert list(events) == [] and stream.reads == 2
+
+
+def test_one_read_for_a_burst_of_events() -> None:
+    data = b"".join(frame("MODIFIED", wrap(pod("a", str(i)), "v1", "Pod")) for i in range(200))
+    stream = _Arrivals([data])
+    assert len(list(codec.protobuf_watch_events(stream, Pod))) == 200  # type: ignore[arg-type]
+    assert stream.reads == 2  # the burst, then the end of the stream
 
 
 def test_json_watch_lines() -> None:

@@ -391,8 +391,10 @@ class KubeApi:
             else:
                 yield WatchStream(codec.json_watch_events(_lines(raw), resource.message_class), raw)
         finally:
-            raw.release_conn()
+            # Closed before it goes back to the pool: a watch left early (a handler raised, the informer
+            # stopped) has unread bytes that the next request on the connection would read as its answer.
             raw.close()
+            raw.release_conn()
 
     def close_idle(self) -> None:
         self.api_client.rest_client.pool_manager.clear()
