@@ -610,6 +610,53 @@ def test_columnar_filters_ask_the_per_node_form_for_rejected_nodes_only() -> Non
     assert all(st is not None and st.code == Code.ERROR and "columns broke" in st.message() for st in res)
 
 
+def _resize(xs: list[Any], extra: int, filler: Any) -> None:
+    """xs, in place, `extra` items longer (shorter when negative)."""
+    if extra < 0:
+        del xs[extra:]
+    else:
+        xs.extend([filler] * extra)
+
+
+class MiscountingFilterPl(FilterPlugin):
+    """Rejects every node, but its form `form` answers for `extra` nodes more (fewer when negative) than asked:
+    filter_nodes with rejections, filter_columns claiming every node passes."""
+
+    def __init__(self, form: str, extra: int) -> None:
+        self.form, self.extra = form, extra
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        return unsched("no")
+
+    def filter_nodes(self, state: CycleState, pod: Pod, node_infos: Sequence[NodeInfo]) -> list[Status | None]:
+        sts: list[Status | None] = [unsched("no") for _ in node_infos]
+        if self.form.endswith("filter_nodes"):
+            _resize(sts, self.extra, unsched("no"))
+        return sts
+
+    def filter_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> Any:
+        n = len(columns.rows)
+        if self.form == "filter_columns":
+            return np.ones(n + self.extra, dtype=np.bool_)
+        if self.form == "filter_columns rejects, filter_nodes":
+            return np.zeros(n, dtype=np.bool_)  # the per-node form is asked for every node
+        return None
+
+
+@pytest.mark.parametrize("extra", [-1, 1], ids=["short", "long"])
+@pytest.mark.parametrize("form", ["filter_nodes", "no filter_columns, filter_nodes",
+                                  "filter_columns rejects, filter_nodes", "filter_columns"])
+def test_a_wrong_count_of_filter_answers_fails_every_node_asked(form: str, extra: int) -> None:
+    ns = nodes("n1", "n2", "n3")
+    columns = None if form == "filter_nodes" else NodeColumns(NodeTable(ns), np.arange(3, dtype=np.intp))
+    fwk = new_framework({"filter": [("A", MiscountingFilterPl(form, extra)), ("B", FilterPl())]})
+    res = fwk.run_filter_plugins_batch(CycleState(), POD, ns, columns)
+    method, what = ("filter_columns", "answers") if form == "filter_columns" else ("filter_nodes", "statuses")
+    want = f'running "A" filter plugin: {method} returned {3 + extra} {what} for 3 nodes'
+    assert [None if st is None else (st.code, st.plugin, st.message()) for st in res] == [(Code.ERROR, "A", want)] * 3
+    assert LOG.calls == []  # B never saw a node
+
+
 # ----- Filter with nominated pods -----------------------------------------------------------------
 
 
@@ -796,6 +843,66 @@ def test_invalid_scores_name_the_first_plugin_in_order(first: ScorePl, second: S
     for columns in (None, NodeColumns(NodeTable(ns), np.arange(2, dtype=np.intp))):
         _, st = fwk.run_score_plugins(CycleState(), POD, ns, columns)
         assert st is not None and f'plugin "{bad}" returns an invalid score' in st.message()
+
+
+class MiscountingScorePl(ScorePlugin):
+    """Scores 50 everywhere, but its form `form` gives `extra` scores more (fewer when negative) than nodes."""
+
+    def __init__(self, form: str, extra: int) -> None:
+        self.form, self.extra = form, extra
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        return 50, None
+
+    def score_nodes(self, state: CycleState, pod: Pod, node_infos: Sequence[NodeInfo]) -> tuple[list[int], None]:
+        scores = [50] * len(node_infos)
+        if self.form == "score_nodes":
+            _resize(scores, self.extra, 50)
+        return scores, None
+
+    def score_extensions(self) -> Any:
+        return self if self.form.startswith(("normalize", "score_columns_unnormalized")) else None
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
+        if self.form == "normalize_score":
+            _resize(scores, self.extra, NodeScore("nowhere", 50))
+        return None
+
+    def _column(self, n: int, form: str) -> Any:
+        return np.full(n + (self.extra if self.form == form else 0), 50, dtype=np.int64)
+
+    def score_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> Any:
+        return self._column(len(columns.rows), "score_columns") if self.form == "score_columns" else None
+
+    def score_columns_unnormalized(self, state: CycleState, pod: Pod, columns: NodeColumns) -> Any:
+        if self.form in ("score_columns_unnormalized", "normalize_columns"):
+            return self._column(len(columns.rows), "score_columns_unnormalized")
+        return None
+
+    def normalize_columns(self, state: CycleState, pod: Pod, scores: Any) -> Any:
+        return self._column(len(scores), "normalize_columns") if self.form == "normalize_columns" else None
+
+
+@pytest.mark.parametrize("extra", [-1, 1], ids=["short", "long"])
+@pytest.mark.parametrize(("form", "mode"), [
+    ("score_nodes", "per node"), ("score_nodes", "columns"),
+    ("normalize_score", "per node"), ("normalize_score", "columns"),
+    ("score_columns", "columns"),
+    # score_columns_unnormalized and normalize_columns are asked in cycles whose plugin durations are sampled.
+    ("score_columns_unnormalized", "columns, sampled cycle"), ("normalize_columns", "columns, sampled cycle"),
+])
+def test_a_wrong_count_of_scores_is_the_cycles_error(form: str, mode: str, extra: int) -> None:
+    ns = nodes("n1", "n2", "n3")
+    columns = None if mode == "per node" else NodeColumns(NodeTable(ns), np.arange(3, dtype=np.intp))
+    state = CycleState()
+    state.record_plugin_metrics = mode.endswith("sampled cycle")
+    fwk = new_framework({"score": [("A", MiscountingScorePl(form, extra), 1), ("B", ScorePl(1), 1)]})
+    scores, st = fwk.run_score_plugins(state, POD, ns, columns)
+    title = "Normalize on Score" if form.startswith("normalize") else "Score"
+    assert st is not None and st.code == Code.ERROR
+    assert st.message() == (f'running {title} plugins: plugin "A" failed with: '
+                            f"{form} returned {3 + extra} scores for 3 nodes")
+    assert len(scores) == 0
 
 
 # ----- Reserve / Unreserve ------------------------------------------------------------------------

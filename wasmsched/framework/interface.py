@@ -345,8 +345,8 @@ class FilterPlugin(Plugin):
     def filter_nodes(self, state: CycleState, pod: Pod,
                      node_infos: Sequence[NodeInfo]) -> list[Status | None]:
         """Batch form: one status per node, in order, each what `filter` returns for that node.
-        Plugins may override it with a faster whole-list implementation; an exception fails every
-        node of the batch with an Error."""
+        Plugins may override it with a faster whole-list implementation; an exception, or a list of
+        another length, fails every node of the batch with an Error."""
         return [self.filter(state, pod, ni) for ni in node_infos]
 
     def filter_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> FilterColumnsResult:
@@ -354,7 +354,7 @@ class FilterPlugin(Plugin):
         (framework/nodetable.py), a boolean array, True where `filter` returns Success, or ALL_PASS when
         it does on every one of them. The statuses of the other nodes are then asked of `filter_nodes`.
         None (the default): no columnar answer for this pod (the runner calls `filter_nodes`). An
-        exception is an Error, as in `filter_nodes`."""
+        exception or an array of another length is an Error, as in `filter_nodes`."""
         return None
 
 
@@ -418,7 +418,8 @@ class ScorePlugin(Plugin):
     def score_nodes(self, state: CycleState, pod: Pod,
                     node_infos: Sequence[NodeInfo]) -> tuple[list[int], Status | None]:
         """Batch form: one score per node, in order, each what `score` returns for it; on a
-        non-success status the scores are ignored. Plugins may override it with a faster version."""
+        non-success status the scores are ignored. Plugins may override it with a faster version. A list
+        of another length (or a NormalizeScore that changes its length) is the cycle's Error."""
         out = []
         for ni in node_infos:
             s, st = self.score(state, pod, ni)
@@ -431,7 +432,7 @@ class ScorePlugin(Plugin):
         """Columnar form (optional): for the snapshot's nodes at `columns.rows` of `columns.table`, the
         scores as an int64 array, already normalized (what `score_nodes` and then NormalizeScore give).
         None (the default): no columnar answer for this pod (the runner calls `score_nodes`). An
-        exception is an Error, as in `score_nodes`."""
+        exception or an array of another length is an Error, as in `score_nodes`; so in the two below."""
         return None
 
     def score_columns_unnormalized(self, state: CycleState, pod: Pod,

@@ -424,12 +424,12 @@ class Framework:
                 sts = pl.filter_nodes(state, pod, [node_infos[i] for i in alive])
             except Exception as e:
                 sts = [Status.error(e)] * len(alive)
+            if len(sts) != len(alive):
+                sts = [_miscount("filter_nodes", len(sts), len(alive), "statuses")] * len(alive)
             elapsed = perf_counter() - start if rec else 0.0
             still = []
             rejected: set[Code] = set() if rec else _NO_CODES
-            # One status per node is the plugin's contract, not checked here: strict=True would turn a
-            # wrong-length list into an exception that escapes this Error-status boundary.
-            for i, st in zip(alive, sts, strict=False):
+            for i, st in zip(alive, sts, strict=True):
                 if not_success(st):
                     if rec:
                         rejected.add(st.code)
@@ -454,6 +454,7 @@ class Framework:
         cols = columns
         skip = state.skip_filter_plugins
         rec = state.record_plugin_metrics
+        sts: list[Status | None]
         for pl in self.points["filter"]:
             if pl.name in skip:
                 continue
@@ -463,7 +464,11 @@ class Framework:
             start = perf_counter() if rec else 0.0
             try:
                 ok = pl.filter_columns(state, pod, cols)
-                if ok is not None:
+                if ok is not None and ok is not ALL_PASS and len(ok) != len(alive):
+                    # Every node fails: the answers cannot be matched to nodes.
+                    asked = list(range(len(alive)))
+                    sts = [_miscount("filter_columns", len(ok), len(alive), "answers")] * len(asked)
+                elif ok is not None:
                     if ok is ALL_PASS or ok.all():
                         if rec:
                             self._observe_plugin_batch(pl.name, mn.FILTER, {Code.SUCCESS}, perf_counter() - start,
@@ -479,6 +484,8 @@ class Framework:
             except Exception as e:
                 asked = list(range(len(alive))) if ok is None or ok is ALL_PASS else np.flatnonzero(~ok).tolist()
                 sts = [Status.error(e)] * len(asked)
+            if len(sts) != len(asked):
+                sts = [_miscount("filter_nodes", len(sts), len(asked), "statuses")] * len(asked)
             if sts.count(None) == len(asked):
                 if rec:
                     self._observe_plugin_batch(pl.name, mn.FILTER, {Code.SUCCESS}, perf_counter() - start, len(alive))
@@ -486,8 +493,7 @@ class Framework:
             keep = np.ones(len(alive), dtype=np.bool_)
             idx = alive.tolist()
             rejected_codes: set[Code] = set() if rec else _NO_CODES
-            # One status per node asked is the plugin's contract (see run_filter_plugins_batch).
-            for j, st in zip(asked, sts, strict=False):
+            for j, st in zip(asked, sts, strict=True):
                 if not_success(st):
                     if rec:
                         rejected_codes.add(st.code)
@@ -599,6 +605,8 @@ class Framework:
                 scores, st = pl.score_nodes(state, pod, nodes)
             except Exception as e:
                 scores, st = [], Status.error(e)
+            if is_success(st) and len(scores) != len(nodes):
+                st = _miscount("score_nodes", len(scores), len(nodes))
             if rec:
                 self._observe_plugin_batch(pl.name, mn.SCORE, {code_of(st)}, perf_counter() - start, len(nodes))
             if not_success(st):
@@ -618,22 +626,23 @@ class Framework:
             weighted.append(scores if w == 1 else [s * w for s in scores])
         if not weighted:
             return [NodePluginScores(ni.name) for ni in nodes], None
-        # Plugins' score lists have one score per node by contract (not checked, as above).
-        rows = list(zip(*weighted, strict=False))
+        rows = list(zip(*weighted, strict=True))
         return [NodePluginScores(ni.name, None, sum(row), names, row)
-                for ni, row in zip(nodes, rows, strict=False)], None
+                for ni, row in zip(nodes, rows, strict=True)], None
 
     def _normalize_scores(self, name: str, ext: ScoreExtensions, state: CycleState, pod: Pod,
                           nodes: Sequence[NodeInfo], scores: list[int], rec: bool) -> tuple[list[int], Status | None]:
         """A Score plugin's NormalizeScore over its per-node scores: (the normalized scores, None), or the
         cycle's Error status."""
-        # One score per node (the plugin's contract, not checked: see run_filter_plugins_batch).
-        lst = [NodeScore(ni.name, sc) for ni, sc in zip(nodes, scores, strict=False)]
+        lst = [NodeScore(ni.name, sc) for ni, sc in zip(nodes, scores, strict=True)]
         start = perf_counter() if rec else 0.0
         try:
             st = ext.normalize_score(state, pod, lst)
         except Exception as e:
             st = Status.error(e)
+        # Go's NormalizeScore cannot resize the caller's slice; a Python list can be.
+        if is_success(st) and len(lst) != len(nodes):
+            st = _miscount("normalize_score", len(lst), len(nodes))
         if rec:
             self._observe_plugin(name, mn.SCORE_EXTENSION_NORMALIZE, st, start)
         if not_success(st):
@@ -652,6 +661,8 @@ class Framework:
             out, st = None, Status.error(e)
         if out is None and st is None:
             return None, None  # normalized per node, and timed there
+        if out is not None and len(out) != len(scores):
+            st = _miscount("normalize_columns", len(out), len(scores))
         self._observe_plugin(pl.name, mn.SCORE_EXTENSION_NORMALIZE, st, start)
         if st is not None:
             return None, Status.error(f'running Normalize on Score plugins: plugin "{pl.name}" failed with: '
@@ -684,6 +695,11 @@ class Framework:
                 scores, st = pl.score_nodes(state, pod, nodes) if arr is None and raw is None else ([], None)
             except Exception as e:
                 arr, raw, scores, st = None, None, [], Status.error(e)
+            if is_success(st):
+                method, got = (("score_columns", arr) if arr is not None else
+                               ("score_columns_unnormalized", raw) if raw is not None else ("score_nodes", scores))
+                if len(got) != len(nodes):
+                    st = _miscount(method, len(got), len(nodes))
             if rec:
                 self._observe_plugin_batch(pl.name, mn.SCORE, {code_of(st)}, perf_counter() - start, len(nodes))
             if not_success(st):
@@ -714,11 +730,7 @@ class Framework:
                 arrays.append(np.zeros(len(scores), dtype=np.int64))
             else:
                 arrays.append(np.array(scores, dtype=np.int64))
-        # One score per node is the plugins' contract (not checked): a shorter list drops the nodes past
-        # its end, as zip does in run_score_plugins.
-        n = min([len(nodes)] + [len(a) for a in arrays])
-        if n < len(nodes) or any(len(a) != n for a in arrays):
-            nodes, arrays = nodes[:n], [a[:n] for a in arrays]
+        n = len(nodes)
         matrix = np.vstack(arrays, dtype=np.int64, casting="unsafe") if arrays else np.zeros((0, n), dtype=np.int64)
         bad = set(bad_lists)
         if n and arrays and (matrix.max() > MAX_NODE_SCORE or matrix.min() < MIN_NODE_SCORE):
@@ -924,6 +936,12 @@ def _timed(fn: Callable[..., Any], m: SchedulerMetrics, point: str, profile: str
     run.__name__ = fn.__name__
     run.__doc__ = fn.__doc__
     return run
+
+
+def _miscount(method: str, got: int, want: int, what: str = "scores") -> Status:
+    # A batch or columnar answer is matched to the nodes by position: with any other count some nodes would
+    # go unfiltered or get another node's score, so the cycle fails instead, as on a plugin's Error.
+    return Status.error(f"{method} returned {got} {what} for {want} nodes")
 
 
 def _invalid_score(plugin: str, scores: Sequence[int]) -> Status:
