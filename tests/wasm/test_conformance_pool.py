@@ -11,7 +11,6 @@ hooks: pool.pinned_instance_id(key), pool.counters(), instance globals.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -500,19 +499,36 @@ def test_59_max_instances_bound_fails_after_the_timeout(tmp_path: Path) -> None:
         env.plugin.close()
 
 
+class WaitSignallingCondition(threading.Condition):
+    """A condition that tells when a thread starts waiting on it (the pool's, in place of its own)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waiting = threading.Event()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.waiting.set()  # with the lock held, which the wait then releases
+        return super().wait(timeout)
+
+
 def test_59_a_waiting_prefilter_gets_the_instance_released_meanwhile(tmp_path: Path) -> None:
     # Item 59 (the wait): Q waits for the only instance and gets it when P's binding cycle ends.
-    env = Env(tmp_path, maxInstances=1, timeout="5s")
+    # The wait's bound (the call timeout) is far past the joins below, so Q returns in time only if woken.
+    env = Env(tmp_path, maxInstances=1, timeout="60s")
     try:
         p, q = pod("p"), pod("q")
         env.schedule(p)
         a = env.pinned(p)
+        cv = env.pool._cv = WaitSignallingCondition()
         out: list[Status | None] = []
         t = threading.Thread(target=lambda: out.append(env.prefilter(q)))
         t.start()
-        time.sleep(0.05)
+        assert cv.waiting.wait(10), "Q's PreFilter did not wait for an instance"
+        # Q holds the pool's lock until its wait releases it, and bind_all takes that lock to free the
+        # instance: the release cannot come before Q waits, so Q gets the instance from the wait.
         env.bind_all(p)
         t.join(10)
+        assert not t.is_alive(), "Q was not woken when P's instance was freed"
         assert out == [None]
         assert env.pinned(q) == a and env.counters()["created"] == 1
     finally:
