@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 from tests.wasm.harness import WasmHandle, load
@@ -25,20 +24,35 @@ def test_parallel_first_calls_of_a_pod_share_one_pin_and_leak_nothing(tmp_path: 
     plugin.pre_filter(CycleState(), q, [])
     plugin.scheduling_cycle_done(q, True)
     create = pool._create
+    # Each creation waits for the other one: the race (two creations for P with the pool's lock released, the
+    # second to finish finding P pinned) then happens on every run, not only when the scheduler allows it.
+    both_creating = threading.Barrier(2, timeout=10)
+    overlapped: list[bool] = []
 
-    def slow_create():  # type: ignore[no-untyped-def]
-        time.sleep(0.05)
+    def create_with_the_other():  # type: ignore[no-untyped-def]
+        try:
+            both_creating.wait()
+            overlapped.append(True)
+        except threading.BrokenBarrierError:
+            overlapped.append(False)
         return create()
 
-    pool._create = slow_create
+    pool._create = create_with_the_other
     p = make_pod("p").obj()
     results = []
-    threads = [threading.Thread(target=lambda: results.append(plugin.filter(CycleState(), p, NodeInfo(node))))
-               for _ in range(2)]
+    start = threading.Barrier(2, timeout=10)
+
+    def first_call() -> None:
+        start.wait()
+        results.append(plugin.filter(CycleState(), p, NodeInfo(node)))
+
+    threads = [threading.Thread(target=first_call) for _ in range(2)]
     for t in threads:
         t.start()
     for t in threads:
-        t.join()
+        t.join(30)
+        assert not t.is_alive(), "a first call of P never returned"
+    assert overlapped == [True, True], "P's two first calls did not create their instances at the same time"
     assert results == [None, None]
     c = pool.counters()
     assert c["scheduling"] == 1 and c["binding"] == 1
