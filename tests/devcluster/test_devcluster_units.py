@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import signal
 import socket
 import stat
 import subprocess
@@ -174,10 +175,19 @@ def test_stop_kills_a_process_that_ignores_sigterm(tmp_path: Path) -> None:
            "time.sleep(600)"
     log = tmp_path / "p.log"
     pid = processes.start([sys.executable, "-c", code], log)
-    while "ok" not in log.read_text():  # the handler is installed
-        pass
-    assert processes.stop(pid, sys.executable, grace=0.5)
-    assert not processes.running(pid)
+    try:
+        deadline = time.monotonic() + 30
+        while "ok" not in log.read_text():  # the handler is installed
+            assert processes.running(pid), f"the process exited before ignoring SIGTERM: {log.read_text()!r}"
+            assert time.monotonic() < deadline, f"the process did not ignore SIGTERM within 30 s: {log.read_text()!r}"
+            time.sleep(0.01)
+        start = time.monotonic()
+        assert processes.stop(pid, sys.executable, grace=0.5)
+        assert time.monotonic() - start >= 0.5  # SIGTERM did not end it: the SIGKILL after the grace did
+        assert not processes.running(pid)
+    finally:
+        if processes.running(pid):
+            os.killpg(pid, signal.SIGKILL)
 
 
 def test_die_with_parent_stops_the_process_when_its_starter_dies(tmp_path: Path) -> None:
