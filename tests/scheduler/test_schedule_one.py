@@ -23,12 +23,13 @@ from wasmsched.framework.interface import (
     PreFilterResult,
     ScorePlugin,
 )
+from wasmsched.framework.nodetable import ScoredNodes
 from wasmsched.framework.runtime import PluginRef, ProfilePlugins
 from wasmsched.framework.snapshot import Snapshot
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins import defaultbinder, prioritysort
-from wasmsched.scheduler.algorithm import NoNodesAvailable, SchedulingAlgorithm
+from wasmsched.scheduler.algorithm import NoNodesAvailable, SchedulingAlgorithm, SchedulingError
 from wasmsched.scheduler.cache import Cache
 from wasmsched.scheduler.queue import Nominator
 from wasmsched.scheduler.scheduler import ProfileSpec, Scheduler, SchedulerOptions
@@ -96,8 +97,11 @@ def test_select_host(name: str, scores: list[NodePluginScores], possible: set[st
 
 def test_select_host_empty_list_is_an_error() -> None:
     algo = _algorithm(random.Random(0), None)
-    with pytest.raises(Exception):  # noqa: B017 - kube returns an error for an empty list
-        algo.select_host([])
+    # kube's selectHost returns errEmptyPriorityList.
+    empties: list[Sequence[NodePluginScores]] = [[], ScoredNodes([], (), [])]
+    for empty in empties:
+        with pytest.raises(SchedulingError, match=r"^empty priorityList$"):
+            algo.select_host(empty)
 
 
 # ----- FitError -----------------------------------------------------------------------------------

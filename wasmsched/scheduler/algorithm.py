@@ -421,6 +421,8 @@ class SchedulingAlgorithm:
     def select_host(self, scores: Sequence[NodePluginScores]) -> str:
         """The best total score; ties broken uniformly at random among the best (as kube's
         reservoir sampling, with one draw), or without a random source by the lowest node name."""
+        if not len(scores):
+            raise SchedulingError("empty priorityList")  # kube's errEmptyPriorityList
         if not isinstance(scores, list):
             from wasmsched.framework.nodetable import ScoredNodes
 
