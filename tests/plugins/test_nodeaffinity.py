@@ -9,6 +9,7 @@ import pytest
 
 from wasmsched.api.types import Node, NodeAffinity, NodeSelectorTerm, Pod
 from wasmsched.config.args import NodeAffinityArgs
+from wasmsched.config.errors import ConfigError
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.events import ActionType, EventResource, QueueingHint
 from wasmsched.framework.interface import MAX_NODE_SCORE, PreFilterResult
@@ -310,5 +311,6 @@ def test_events_to_register() -> None:
 
 def test_new_rejects_invalid_added_affinity() -> None:
     bad = NodeAffinityArgs(node_affinity(required=[{"expr": [("foo", "Bogus", ["x"])]}]))
-    with pytest.raises(Exception):  # noqa: B017 - the args validation error type belongs to config
+    with pytest.raises(ConfigError, match=r'addedAffinity\.requiredDuringSchedulingIgnoredDuringExecution\.'
+                       r'nodeSelectorTerms\[0\]\.matchExpressions\[0\]\.operator: Unsupported value: "Bogus"'):
         nodeaffinity.new(bad, FakeHandle())
