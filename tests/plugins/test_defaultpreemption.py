@@ -27,7 +27,7 @@ from wasmsched.framework.interface import (
 from wasmsched.framework.preemption import Candidate, DisruptionBudget
 from wasmsched.framework.status import Code, Status, is_rejected, is_success, not_success
 from wasmsched.framework.types import NodeInfo, PodInfo, Resource
-from wasmsched.plugins import defaultpreemption
+from wasmsched.plugins import defaultpreemption, podtopologyspread
 from wasmsched.plugins.defaultpreemption import default_preemption as dp
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.testing.fake_handle import FakeHandle, RecordingClient
@@ -817,8 +817,7 @@ def _spread_preemptor() -> Pod:
 
 
 def _spread_plugin(handle: PluginHandle) -> Plugin:
-    pts = pytest.importorskip("wasmsched.plugins.podtopologyspread")
-    pl: Plugin = pts.new(None, handle)
+    pl: Plugin = podtopologyspread.new(None, handle)
     return pl
 
 
