@@ -8,10 +8,8 @@ and continues with its output; these tests run the command and compare every pod
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,16 +25,16 @@ EXAMPLES = ["nodenumber", "imagelocality", "advanced"]
 
 @pytest.fixture(scope="session")
 @builds_go
-def built() -> Iterator[None]:
-    """`make examples` (cached by make and go); guests load from a cache kept across test runs."""
+def examples_built() -> None:
+    """`make examples` (cached by make and go)."""
     run_ok(["make", "-s", "examples"], ROOT)
-    saved = os.environ.get("WASMSCHED_CACHE_DIR")
-    os.environ["WASMSCHED_CACHE_DIR"] = str(MODULE_CACHE)
-    yield
-    if saved is None:
-        del os.environ["WASMSCHED_CACHE_DIR"]
-    else:
-        os.environ["WASMSCHED_CACHE_DIR"] = saved
+
+
+@pytest.fixture
+def built(examples_built: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The examples, whose guests load from a cache kept across test runs. Set for each test, not for the
+    session: the tests of other files that this worker runs later keep the run's own cache (tests/conftest.py)."""
+    monkeypatch.setenv("WASMSCHED_CACHE_DIR", str(MODULE_CACHE))
 
 
 @pytest.fixture
