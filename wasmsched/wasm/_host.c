@@ -1,4 +1,4 @@
-/* The native host path (docs/abi.md, docs/architecture.md "Performance architecture").
+/* The native host path (docs/abi.md; docs/architecture.md §3 and §8 "Performance: where the time goes").
  *
  * Set-up stays on wasmtime-py's public API (Engine, Module, Linker, Store). This
  * extension takes over everything a guest call touches: it instantiates the InstancePre in the
