@@ -30,6 +30,7 @@ if "numpy" not in sys.modules:
 import numpy as np
 
 from wasmsched.framework.interface import NodePluginScores
+from wasmsched.framework.node_facts import node_facts
 from wasmsched.framework.types import ImageStateSummary, NodeInfo
 
 if TYPE_CHECKING:
@@ -54,7 +55,6 @@ _ROW_MEMO_ENTRIES = 32
 
 # Taint lists, by a row's `taint_id`; id 0 is "no taints".
 NO_TAINTS = 0
-_FACTS_MEMO = "wasmsched.framework.nodetable.facts"
 
 
 class NodeTable:
@@ -171,7 +171,7 @@ class NodeTable:
         self.has_images[row] = images
         self.image_rows += images
         if self._labels:
-            labels = self._facts(ni)[4]
+            labels = _labels(ni)
             for key, (ids, values, by_value) in self._labels.items():
                 ids[row] = _value_id(labels, key, values, by_value)
         for name, (ids, states, by_state) in self._images.items():
@@ -183,7 +183,7 @@ class NodeTable:
         if col is None:
             values: list[str] = []
             by_value: dict[str, int] = {}
-            ids = np.fromiter((_value_id(self._facts(ni)[4], key, values, by_value) for ni in self.infos),
+            ids = np.fromiter((_value_id(_labels(ni), key, values, by_value) for ni in self.infos),
                               dtype=np.int32, count=len(self.infos))
             col = self._labels[key] = (ids, values, by_value)
         return col[0], col[1]
@@ -199,35 +199,18 @@ class NodeTable:
             col = self._images[name] = (ids, values, by_value)
         return col[0], col[1]
 
-    @staticmethod
-    def _facts(ni: NodeInfo) -> _Facts:
-        """(node, unschedulable, taints, their (key, value, effect), labels) of the node object.
-
-        Reading a protobuf node's fields costs microseconds, and rows are re-read whenever a pod is
-        added: memoized per node object (the memo is shared by a NodeInfo's clones and replaced with the
-        node object)."""
-        node = ni.node
-        if node is None:
-            return _NO_FACTS
-        memo = ni.memo()
-        entry: _Facts | None = memo.get(_FACTS_MEMO)
-        if entry is None or entry[0] is not node:
-            taints = tuple(node.spec.taints)
-            entry = (node, bool(node.spec.unschedulable), taints, tuple((t.key, t.value, t.effect) for t in taints),
-                     dict(node.metadata.labels))
-            memo[_FACTS_MEMO] = entry
-        return entry
-
     def _node_facts(self, ni: NodeInfo) -> tuple[bool, int]:
         """(node.spec.unschedulable, the id of the node's taint list)."""
-        entry = self._facts(ni)
-        key = entry[3]
-        tid = self._taint_ids.get(key)
+        node = ni.node
+        if node is None:
+            return False, NO_TAINTS
+        f = node_facts(ni, node)
+        tid = self._taint_ids.get(f.taints_key)
         if tid is None:
             tid = len(self.taint_lists)
-            self._taint_ids[key] = tid
-            self.taint_lists.append(entry[2])
-        return entry[1], tid
+            self._taint_ids[f.taints_key] = tid
+            self.taint_lists.append(f.taints)
+        return f.unschedulable, tid
 
     def regular(self) -> bool:
         """Whether every row's numbers are exact in the array passes."""
@@ -241,9 +224,13 @@ def _row_values(ni: NodeInfo) -> tuple[int, ...]:
             req.milli_cpu, req.memory, req.ephemeral_storage, nz.milli_cpu, nz.memory, len(ni.pods))
 
 
-# (node, unschedulable, taints, their (key, value, effect), labels)
-_Facts = tuple[Any, bool, tuple["Taint", ...], tuple[tuple[str, str, str], ...], dict[str, str]]
-_NO_FACTS: _Facts = (None, False, (), (), {})
+def _labels(ni: NodeInfo) -> Mapping[str, str]:
+    """The node's labels (read once per node object, framework/node_facts.py); none without a node."""
+    node = ni.node
+    return _NO_LABELS if node is None else node_facts(ni, node).labels
+
+
+_NO_LABELS: Mapping[str, str] = {}
 
 
 V = TypeVar("V", bound=Hashable)

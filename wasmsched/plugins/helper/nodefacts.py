@@ -1,107 +1,11 @@
-"""Plain-Python copies of what Filter and Score read from a node object, made once per node version.
-
-Reading a protobuf field costs a few hundred nanoseconds (`node.spec.taints`, a label lookup in
-`node.metadata.labels`), which dominates per-node loops over thousands of nodes. The copies are
-kept in the NodeInfo's memo, which is replaced whenever the node object changes; the `node`
-reference is also compared, so a NodeInfo whose `node` was swapped some other way is never
-served stale facts.
-"""
+"""Node affinity over a node's facts (`framework/node_facts.py`): the same logic as
+wasmsched.api.nodeaffinity's match/score, reading the copied labels and fields instead of the node object."""
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Hashable
-from typing import Any
-
 from wasmsched.api.nodeaffinity import NodeSelectorMatcher, PreferredSchedulingTerms, RequiredNodeAffinity
-from wasmsched.api.types import Node, Taint
-from wasmsched.framework.types import NodeInfo
-from wasmsched.plugins.helper.taint import (
-    TAINT_EFFECT_NO_EXECUTE,
-    TAINT_EFFECT_NO_SCHEDULE,
-    TAINT_EFFECT_PREFER_NO_SCHEDULE,
-)
+from wasmsched.framework.node_facts import NodeFacts
 
-# The facts' entry in NodeInfo.memo(); hot loops may read it directly, checking `.node`.
-FACTS_KEY = "wasmsched.plugins.helper.nodefacts"
-
-TaintKey = tuple[tuple[str, str, str], ...]
-
-
-class NodeFacts:
-    """Read-only facts of one node object."""
-
-    __slots__ = (
-        "do_not_schedule_key",
-        "do_not_schedule_taints",
-        "fields",
-        "labels",
-        "node",
-        "prefer_no_schedule_key",
-        "prefer_no_schedule_taints",
-        "results",
-        "taints",
-        "unschedulable",
-    )
-
-    def __init__(self, node: Node) -> None:
-        self.node = node
-        self.labels: dict[str, str] = dict(node.metadata.labels)
-        name = node.metadata.name
-        # The field set node affinity's matchFields sees (only a non-empty metadata.name).
-        self.fields: dict[str, str] = {"metadata.name": name} if name else {}
-        self.taints: tuple[Taint, ...] = tuple(node.spec.taints)
-        # The taints Filter checks (NoSchedule, NoExecute), in the node's order.
-        self.do_not_schedule_taints = tuple(
-            t for t in self.taints if t.effect in (TAINT_EFFECT_NO_SCHEDULE, TAINT_EFFECT_NO_EXECUTE))
-        self.prefer_no_schedule_taints = tuple(t for t in self.taints if t.effect == TAINT_EFFECT_PREFER_NO_SCHEDULE)
-        # What toleration checks read of the taints: equal keys give equal answers.
-        self.do_not_schedule_key: TaintKey = tuple((t.key, t.value, t.effect) for t in self.do_not_schedule_taints)
-        self.prefer_no_schedule_key: TaintKey = tuple(
-            (t.key, t.value, t.effect) for t in self.prefer_no_schedule_taints)
-        self.unschedulable = bool(node.spec.unschedulable)
-        # Memoized answers of pure functions of this node object, by token (see `token`).
-        self.results: dict[int, Any] = {}
-
-    def remember(self, tok: int, value: Any) -> None:
-        """Store a result under a token, keeping the table small."""
-        results = self.results
-        if len(results) >= MAX_MEMO_ENTRIES:
-            results.clear()
-        results[tok] = value
-
-
-# The most entries a per-node memo table keeps (it is emptied when full).
-MAX_MEMO_ENTRIES = 256
-_MAX_TOKENS = 4096
-_tokens: dict[Hashable, int] = {}
-_token_ids = itertools.count()
-
-
-def token(key: Hashable) -> int:
-    """A small int naming `key` (compared by equality), so per-node memos hash an int instead of
-    the key. Tokens are never reused: dropping the table only loses sharing."""
-    tok = _tokens.get(key)
-    if tok is None:
-        if len(_tokens) >= _MAX_TOKENS:
-            _tokens.clear()
-        tok = next(_token_ids)
-        _tokens[key] = tok
-    return tok
-
-
-def node_facts(ni: NodeInfo, node: Node) -> NodeFacts:
-    """The facts of `node`, which must be `ni.node`."""
-    memo = ni.memo()
-    f: NodeFacts | None = memo.get(FACTS_KEY)
-    if f is None or f.node is not node:
-        f = NodeFacts(node)
-        memo[FACTS_KEY] = f
-    return f
-
-
-# Node affinity over the facts: the same logic as wasmsched.api.nodeaffinity's match/score,
-# reading the copied labels and fields instead of the node object.
 
 def node_selector_matches(sel: NodeSelectorMatcher, f: NodeFacts) -> bool:
     """NodeSelectorMatcher.match(f.node): any term matches."""

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 from wasmsched.api.types import Pod
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interface import MAX_NODE_SCORE, Handle, ScorePlugin
+from wasmsched.framework.node_facts import MAX_MEMO_ENTRIES, token
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import ImageStateSummary, NodeInfo
 from wasmsched.plugins.helper.columns import by_projection
 from wasmsched.plugins.helper.gomath import div_trunc
-from wasmsched.plugins.helper.nodefacts import MAX_MEMO_ENTRIES, token
 
 if TYPE_CHECKING:
     import numpy as np

@@ -28,15 +28,14 @@ from wasmsched.framework.interface import (
     PreScorePlugin,
     ScorePlugin,
 )
+from wasmsched.framework.node_facts import node_facts, token
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins.helper.columns import by_label_projection
 from wasmsched.plugins.helper.nodefacts import (
-    node_facts,
     node_selector_matches,
     preferred_terms_score,
     required_node_affinity_matches,
-    token,
 )
 from wasmsched.plugins.helper.normalize_score import default_normalize_score, normalized
 from wasmsched.plugins.helper.objects import as_update

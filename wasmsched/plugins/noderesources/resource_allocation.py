@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 from wasmsched.api import resources as res
 from wasmsched.api.types import Pod
 from wasmsched.framework.cycle_state import CycleState
+from wasmsched.framework.node_facts import MAX_MEMO_ENTRIES, token
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import (
     POD_REQUEST_INPUTS_MEMO,
@@ -27,7 +28,6 @@ from wasmsched.framework.types import (
     NodeInfo,
 )
 from wasmsched.plugins.helper.gomath import div_trunc
-from wasmsched.plugins.helper.nodefacts import MAX_MEMO_ENTRIES, token
 from wasmsched.plugins.helper.podmemo import pod_memoized, shape_memoized
 
 if TYPE_CHECKING:

@@ -16,9 +16,9 @@ from wasmsched.framework.events import (
     QueueingHint,
 )
 from wasmsched.framework.interface import ALL_PASS, EnqueueExtensions, FilterColumnsResult, FilterPlugin
+from wasmsched.framework.node_facts import node_facts
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo
-from wasmsched.plugins.helper.nodefacts import node_facts
 from wasmsched.plugins.helper.objects import as_update
 
 if TYPE_CHECKING:

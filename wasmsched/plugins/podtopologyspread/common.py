@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from wasmsched.api.labels import Selector, compile_label_selector
 from wasmsched.api.taints import find_untolerated_taint
 from wasmsched.api.types import Node, Pod, TopologySpreadConstraint
+from wasmsched.framework.node_facts import MAX_MEMO_ENTRIES, token
 from wasmsched.framework.types import NodeInfo, PodInfo
-from wasmsched.plugins.helper.nodefacts import MAX_MEMO_ENTRIES, token
 from wasmsched.plugins.helper.taint import do_not_schedule_taints_filter_func
 
 LABEL_HOSTNAME = "kubernetes.io/hostname"

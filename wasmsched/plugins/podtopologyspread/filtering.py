@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING
 from wasmsched.api.taints import find_untolerated_taint
 from wasmsched.api.types import Node, Pod
 from wasmsched.framework.cycle_state import CycleState
+from wasmsched.framework.node_facts import node_facts
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo
-from wasmsched.plugins.helper.nodefacts import node_facts, required_node_affinity_matches
+from wasmsched.plugins.helper.nodefacts import required_node_affinity_matches
 from wasmsched.plugins.podtopologyspread.common import (
     POLICY_HONOR,
     SpreadConstraint,

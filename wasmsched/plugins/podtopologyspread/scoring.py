@@ -10,9 +10,10 @@ from wasmsched.api.taints import find_untolerated_taint
 from wasmsched.api.types import Pod
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interface import MAX_NODE_SCORE, NodeScore
+from wasmsched.framework.node_facts import node_facts
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import NodeInfo
-from wasmsched.plugins.helper.nodefacts import node_facts, required_node_affinity_matches
+from wasmsched.plugins.helper.nodefacts import required_node_affinity_matches
 from wasmsched.plugins.podtopologyspread.common import (
     LABEL_HOSTNAME,
     POLICY_HONOR,

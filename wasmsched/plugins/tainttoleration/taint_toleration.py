@@ -26,9 +26,9 @@ from wasmsched.framework.interface import (
     PreScorePlugin,
     ScorePlugin,
 )
+from wasmsched.framework.node_facts import TaintKey, node_facts
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo
-from wasmsched.plugins.helper.nodefacts import TaintKey, node_facts
 from wasmsched.plugins.helper.normalize_score import default_normalize_score, reverse_normalized
 from wasmsched.plugins.helper.objects import as_update
 from wasmsched.plugins.helper.podmemo import shape_memoized
