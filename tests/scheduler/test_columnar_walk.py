@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from wasmsched.cli.explain import explain_document
 from wasmsched.cluster.generate import generate
 from wasmsched.config import load_config
 from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.scheduler.algorithm import SchedulingAlgorithm
+from wasmsched.scheduler.explain import explain_document
 from wasmsched.simulator.simulation import Simulation
 from wasmsched.testing.differential.generate import generate_case
 from wasmsched.testing.differential.local import LocalCase
