@@ -1,5 +1,5 @@
 """The host side of the guest ABI: `Host` defines every import of docs/abi.md §4 on a plugin's
-Linker, each from its one row of `abi.IMPORTS`, with the per-call values of §4.2 (`CallContext`)
+Linker, each from its one row of `abi.IMPORTS`, with the per-call values of §4.2 (wasm/call_context.py)
 and the buf/buf_limit protocol of §5. Encodings are wasm/encoding.py's.
 
 The hot imports are served by the native host (wasm/_host.c) from the bytes staged for the call
@@ -13,15 +13,15 @@ import inspect
 import json
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import wasmtime
 
 from wasmsched.framework.interface import Handle
-from wasmsched.wasm import native
+from wasmsched.wasm import native, wasi
 from wasmsched.wasm.abi import IMPORTS
+from wasmsched.wasm.call_context import CallContext, current
 from wasmsched.wasm.encoding import (
     PodEncoder,
     image_states_json,
@@ -35,46 +35,11 @@ from wasmsched.wasm.encoding import (
     parse_eventf,
     waiting_pod_bytes,
 )
-from wasmsched.wasm.errors import HostFunctionFailure, MemoryFault, WasmLoadError
-from wasmsched.wasm.interrupt import Interrupted
-from wasmsched.wasm.wasi import GuestTimeout, Wasi
+from wasmsched.wasm.errors import MemoryFault, WasmLoadError
+from wasmsched.wasm.import_traps import fault_text, import_error
 
 if TYPE_CHECKING:
-    from wasmsched.api.types import Pod
     from wasmsched.framework.types import NodeInfo
-    from wasmsched.wasm.instance import GuestInstance
-
-# ===== docs/abi.md §4.2 Per-call values ==========================================================
-
-
-@dataclass(slots=True)
-class CallContext:
-    """The per-call values of §4.2, fixed at call start, and the results the guest sets."""
-
-    export: str
-    pod: Pod | None = None
-    node_name: str = ""
-    target_pod: Pod | None = None
-    filtered_node_names: Sequence[str] | None = None
-    node_statuses: Mapping[str, int] | None = None
-    node_scores: Sequence[tuple[str, int]] | None = None
-    # results
-    status_reason: str = ""
-    node_names: list[str] | None = None
-    nominated_node_name: str = ""
-    normalized_score_list: bytes | None = None
-    cluster_events: bytes | None = None
-    _encoded: dict[str, bytes] | None = None
-
-    def encoded(self, key: str, make: Callable[[], bytes]) -> bytes:
-        # §5 stability: a repeated getter in one call returns the same bytes.
-        if self._encoded is None:
-            self._encoded = {}
-        v = self._encoded.get(key)
-        if v is None:
-            v = self._encoded[key] = make()
-        return v
-
 
 # ===== docs/abi.md §4.1 Functions: all imports on one Linker per plugin ==========================
 
@@ -162,19 +127,9 @@ class Host:
         self.warned_gvks: set[int] = set()
         self.dropped_events = 0
 
-    # ----- the running instance -----------------------------------------------------------------
-
-    @staticmethod
-    def current() -> GuestInstance:
-        """The instance whose call (or instantiation) is running on this thread."""
-        inst: GuestInstance | None = native.current_owner()
-        if inst is None:  # pragma: no cover - only guest code calls imports, always inside a call
-            raise HostFunctionFailure("import called outside a guest call")
-        return inst
-
     # ----- memory (§4.2 memory faults) ----------------------------------------------------------
-    # An import raises MemoryFault (or any exception): import_error, which knows the import's name,
-    # turns it into the trap text.
+    # An import raises MemoryFault (or any exception): import_traps.import_error, which knows the
+    # import's name, turns it into the trap text.
 
     @staticmethod
     def _read_or_trap(caller: native.Caller, ptr: int, n: int) -> bytes:
@@ -210,42 +165,13 @@ class Host:
                                         f"import {imp.module}.{imp.name}")
             aux = self._klog_aux(imp.host_method) if handler == native.H_KLOG else None
             native.define_import(linker, imp.module, imp.name, "i" * len(imp.params), bool(imp.results), handler, fn,
-                                 self.import_error(imp.module, imp.name), self.fault_text(imp.module, imp.name),
+                                 import_error(imp.module, imp.name), fault_text(imp.module, imp.name),
                                  slot, export, aux)
-        Wasi(self).define(linker)
+        wasi.define(linker)
 
     def _klog_aux(self, method: str) -> bytes:
         """For a natively written klog line: its tail and the source the Python handler's record names."""
         return f" plugin={json.dumps(self.plugin)}".encode() + b"\0" + _log_call_site(method).encode()
-
-    @staticmethod
-    def fault_text(module: str, name: str) -> str:
-        """The trap text of an import reading or writing outside the guest's memory (§4.2)."""
-        return f"host function {module}.{name} failed: {MemoryFault()}"
-
-    def import_error(self, module: str, name: str) -> Callable[[BaseException], str]:
-        """The trap text for an exception in an import: any host-side failure traps the call."""
-
-        def text(e: BaseException) -> str:
-            inst: GuestInstance | None = native.current_owner()
-            if not isinstance(e, Exception):
-                # Ctrl-C (or an exit) inside the import: the call raises it again once the trap has
-                # unwound the guest (interrupt.Interrupted: an interrupt is pending, same outcome).
-                if inst is not None and not isinstance(e, Interrupted):
-                    inst.interrupt = e
-                return f"host function {module}.{name} interrupted"
-            if isinstance(e, HostFunctionFailure):
-                return str(e)
-            if isinstance(e, GuestTimeout):
-                if inst is not None:
-                    inst.host_failure = str(e)  # the trap kind, as for a guest stopped in wasm code
-                return str(e)
-            msg = f"host function {module}.{name} failed: {str(e) or type(e).__name__}"
-            if inst is not None:
-                inst.host_failure = msg  # the trap kind (docs/abi.md §10)
-            return msg
-
-        return text
 
     def _snapshot_node(self, name: str) -> NodeInfo | None:
         if self.handle is None:
@@ -260,8 +186,7 @@ class Host:
         return node_bytes(ni) if ni is not None else b""
 
     def node_list(self, caller: native.Caller, buf: int, limit: int) -> int:
-        inst = self.current()
-        ctx = inst.ctx
+        ctx = current().ctx
 
         def make() -> bytes:
             if self.handle is None:
@@ -303,7 +228,7 @@ class Host:
     def _serve_json(self, caller: native.Caller, key: str, make: Callable[[CallContext], Any], buf: int,
                     limit: int, encode: Callable[[Any], bytes] = json_bytes) -> int:
         """A per-call JSON getter: encoded once per call (§5 stability), 0 outside a call."""
-        ctx = self.current().ctx
+        ctx = current().ctx
         if ctx is None:
             return 0
         return self._serve(caller, ctx.encoded(key, lambda: encode(make(ctx))), buf, limit)
@@ -329,7 +254,7 @@ class Host:
             ev = parse_eventf(data)
         except ValueError as e:
             raise ValueError(f"invalid event JSON: {e}") from None
-        if self.handle is None or self.current().ctx is None:
+        if self.handle is None or current().ctx is None:
             # Outside a call (instantiation) there is no cycle to attach the event to.
             self.dropped_events += 1
             return
