@@ -58,7 +58,7 @@ kube-oracle:
 SEEDS ?= 20000
 JOBS ?= 2
 fuzz-kube: setup kube-oracle
-	$(PY) -m wasmsched.testing.differential.fuzz --seeds $(SEEDS) --jobs $(JOBS) --out .cache/fuzz-kube
+	$(PY) -m tests.differential.fuzz --seeds $(SEEDS) --jobs $(JOBS) --out .cache/fuzz-kube
 
 # Issue 13's benchmarks (never part of `make test`): tables on stdout, JSON in bench/results/; under 20 minutes
 # on 2 cores once the Go programs are cached. KSWE=PATH, a kube-scheduler-wasm-extension checkout at 9b2791f1bbea,

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests import go_guests
+from wasmsched.wasm import guest_log
 
 # The wasm module cache of a test run is its own, and removed when the run ends (by the process that
 # made it: pytest-xdist workers inherit the variable and share the directory).
@@ -51,11 +52,15 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
 
 @pytest.fixture(autouse=True)
 def _restore_wasmsched_logger() -> Iterator[None]:
-    """`wasmsched` CLI runs install their own handler and stop propagation; undo that after each test
-    so later tests' caplog still sees records."""
+    """`wasmsched` CLI runs install their own handler, stop propagation and register it as the sink of
+    guest lines (wasmsched/cli/logs.py); undo that after each test so later tests' caplog still sees
+    records. Every test starts without a sink, also after a module fixture's CLI run: guest lines are
+    then the guest logger's records."""
     root = logging.getLogger("wasmsched")
-    guest = logging.getLogger("wasmsched.wasm.guest")  # its level is set too (wasmsched/cli/logs.py)
-    saved = (list(root.handlers), root.level, root.propagate, guest.level)
+    saved = (list(root.handlers), root.level, root.propagate)
+    if guest_log.sink() is not None:
+        guest_log.set_sink(None)
     yield
-    root.handlers[:], root.level, root.propagate = saved[0], saved[1], saved[2]
-    guest.setLevel(saved[3])
+    root.handlers[:], root.level, root.propagate = saved
+    if guest_log.sink() is not None:
+        guest_log.set_sink(None)

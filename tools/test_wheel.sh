@@ -10,7 +10,8 @@ wheel=$(realpath "${2:?usage: tools/test_wheel.sh PYTHON WHEEL}")
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/wasmsched-wheel.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-# The wheel's contents: the generated modules and their data are in, build leftovers are not.
+# The wheel's contents: the generated modules and their data are in; build leftovers and test drivers
+# (the differential harness is tests/differential/) are not.
 "$python" - "$wheel" <<'EOF'
 import sys
 import zipfile
@@ -20,7 +21,8 @@ need = ["wasmsched/cli/main.py", "wasmsched/api/gen/__init__.py", "wasmsched/api
         "wasmsched/api/gen/k8s_io/api/core/v1/generated_pb2.py",
         "wasmsched/api/gen/k8s_io/apimachinery/pkg/apis/meta/v1/generated_pb2.py"]
 missing = [n for n in need if n not in names]
-unwanted = sorted(n for n in names if n.endswith((".stamp", ".pyc")) or n.startswith(("tests/", "tools/")))
+unwanted = sorted(n for n in names if n.endswith((".stamp", ".pyc"))
+                  or n.startswith(("tests/", "tools/", "wasmsched/testing/differential/")))
 if missing or unwanted:
     sys.exit(f"{sys.argv[1]}: missing {missing}, unwanted {unwanted}")
 EOF

@@ -1,7 +1,7 @@
 """`simulate` start-up imports only what a simulation needs (issue 13: start-up <= 150 ms).
 
 The kubernetes client, the Prometheus client, the HTTPS server, the wasm host (wasmtime and its ctypes
-bindings), package metadata and the differential-testing harness each cost tens of milliseconds to
+bindings), package metadata and the test helpers (`wasmsched.testing`) each cost tens of milliseconds to
 import; a run that does not use them must not load them. A fresh interpreter runs the command, then
 reports which of them are in sys.modules. Behaviour, not timing: a heavy import that comes back into
 the path fails here whatever the machine's speed.

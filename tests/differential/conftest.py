@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from wasmsched.testing.differential.oracle import Oracle
+from tests.differential.oracle import Oracle
 
 
 @pytest.fixture(scope="session")

@@ -6,10 +6,10 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from wasmsched.testing.differential.check import check, shrink
-from wasmsched.testing.differential.compare import compare
-from wasmsched.testing.differential.local import CaseError, run_case
-from wasmsched.testing.differential.oracle import Oracle
+from tests.differential.check import check, shrink
+from tests.differential.compare import compare
+from tests.differential.local import CaseError, run_case
+from tests.differential.oracle import Oracle
 
 
 def node(name: str, cpu: str = "2") -> dict[str, Any]:

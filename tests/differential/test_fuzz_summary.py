@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from wasmsched.testing.differential import fuzz
-from wasmsched.testing.differential.fuzz import SeedResult
+from tests.differential import fuzz
+from tests.differential.fuzz import SeedResult
 
 
 def test_summary_names_the_seeds_kube_answered_differently(monkeypatch: pytest.MonkeyPatch,

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
+from tests.differential.context import FEATURES, Ctx, Knobs
+from tests.differential.generate import CLUSTER_FILE, CONFIG_FILE, case_to_dir, generate_case
 from wasmsched.api.manifest import load_paths
 from wasmsched.cli.main import main
 from wasmsched.config import load_config
 from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.simulator.simulation import Simulation
-from wasmsched.testing.differential.context import FEATURES, Ctx, Knobs
-from wasmsched.testing.differential.generate import CLUSTER_FILE, CONFIG_FILE, case_to_dir, generate_case
 
 LOAD_SEEDS = 500
 COVERAGE_SEEDS = 300
@@ -146,7 +146,7 @@ def test_simulate_cli_reads_the_directory(tmp_path: Path, capsys: pytest.Capture
 
 def test_a_pod_uses_at_most_one_driver_that_prevents_scheduling_when_missing() -> None:
     # kube names the first missing driver of a Go map (random order): with two, its message is undetermined.
-    from wasmsched.testing.differential.volumes import Storage, _volume_driver
+    from tests.differential.volumes import Storage, _volume_driver
 
     checked = 0
     for seed in range(21000, 22000):

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 import yaml
 
-from wasmsched.testing.differential.check import check
-from wasmsched.testing.differential.compare import compare
-from wasmsched.testing.differential.generate import generate_case
-from wasmsched.testing.differential.local import MODES, run_case
-from wasmsched.testing.differential.oracle import Oracle
+from tests.differential.check import check
+from tests.differential.compare import compare
+from tests.differential.generate import generate_case
+from tests.differential.local import MODES, run_case
+from tests.differential.oracle import Oracle
 
 # A fixed slice, about 20 s: six hundred seeds in both modes.
 SLICE = range(600)

@@ -19,6 +19,7 @@ from tests.plugins.volumebinding_util import (
     make_pvc,
     make_sc,
 )
+from wasmsched.api.storage import MIGRATED_PLUGINS_ANNOTATION_KEY
 from wasmsched.api.types import CSIDriver, CSINode, CSIStorageCapacity, Node, StorageClass
 from wasmsched.config.args import UtilizationShapePoint, VolumeBindingArgs, default_volume_binding_shape
 from wasmsched.framework.cycle_state import CycleState
@@ -27,7 +28,6 @@ from wasmsched.framework.status import Code, Status, is_success
 from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins.volumebinding import STATE_KEY, StateData, VolumeBinding
 from wasmsched.plugins.volumebinding.binder import PodVolumes
-from wasmsched.plugins.volumebinding.storage_helpers import MIGRATED_PLUGINS_ANNOTATION_KEY
 from wasmsched.testing.fake_handle import FakeHandle, RecordingClient
 
 WAIT = "WaitForFirstConsumer"

@@ -20,6 +20,7 @@ from tests.plugins.volumebinding_util import (
     make_pvc,
     make_sc,
 )
+from wasmsched.api.storage import ANN_SELECTED_NODE
 from wasmsched.api.types import CSINode, Pod
 from wasmsched.cluster.memory import MemoryCluster
 from wasmsched.cluster.pv_provisioner import attach_volume_controllers
@@ -35,7 +36,6 @@ from wasmsched.plugins.volumebinding.binder import (
     PodVolumes,
     VolumeBinder,
 )
-from wasmsched.plugins.volumebinding.storage_helpers import ANN_SELECTED_NODE
 from wasmsched.testing.fake_handle import FakeHandle, RecordingClient
 
 WAIT = "WaitForFirstConsumer"

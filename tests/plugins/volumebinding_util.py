@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from wasmsched.api.storage import ANN_BIND_COMPLETED, ANN_BOUND_BY_CONTROLLER
 from wasmsched.api.types import (
     CSIDriver,
     CSIStorageCapacity,
@@ -11,7 +12,6 @@ from wasmsched.api.types import (
     Pod,
     StorageClass,
 )
-from wasmsched.plugins.volumebinding.storage_helpers import ANN_BIND_COMPLETED, ANN_BOUND_BY_CONTROLLER
 
 HOSTNAME = "kubernetes.io/hostname"
 NODE_LABEL_KEY = "nodeKey"

@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from wasmsched.cli.explain import explain_document
+from tests.differential.generate import generate_case
+from tests.differential.local import LocalCase
 from wasmsched.cluster.generate import generate
 from wasmsched.config import load_config
 from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.scheduler.algorithm import SchedulingAlgorithm
+from wasmsched.scheduler.explain import explain_document
 from wasmsched.simulator.simulation import Simulation
-from wasmsched.testing.differential.generate import generate_case
-from wasmsched.testing.differential.local import LocalCase
 
 
 def _configure(algo: SchedulingAlgorithm, columnar: bool) -> None:

@@ -8,6 +8,7 @@ import pytest
 
 from wasmsched.framework.events import ActionType, EventResource
 from wasmsched.framework.interface import NodeScore
+from wasmsched.util import klog
 from wasmsched.wasm import abi, encoding, native
 from wasmsched.wasm.args import decode_args, is_wasm_args
 from wasmsched.wasm.errors import WasmLoadError
@@ -104,8 +105,8 @@ def test_parse_eventf() -> None:
 
 
 def test_klog_text_pairs_and_missing_value() -> None:
-    assert encoding.klog_text("m", ["k", "", "k2", "v2"]) == '"m" k="" k2="v2"'
-    assert encoding.klog_text("m", ["odd"]) == '"m" odd="(MISSING)"'
+    assert klog.structured("m", ["k", "", "k2", "v2"]) == '"m" k="" k2="v2"'
+    assert klog.structured("m", ["odd"]) == '"m" odd="(MISSING)"'
 
 
 @pytest.mark.parametrize(("sev", "level"), [(-5, 20), (0, 20), (1, 30), (2, 40), (3, 40), (9, 40)])

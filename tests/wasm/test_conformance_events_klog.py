@@ -17,6 +17,8 @@ from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.events import ClusterEvent, ClusterEventWithHint
 from wasmsched.framework.status import Code
 from wasmsched.testing.builders import make_node, make_pod
+from wasmsched.util.klog import KlogHandler
+from wasmsched.wasm import guest_log as guest_lines
 from wasmsched.wasm.plugin import WasmPlugin
 
 from .harness import WasmHandle, load
@@ -308,25 +310,27 @@ def test_48_fatal_logs_at_error_and_process_continues(tmp_path: Path, guest_log:
     assert k.probe.inst.id == iid and k.plugin.counters()["discarded"] == 0
 
 
-# ----- guest lines written natively (the CLI's logging) ---------------------------------------------------
+# ----- the guest line sink (the CLI's logging): lines written natively -------------------------------------
 
 
 @pytest.fixture
 def cli_logging(tmp_path: Path) -> Any:
-    """The CLI's logging set-up (cli/logs.py), its handler writing to a file instead of stderr."""
+    """The CLI's logging set-up (cli/logs.py), its handler, the guest line sink, writing to a file instead
+    of stderr."""
     from wasmsched.cli.logs import setup_logging
-    from wasmsched.wasm import native
 
     root = logging.getLogger("wasmsched")
-    saved = (root.handlers[:], root.level, root.propagate, logging.getLogger(GUEST_LOGGER).level)
+    saved = (root.handlers[:], root.level, root.propagate, guest_lines.sink())
     setup_logging(0)
-    out = open(tmp_path / "stderr.log", "w")  # noqa: SIM115 - closed by the fixture
-    root.handlers[0].setStream(out)  # type: ignore[attr-defined]
+    out = open(tmp_path / "stderr.log", "w", encoding="utf-8")  # noqa: SIM115 - closed by the fixture
+    handler = guest_lines.sink()
+    assert isinstance(handler, KlogHandler) and root.handlers == [handler]
+    handler.setStream(out)
+    guest_lines.set_sink(handler)  # again: the native host takes the new stream's descriptor
     yield out
-    root.handlers[:], level, root.propagate, guest_level = saved
+    root.handlers[:], level, root.propagate, sink = saved
     root.setLevel(level)
-    logging.getLogger(GUEST_LOGGER).setLevel(guest_level)
-    native.set_log_sink(-1)
+    guest_lines.set_sink(sink)
     out.close()
 
 
@@ -337,41 +341,47 @@ def _klog_script(k: Klog) -> None:
 
 
 def test_native_lines_are_the_python_handlers_lines(tmp_path: Path, cli_logging: Any) -> None:
-    """With the CLI's logging, guest lines are formatted and written natively (wasm/_host.c); each is the
-    line cli/logs.py's KlogFormatter makes of the record the Python handler logs, timestamps aside."""
+    """With the CLI's sink, guest lines are formatted and written natively (wasm/_host.c); each is the line
+    util/klog.py's KlogFormatter makes of the record Host.guest_record makes, timestamps aside (the
+    formats are compared byte for byte, times included, in test_klog_native.py)."""
     from wasmsched.wasm import host, native
 
-    # pytest's own capturing handlers on the non-propagating logger would see the lines too.
-    cli = logging.getLogger("wasmsched")
-    cli.handlers[:] = [h for h in cli.handlers if type(h) is logging.StreamHandler]
     k = Klog(tmp_path)
-    assert host.guest_log_fd(k.plugin.compiled.host.guest_log) == cli_logging.fileno()
     _klog_script(k)
     k.run()
     cli_logging.flush()
-    native_lines = (tmp_path / "stderr.log").read_text().splitlines()
-    native.set_log_sink(-1)  # now every line goes through Python's logging
+    native_lines = (tmp_path / "stderr.log").read_text(encoding="utf-8").splitlines()
+    native.set_log_sink(-1, b"IWEE")  # now every line goes through Python, to the same sink
     _klog_script(k)
     k.run()
     cli_logging.flush()
-    python_lines = (tmp_path / "stderr.log").read_text().splitlines()[len(native_lines):]
+    python_lines = (tmp_path / "stderr.log").read_text(encoding="utf-8").splitlines()[len(native_lines):]
 
     def untimed(lines: list[str]) -> list[str]:
         return [line[0] + line[line.index(" ", 22):] for line in lines]  # drop "MMDD hh:mm:ss.uuuuuu"
 
     assert len(native_lines) == 8
     assert untimed(native_lines) == untimed(python_lines)
-    assert native_lines[0].endswith(f'host.py:{native_lines[0].split("host.py:")[1].split("]")[0]}] "plain" '
-                                    'plugin="wasm"')
+    assert native_lines[0].endswith(f' {host.GUEST_LINE_SOURCE}] "plain" plugin="wasm"')
 
 
-def test_no_native_lines_when_another_handler_would_see_them(tmp_path: Path, cli_logging: Any,
-                                                              caplog: pytest.LogCaptureFixture) -> None:
-    """A handler or filter besides the CLI's (here caplog's) keeps every guest line in Python's logging."""
+def test_with_a_sink_guest_lines_go_to_it_alone(tmp_path: Path, cli_logging: Any,
+                                                 caplog: pytest.LogCaptureFixture) -> None:
+    """The sink is where guest lines go, those written natively and those Python formats (not UTF-8):
+    not to the guest logger's handlers too."""
     caplog.set_level(logging.INFO, logger=GUEST_LOGGER)
-    from wasmsched.wasm import host
+    Klog(tmp_path).log(0, b"native").log(0, b"python \xff").run()
+    cli_logging.flush()
+    lines = (tmp_path / "stderr.log").read_text(encoding="utf-8").splitlines()
+    assert [line.split("] ", 1)[1] for line in lines] == ['"native" plugin="wasm"', '"python \ufffd" plugin="wasm"']
+    assert guest_records(caplog) == []
 
-    k = Klog(tmp_path)
-    assert host.guest_log_fd(k.plugin.compiled.host.guest_log) == -1
-    k.log(0, b"seen").run()
+
+def test_without_a_sink_guest_lines_are_the_guest_loggers_records(tmp_path: Path,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:
+    """An embedder (or a test) that registers no sink gets guest lines as records of the
+    `wasmsched.wasm.guest` logger, for its own handlers; nothing is written natively."""
+    caplog.set_level(logging.INFO, logger=GUEST_LOGGER)
+    assert guest_lines.sink() is None
+    Klog(tmp_path).log(0, b"seen").run()
     assert [m for _, m in guest_records(caplog)] == ['"seen" plugin="wasm"']

@@ -37,8 +37,8 @@ from wasmsched.framework.status import Code, Status
 from wasmsched.plugins.registry import Registry
 from wasmsched.simulator.simulation import Simulation, SimulationResult
 from wasmsched.testing.builders import make_node, make_pod, make_priority_class
+from wasmsched.wasm.call_context import CallContext
 from wasmsched.wasm.errors import GuestCallError
-from wasmsched.wasm.host import CallContext
 from wasmsched.wasm.plugin import WasmPlugin, new_wasm_plugin
 from wasmsched.wasm.runtime import Runtime
 

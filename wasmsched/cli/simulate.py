@@ -15,12 +15,12 @@ import yaml
 from wasmsched.api.kinds import RESOURCES
 from wasmsched.api.manifest import ManifestError, load_paths, write_manifests
 from wasmsched.api.types import object_key
-from wasmsched.cli.explain import explain_document
 from wasmsched.cli.table import format_table, one_line
 from wasmsched.cluster.memory import AdmissionError, ConflictError
 from wasmsched.config import ConfigError, load_config
 from wasmsched.framework.runtime import FrameworkError
 from wasmsched.plugins.registry import in_tree_registry
+from wasmsched.scheduler.explain import explain_document
 from wasmsched.simulator.simulation import Simulation, SimulationResult
 from wasmsched.wasm.args import is_wasm_args
 

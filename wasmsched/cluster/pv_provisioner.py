@@ -26,16 +26,14 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from wasmsched.api.types import PersistentVolume, PersistentVolumeClaim, object_key
-from wasmsched.cluster.memory import MemoryCluster
-from wasmsched.plugins.volumebinding.storage_helpers import (
+from wasmsched.api.resources import RESOURCE_STORAGE
+from wasmsched.api.storage import (
     ANN_BIND_COMPLETED,
     ANN_BOUND_BY_CONTROLLER,
     ANN_DYNAMICALLY_PROVISIONED,
     ANN_SELECTED_NODE,
     CLAIM_BOUND,
     NOT_SUPPORTED_PROVISIONER,
-    RESOURCE_STORAGE,
     VOLUME_AVAILABLE,
     VOLUME_BINDING_WAIT_FOR_FIRST_CONSUMER,
     VOLUME_BOUND,
@@ -43,6 +41,8 @@ from wasmsched.plugins.volumebinding.storage_helpers import (
     get_persistent_volume_claim_class,
     is_volume_bound_to_claim,
 )
+from wasmsched.api.types import PersistentVolume, PersistentVolumeClaim, object_key
+from wasmsched.cluster.memory import MemoryCluster
 
 KIND_PV = "PersistentVolume"
 KIND_PVC = "PersistentVolumeClaim"

@@ -333,11 +333,13 @@ static void capture(Inst *inst, const uint8_t *data, size_t n) {
 
 /* ===== guest klog lines: the pending output ====================================================== */
 
-/* Set by the CLI's logging set-up (wasmsched/cli/logs.py) when guest lines go, unfiltered, to its klog
- * handler on a file descriptor: the line is then formatted here exactly as that handler would, and
- * written out when the guest call returns. -1: every line goes to the Python handler. */
+/* Set from the guest line sink the application registered (wasmsched/wasm/guest_log.py) when it writes to
+ * a file descriptor: a line is then formatted here as util/klog.py's KlogFormatter formats the record
+ * Host.guest_record makes of it, and written out when the guest call returns. -1: every line goes to the
+ * Python handler. The pid and the severity letters (log_letters[severity 0..3]) are Python's. */
 static int log_fd = -1;
 static long log_pid = 0;
+static char log_letters[4] = {'I', 'W', 'E', 'E'};
 
 typedef struct {
     char *p;
@@ -602,9 +604,56 @@ static void buf_json(Buf *b, const uint8_t *s, size_t n) {
     buf_put(b, "\"", 1);
 }
 
-/* klog.log (nparams 3) or klog.logs (5), formatted as cli/logs.py's KlogFormatter formats
- * Host.klog_log's record. 1: written (or dropped as the Python handler would drop it); 0: the
- * Python handler must do it (text that is not valid UTF-8). */
+/* One guest klog line into b, formatted as util/klog.py's KlogFormatter formats the record Host.guest_record
+ * makes of klog.log (kvs NULL) or klog.logs, at time ts; aux is b"<tail>\0<source>" (define_import). The
+ * parts that are not given by Python (the time layout, the quoting of json.dumps) are compared with the
+ * Python formatter's line byte for byte (tests/wasm/test_klog_native.py, through klog_line below).
+ * 0: msg or kvs is not valid UTF-8, whose replacement characters only Python's decoder makes. */
+static int format_klog(Buf *b, int32_t severity, const uint8_t *msg, uint32_t msg_len, const uint8_t *kvs,
+                       uint32_t kvs_len, const struct timespec *ts, const char *aux) {
+    if (!utf8_valid(msg, msg_len) || (kvs != NULL && !utf8_valid(kvs, kvs_len)))
+        return 0;
+    if (kvs_len == 0 && msg_len && msg[msg_len - 1] == '\n')
+        msg_len--; /* one trailing newline is dropped, as by `log` */
+    struct tm tm;
+    time_t secs = ts->tv_sec;
+    localtime_r(&secs, &tm);
+    const char *source = aux + strlen(aux) + 1;
+    char head[128];
+    char level = log_letters[severity <= 0 ? 0 : severity >= 3 ? 3 : severity];
+    int hn = snprintf(head, sizeof head, "%c%02d%02d %02d:%02d:%02d.%06ld %7ld %s] ", level, tm.tm_mon + 1, tm.tm_mday,
+                      tm.tm_hour, tm.tm_min, tm.tm_sec, ts->tv_nsec / 1000, log_pid, source);
+    buf_put(b, head, (size_t)hn);
+    buf_json(b, msg, msg_len);
+    if (kvs != NULL) {
+        /* entries each followed by NUL; bytes after the last NUL are ignored; an odd count pairs the
+         * last key with "(MISSING)" */
+        size_t i = 0, npart = 0;
+        while (i < kvs_len) {
+            const uint8_t *nul = memchr(kvs + i, 0, kvs_len - i);
+            if (nul == NULL)
+                break;
+            size_t len = (size_t)(nul - (kvs + i));
+            if (npart % 2 == 0) {
+                buf_put(b, " ", 1);
+                buf_put(b, (const char *)kvs + i, len);
+                buf_put(b, "=", 1);
+            } else {
+                buf_json(b, kvs + i, len);
+            }
+            npart++;
+            i += len + 1;
+        }
+        if (npart % 2)
+            buf_put(b, "\"(MISSING)\"", 11);
+    }
+    buf_put(b, aux, strlen(aux));
+    buf_put(b, "\n", 1);
+    return 1;
+}
+
+/* klog.log (nparams 3) or klog.logs (5), formatted natively into this thread's pending output. 1: written
+ * (or dropped as the Python handler would drop it); 0: the Python handler must do it. */
 static int emit_klog(Inst *inst, ImportEnv *env, wasmtime_caller_t *caller, wasmtime_val_raw_t *args) {
     int32_t severity = args[0].i32;
     uint32_t msg_len = (uint32_t)args[2].i32;
@@ -621,49 +670,12 @@ static int emit_klog(Inst *inst, ImportEnv *env, wasmtime_caller_t *caller, wasm
                 return 1;
         }
     }
-    if (!utf8_valid(msg, msg_len) || (kvs != NULL && !utf8_valid(kvs, kvs_len)))
-        return 0;
-    if (kvs_len == 0 && msg_len && msg[msg_len - 1] == '\n')
-        msg_len--; /* one trailing newline is dropped, as by `log` */
     char stack[512];
     Buf b = {stack, 0, sizeof stack, 0, 0};
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    struct tm tm;
-    time_t secs = ts.tv_sec;
-    localtime_r(&secs, &tm);
-    const char *aux = PyBytes_AS_STRING(env->aux);
-    const char *source = aux + strlen(aux) + 1;
-    char head[128];
-    char level = severity <= 0 ? 'I' : severity == 1 ? 'W' : 'E';
-    int hn = snprintf(head, sizeof head, "%c%02d%02d %02d:%02d:%02d.%06ld %7ld %s] ", level, tm.tm_mon + 1, tm.tm_mday,
-                      tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000, log_pid, source);
-    buf_put(&b, head, (size_t)hn);
-    buf_json(&b, msg, msg_len);
-    if (kvs != NULL) {
-        /* entries each followed by NUL; bytes after the last NUL are ignored; an odd count pairs the
-         * last key with "(MISSING)" */
-        size_t i = 0, npart = 0;
-        while (i < kvs_len) {
-            const uint8_t *nul = memchr(kvs + i, 0, kvs_len - i);
-            if (nul == NULL)
-                break;
-            size_t len = (size_t)(nul - (kvs + i));
-            if (npart % 2 == 0) {
-                buf_put(&b, " ", 1);
-                buf_put(&b, (const char *)kvs + i, len);
-                buf_put(&b, "=", 1);
-            } else {
-                buf_json(&b, kvs + i, len);
-            }
-            npart++;
-            i += len + 1;
-        }
-        if (npart % 2)
-            buf_put(&b, "\"(MISSING)\"", 11);
-    }
-    buf_put(&b, aux, strlen(aux));
-    buf_put(&b, "\n", 1);
+    if (!format_klog(&b, severity, msg, msg_len, kvs, kvs_len, &ts, PyBytes_AS_STRING(env->aux)))
+        return 0;
     if (!b.oom) {
         if (pending_log.n + b.n > LOG_FLUSH_BYTES)
             flush_log();
@@ -677,15 +689,54 @@ static int emit_klog(Inst *inst, ImportEnv *env, wasmtime_caller_t *caller, wasm
     return 1;
 }
 
-/* set_log_sink(fd, pid): guest klog lines go natively to fd (-1: to the Python handler). */
+/* set_log_sink(fd, pid, letters): guest klog lines go natively to fd (-1: to the Python handler), naming
+ * pid, with letters[min(max(severity, 0), 3)] as their severity letter. */
 static PyObject *set_log_sink(PyObject *self, PyObject *args) {
     int fd;
     long pid;
-    if (!PyArg_ParseTuple(args, "il", &fd, &pid))
+    const char *letters;
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(args, "ily#", &fd, &pid, &letters, &n))
         return NULL;
+    if (n != 4) {
+        PyErr_SetString(PyExc_ValueError, "set_log_sink: letters must be 4 bytes, for severities 0..3");
+        return NULL;
+    }
     log_fd = fd;
     log_pid = pid;
+    memcpy(log_letters, letters, 4);
     Py_RETURN_NONE;
+}
+
+/* klog_line(severity, msg, kvs, time_ns, aux): the line format_klog makes (None: not valid UTF-8), for the
+ * tests that compare it with Python's formatter. */
+static PyObject *klog_line(PyObject *self, PyObject *args) {
+    int severity;
+    const char *msg, *kvs, *aux;
+    Py_ssize_t msg_len, kvs_len, aux_len;
+    long long time_ns;
+    if (!PyArg_ParseTuple(args, "iy#z#Ly#", &severity, &msg, &msg_len, &kvs, &kvs_len, &time_ns, &aux, &aux_len))
+        return NULL;
+    if (memchr(aux, 0, (size_t)aux_len) == NULL) { /* a bytes object's buffer is NUL-terminated after aux_len */
+        PyErr_SetString(PyExc_ValueError, "klog_line: aux must be b\"<tail>\\0<source>\"");
+        return NULL;
+    }
+    if (kvs == NULL)
+        kvs_len = 0;
+    char stack[512];
+    Buf b = {stack, 0, sizeof stack, 0, 0};
+    struct timespec ts = {(time_t)(time_ns / 1000000000), (long)(time_ns % 1000000000)};
+    PyObject *result;
+    if (!format_klog(&b, severity, (const uint8_t *)msg, (uint32_t)msg_len, kvs_len ? (const uint8_t *)kvs : NULL,
+                     (uint32_t)kvs_len, &ts, aux))
+        result = Py_NewRef(Py_None);
+    else if (b.oom)
+        result = PyErr_NoMemory();
+    else
+        result = PyBytes_FromStringAndSize(b.p, (Py_ssize_t)b.n);
+    if (b.heap)
+        free(b.p);
+    return result;
 }
 
 /* ===== WASI preview 1 ========================================================================== */
@@ -1782,6 +1833,7 @@ static PyMethodDef module_methods[] = {
     {"define_import", define_import, METH_VARARGS, NULL},
     {"current_owner", current_owner, METH_NOARGS, "the owner of the instance whose call runs on this thread"},
     {"set_log_sink", set_log_sink, METH_VARARGS, NULL},
+    {"klog_line", klog_line, METH_VARARGS, "a guest klog line as the native host formats it (for tests)"},
     {NULL, NULL, 0, NULL},
 };
 

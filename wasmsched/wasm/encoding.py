@@ -299,14 +299,3 @@ _LEVELS = (logging.INFO, logging.WARNING, logging.ERROR, logging.ERROR)
 
 def klog_level(severity: int) -> int:
     return _LEVELS[min(max(severity, 0), 3)]
-
-
-def klog_text(msg: str, kvs: Sequence[str]) -> str:
-    pairs = list(kvs)
-    if len(pairs) % 2:
-        pairs.append("(MISSING)")
-    text = json.dumps(msg, ensure_ascii=False)
-    for i in range(0, len(pairs), 2):
-        text += f" {pairs[i]}={json.dumps(pairs[i + 1], ensure_ascii=False)}"
-    return text
-

@@ -27,3 +27,7 @@ class MemoryFault(Exception):
 
     def __init__(self) -> None:
         super().__init__("out of bounds memory access")
+
+
+class GuestTimeout(Exception):
+    """The call's deadline passed while the guest slept in poll_oneoff; the text is the trap kind."""

@@ -1,5 +1,5 @@
 """The host side of the guest ABI: `Host` defines every import of docs/abi.md §4 on a plugin's
-Linker, each from its one row of `abi.IMPORTS`, with the per-call values of §4.2 (`CallContext`)
+Linker, each from its one row of `abi.IMPORTS`, with the per-call values of §4.2 (wasm/call_context.py)
 and the buf/buf_limit protocol of §5. Encodings are wasm/encoding.py's.
 
 The hot imports are served by the native host (wasm/_host.c) from the bytes staged for the call
@@ -9,72 +9,36 @@ The hot imports are served by the native host (wasm/_host.c) from the bytes stag
 
 from __future__ import annotations
 
-import inspect
 import json
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import wasmtime
 
 from wasmsched.framework.interface import Handle
-from wasmsched.wasm import native
+from wasmsched.util import klog
+from wasmsched.wasm import guest_log, native, wasi
 from wasmsched.wasm.abi import IMPORTS
+from wasmsched.wasm.call_context import CallContext, current
 from wasmsched.wasm.encoding import (
     PodEncoder,
     image_states_json,
     json_bytes,
     json_string_list,
     klog_level,
-    klog_text,
     node_bytes,
     node_list_bytes,
     nul_list,
     parse_eventf,
     waiting_pod_bytes,
 )
-from wasmsched.wasm.errors import HostFunctionFailure, MemoryFault, WasmLoadError
-from wasmsched.wasm.interrupt import Interrupted
-from wasmsched.wasm.wasi import GuestTimeout, Wasi
+from wasmsched.wasm.errors import MemoryFault, WasmLoadError
+from wasmsched.wasm.import_traps import fault_text, import_error
 
 if TYPE_CHECKING:
-    from wasmsched.api.types import Pod
     from wasmsched.framework.types import NodeInfo
-    from wasmsched.wasm.instance import GuestInstance
-
-# ===== docs/abi.md §4.2 Per-call values ==========================================================
-
-
-@dataclass(slots=True)
-class CallContext:
-    """The per-call values of §4.2, fixed at call start, and the results the guest sets."""
-
-    export: str
-    pod: Pod | None = None
-    node_name: str = ""
-    target_pod: Pod | None = None
-    filtered_node_names: Sequence[str] | None = None
-    node_statuses: Mapping[str, int] | None = None
-    node_scores: Sequence[tuple[str, int]] | None = None
-    # results
-    status_reason: str = ""
-    node_names: list[str] | None = None
-    nominated_node_name: str = ""
-    normalized_score_list: bytes | None = None
-    cluster_events: bytes | None = None
-    _encoded: dict[str, bytes] | None = None
-
-    def encoded(self, key: str, make: Callable[[], bytes]) -> bytes:
-        # §5 stability: a repeated getter in one call returns the same bytes.
-        if self._encoded is None:
-            self._encoded = {}
-        v = self._encoded.get(key)
-        if v is None:
-            v = self._encoded[key] = make()
-        return v
-
 
 # ===== docs/abi.md §4.1 Functions: all imports on one Linker per plugin ==========================
 
@@ -98,47 +62,13 @@ NATIVE: dict[str, tuple[int, int, str | None]] = {
 }
 
 
-def _log_call_site(method: str) -> str:
-    """`host.py:<line>` of the guest_log.log call in Host.<method>: what a record it makes names."""
-    fn = getattr(Host, method)
-    lines, first = inspect.getsourcelines(fn)
-    for i, line in enumerate(lines):
-        if "self.guest_log.log(" in line:
-            return f"{os.path.basename(fn.__code__.co_filename)}:{first + i}"
-    raise AssertionError(f"Host.{method} has no guest_log.log call")
-
-
-def guest_log_fd(guest_log: logging.Logger) -> int:
-    """The file descriptor guest lines can be written to natively, or -1.
-
-    Only when nothing but the CLI's klog handler (cli/logs.py) would see them: no logger on the way
-    up has a filter, the guest logger passes INFO, and the one handler reached is that unfiltered
-    handler, on a stream with a file descriptor.
-    """
-    from wasmsched.cli.logs import KlogFormatter
-
-    if guest_log.getEffectiveLevel() > logging.INFO or guest_log.disabled:
-        return -1
-    handlers: list[logging.Handler] = []
-    c: logging.Logger | None = guest_log
-    while c is not None:
-        if c.filters or c.disabled:
-            return -1
-        handlers.extend(c.handlers)
-        if not c.propagate:
-            break
-        c = c.parent
-    if len(handlers) != 1:
-        return -1
-    handler = handlers[0]
-    if (type(handler) is not logging.StreamHandler or type(handler.formatter) is not KlogFormatter
-            or handler.filters or handler.level > logging.INFO):
-        return -1
-    try:
-        handler.flush()
-        return int(handler.stream.fileno())
-    except (AttributeError, OSError, ValueError):
-        return -1
+def guest_line_text(msg: bytes, kvs: bytes | None) -> str:
+    """klog's structured text of a guest's klog.log (kvs None) or klog.logs message (§11): entries of kvs
+    each end in NUL, empty ones kept; without pairs, as `log`, one trailing newline is dropped."""
+    text = msg.decode("utf-8", "replace")
+    if not kvs:
+        return klog.structured(text.removesuffix("\n"), ())
+    return klog.structured(text, nul_list(kvs, keep_empty=True))
 
 
 class Host:
@@ -155,26 +85,14 @@ class Host:
         self.log_severity = log_severity
         self.handle = handle
         self.pods = pods if pods is not None else PodEncoder()
-        self.guest_log = logging.getLogger("wasmsched.wasm.guest")
-        # The logging configuration as of this plugin's creation decides for every plugin (one process,
-        # one configuration: the CLI's, or an embedder's).
-        native.set_log_sink(guest_log_fd(self.guest_log))
+        self.guest_log = logging.getLogger(guest_log.LOGGER)
+        self._plugin_json = json.dumps(plugin)
         self.warned_gvks: set[int] = set()
         self.dropped_events = 0
 
-    # ----- the running instance -----------------------------------------------------------------
-
-    @staticmethod
-    def current() -> GuestInstance:
-        """The instance whose call (or instantiation) is running on this thread."""
-        inst: GuestInstance | None = native.current_owner()
-        if inst is None:  # pragma: no cover - only guest code calls imports, always inside a call
-            raise HostFunctionFailure("import called outside a guest call")
-        return inst
-
     # ----- memory (§4.2 memory faults) ----------------------------------------------------------
-    # An import raises MemoryFault (or any exception): import_error, which knows the import's name,
-    # turns it into the trap text.
+    # An import raises MemoryFault (or any exception): import_traps.import_error, which knows the
+    # import's name, turns it into the trap text.
 
     @staticmethod
     def _read_or_trap(caller: native.Caller, ptr: int, n: int) -> bytes:
@@ -208,44 +126,16 @@ class Host:
                 if fn is None:
                     raise WasmLoadError(f"wasm: plugin {self.plugin}: no host function {imp.host_method} serves "
                                         f"import {imp.module}.{imp.name}")
-            aux = self._klog_aux(imp.host_method) if handler == native.H_KLOG else None
+            aux = self.klog_aux() if handler == native.H_KLOG else None
             native.define_import(linker, imp.module, imp.name, "i" * len(imp.params), bool(imp.results), handler, fn,
-                                 self.import_error(imp.module, imp.name), self.fault_text(imp.module, imp.name),
+                                 import_error(imp.module, imp.name), fault_text(imp.module, imp.name),
                                  slot, export, aux)
-        Wasi(self).define(linker)
+        wasi.define(linker)
 
-    def _klog_aux(self, method: str) -> bytes:
-        """For a natively written klog line: its tail and the source the Python handler's record names."""
-        return f" plugin={json.dumps(self.plugin)}".encode() + b"\0" + _log_call_site(method).encode()
-
-    @staticmethod
-    def fault_text(module: str, name: str) -> str:
-        """The trap text of an import reading or writing outside the guest's memory (§4.2)."""
-        return f"host function {module}.{name} failed: {MemoryFault()}"
-
-    def import_error(self, module: str, name: str) -> Callable[[BaseException], str]:
-        """The trap text for an exception in an import: any host-side failure traps the call."""
-
-        def text(e: BaseException) -> str:
-            inst: GuestInstance | None = native.current_owner()
-            if not isinstance(e, Exception):
-                # Ctrl-C (or an exit) inside the import: the call raises it again once the trap has
-                # unwound the guest (interrupt.Interrupted: an interrupt is pending, same outcome).
-                if inst is not None and not isinstance(e, Interrupted):
-                    inst.interrupt = e
-                return f"host function {module}.{name} interrupted"
-            if isinstance(e, HostFunctionFailure):
-                return str(e)
-            if isinstance(e, GuestTimeout):
-                if inst is not None:
-                    inst.host_failure = str(e)  # the trap kind, as for a guest stopped in wasm code
-                return str(e)
-            msg = f"host function {module}.{name} failed: {str(e) or type(e).__name__}"
-            if inst is not None:
-                inst.host_failure = msg  # the trap kind (docs/abi.md §10)
-            return msg
-
-        return text
+    def klog_aux(self) -> bytes:
+        """What a natively written guest line ends with and the source it names, as guest_record's
+        record does: b"<tail>\\0<file:line>"."""
+        return f" plugin={self._plugin_json}".encode() + b"\0" + GUEST_LINE_SOURCE.encode()
 
     def _snapshot_node(self, name: str) -> NodeInfo | None:
         if self.handle is None:
@@ -260,8 +150,7 @@ class Host:
         return node_bytes(ni) if ni is not None else b""
 
     def node_list(self, caller: native.Caller, buf: int, limit: int) -> int:
-        inst = self.current()
-        ctx = inst.ctx
+        ctx = current().ctx
 
         def make() -> bytes:
             if self.handle is None:
@@ -271,39 +160,44 @@ class Host:
         value = ctx.encoded("nodeList", make) if ctx is not None else make()
         return self._serve(caller, value, buf, limit)
 
-    # k8s.io/klog
+    # k8s.io/klog: what the native host does not write itself (no sink with a file descriptor, or text that
+    # is not valid UTF-8); it calls these only for severities at or above log_severity.
     def klog_log(self, caller: native.Caller, severity: int, msg: int, msg_len: int) -> None:
-        # The native host calls this only for severities at or above log_severity.
-        if not self.guest_log.isEnabledFor(klog_level(severity)):
+        sink = guest_log.sink()
+        if sink is None and not self.guest_log.isEnabledFor(klog_level(severity)):
             return  # nothing formatted for a line no handler emits
         data = caller.read(msg, msg_len)
         if data is None:
             return  # §4.2: an unreadable klog message is dropped, never a trap
-        text = data.decode("utf-8", "replace").removesuffix("\n")
-        self.guest_log.log(klog_level(severity), "%s plugin=%s", klog_text(text, ()), json.dumps(self.plugin))
+        record = self.guest_record(severity, data, None)
+        (self.guest_log if sink is None else sink).handle(record)
 
     def klog_logs(self, caller: native.Caller, severity: int, msg: int, msg_len: int, kvs: int,
                   kvs_len: int) -> None:
-        if not self.guest_log.isEnabledFor(klog_level(severity)):
+        sink = guest_log.sink()
+        if sink is None and not self.guest_log.isEnabledFor(klog_level(severity)):
             return
         data = caller.read(msg, msg_len)
         if data is None:
             return
-        text = data.decode("utf-8", "replace")
-        pairs: list[str] = []
+        raw = None
         if kvs_len & 0xFFFFFFFF:
             raw = caller.read(kvs, kvs_len)
             if raw is None:
                 return
-            pairs = nul_list(raw, keep_empty=True)
-        else:
-            text = text.removesuffix("\n")  # kvs_len 0: exactly as `log`
-        self.guest_log.log(klog_level(severity), "%s plugin=%s", klog_text(text, pairs), json.dumps(self.plugin))
+        record = self.guest_record(severity, data, raw)
+        (self.guest_log if sink is None else sink).handle(record)
+
+    def guest_record(self, severity: int, msg: bytes, kvs: bytes | None) -> logging.LogRecord:
+        """The record of a guest's klog line, naming GUEST_LINE_SOURCE as a line natively written does."""
+        return self.guest_log.makeRecord(self.guest_log.name, klog_level(severity), __file__, _GUEST_RECORD_LINE,
+                                         "%s plugin=%s", (guest_line_text(msg, kvs), self._plugin_json), None,
+                                         "guest_record")
 
     def _serve_json(self, caller: native.Caller, key: str, make: Callable[[CallContext], Any], buf: int,
                     limit: int, encode: Callable[[Any], bytes] = json_bytes) -> int:
         """A per-call JSON getter: encoded once per call (§5 stability), 0 outside a call."""
-        ctx = self.current().ctx
+        ctx = current().ctx
         if ctx is None:
             return 0
         return self._serve(caller, ctx.encoded(key, lambda: encode(make(ctx))), buf, limit)
@@ -329,7 +223,7 @@ class Host:
             ev = parse_eventf(data)
         except ValueError as e:
             raise ValueError(f"invalid event JSON: {e}") from None
-        if self.handle is None or self.current().ctx is None:
+        if self.handle is None or current().ctx is None:
             # Outside a call (instantiation) there is no cycle to attach the event to.
             self.dropped_events += 1
             return
@@ -346,3 +240,19 @@ class Host:
         wp = self.handle.get_waiting_pod(key) if self.handle is not None else None
         pod_bytes = self.pods.encode(wp.get_pod()) if wp is not None else None
         self._write_or_trap(caller, out, waiting_pod_bytes(pod_bytes, out_limit & 0xFFFFFFFF))
+
+
+# Guest lines name where the host makes their record, whichever way they are written.
+_GUEST_RECORD_LINE = Host.guest_record.__code__.co_firstlineno
+GUEST_LINE_SOURCE = f"{os.path.basename(__file__)}:{_GUEST_RECORD_LINE}"
+
+# klog severities 0..3 as the letters their lines start with (util/klog.py's, for encoding.klog_level's levels).
+_SEVERITY_LETTERS = "".join(klog.level_char(klog_level(s)) for s in range(4)).encode()
+
+
+def _follow_sink(sink: klog.KlogHandler | None) -> None:
+    """The native host writes guest lines to the sink's file descriptor when it has one (one write per call)."""
+    native.set_log_sink(sink.fileno() if sink is not None else -1, _SEVERITY_LETTERS)
+
+
+guest_log.watch(_follow_sink)

@@ -16,9 +16,10 @@ import wasmtime
 from wasmsched.wasm import interrupt, native
 from wasmsched.wasm.abi import EXPORTS
 from wasmsched.wasm.args import WASM_PAGE, WasmPluginArgs
+from wasmsched.wasm.call_context import CallContext
 from wasmsched.wasm.encoding import nul_list
 from wasmsched.wasm.errors import GuestCallError, WasmLoadError
-from wasmsched.wasm.host import CallContext, Host
+from wasmsched.wasm.host import Host
 from wasmsched.wasm.runtime import Runtime, trap_text
 
 if TYPE_CHECKING:
@@ -56,6 +57,9 @@ class CompiledGuest:
 
 
 class GuestInstance:
+    """A guest's Store and Instance. While its call runs, the imports see it as the running instance
+    (call_context.RunningInstance): its ctx, deadline, and the failure or interrupt they record."""
+
     __slots__ = ("_pod_encoder", "_timeout_ns", "_timeout_text", "compiled", "ctx", "deadline_text",
                  "host_failure", "id", "interrupt", "native", "store")
 

@@ -103,7 +103,7 @@ def define_import(linker: wasmtime.Linker, module: str, name: str, params: str, 
     becomes a trap with on_error's text; fault_text is the trap text of an access outside memory.
     H_RESULT stores the setter's bytes in `slot` when `export` (None: every export with a status) runs.
     H_KLOG's aux is b"<line tail>\0<source>": what a natively written guest line ends with and the
-    `file:line` it names (set_log_sink).
+    `file:line` it names (Host.klog_aux).
     """
     types = {"i": wasmtime.ValType.i32, "I": wasmtime.ValType.i64}
     ty = wasmtime.FuncType([types[k]() for k in params], [wasmtime.ValType.i32()] if has_result else [])
@@ -112,7 +112,16 @@ def define_import(linker: wasmtime.Linker, module: str, name: str, params: str, 
                         on_error, fault_text.encode(), slot, export_id, aux)
 
 
-def set_log_sink(fd: int) -> None:
-    """Guest klog lines passing the plugin's logSeverity are formatted natively, as
-    cli/logs.py's KlogFormatter formats them, and written to fd; -1: through the Python handler."""
-    _host.set_log_sink(fd, os.getpid())
+def set_log_sink(fd: int, letters: bytes) -> None:
+    """Guest klog lines passing the plugin's logSeverity are formatted natively, as util/klog.py's
+    KlogFormatter formats the record Host.guest_record makes of them, and written to fd; -1: through
+    Python (Host.klog_log). letters[s]: the severity letter of severity s in 0..3 (lower ones are 0's,
+    higher 3's)."""
+    _host.set_log_sink(fd, os.getpid(), letters)
+
+
+def klog_line(severity: int, msg: bytes, kvs: bytes | None, time_ns: int, aux: bytes) -> bytes | None:
+    """The line the native host writes for a guest's klog call at time_ns (aux: Host.klog_aux()), None
+    when Python must format it: for tests comparing the two formatters."""
+    line: bytes | None = _host.klog_line(severity, msg, kvs, time_ns, aux)
+    return line

@@ -25,11 +25,12 @@ from typing import TYPE_CHECKING
 from wasmsched.wasm import interrupt, native
 from wasmsched.wasm.abi import WASI_FUNCTIONS, WASI_NO_RESULT
 from wasmsched.wasm.abi import WASI_MODULE as MODULE
+from wasmsched.wasm.call_context import current
+from wasmsched.wasm.errors import GuestTimeout
+from wasmsched.wasm.import_traps import fault_text, import_error
 
 if TYPE_CHECKING:
     import wasmtime
-
-    from wasmsched.wasm.host import Host
 
 ERRNO_SUCCESS = 0
 ERRNO_BADF = 8
@@ -62,74 +63,65 @@ _CLOCKS = {
 }
 
 
-class GuestTimeout(Exception):
-    """The call's deadline passed while the guest slept in poll_oneoff; the text is the trap kind."""
-
-
 def _event(userdata: int, errno: int, etype: int, nbytes: int = 0, flags: int = 0) -> bytes:
     # userdata u64, error u16, type u8, pad, fd_readwrite { nbytes u64, flags u16 }, pad
     return struct.pack("<QHBxxxxxQH6x", userdata, errno, etype, nbytes, flags)
 
 
-class Wasi:
-    def __init__(self, host: Host) -> None:
-        self.host = host
+def define(linker: wasmtime.Linker) -> None:
+    """Defines every WASI preview 1 function (abi.WASI_FUNCTIONS): natively, but poll_oneoff here."""
+    special = {"clock_time_get": native.H_CLOCK_TIME_GET, "fd_write": native.H_FD_WRITE,
+               "poll_oneoff": native.H_PYTHON}
+    for name, params in WASI_FUNCTIONS.items():
+        handler = special.get(name, native.H_WASI)
+        native.define_import(linker, MODULE, name, params, name not in WASI_NO_RESULT, handler,
+                             poll_oneoff if handler == native.H_PYTHON else None,
+                             import_error(MODULE, name), fault_text(MODULE, name))
 
-    def define(self, linker: wasmtime.Linker) -> None:
-        """Defines every WASI preview 1 function (abi.WASI_FUNCTIONS): natively, but poll_oneoff here."""
-        host = self.host
-        special = {"clock_time_get": native.H_CLOCK_TIME_GET, "fd_write": native.H_FD_WRITE,
-                   "poll_oneoff": native.H_PYTHON}
-        for name, params in WASI_FUNCTIONS.items():
-            handler = special.get(name, native.H_WASI)
-            native.define_import(linker, MODULE, name, params, name not in WASI_NO_RESULT, handler,
-                                 self.poll_oneoff if handler == native.H_PYTHON else None,
-                                 host.import_error(MODULE, name), host.fault_text(MODULE, name))
 
-    def poll_oneoff(self, caller: native.Caller, in_ptr: int, out_ptr: int, nsubscriptions: int,
-                    nevents_ptr: int) -> int:
-        n = nsubscriptions & 0xFFFFFFFF
-        if n == 0 or n > MAX_SUBSCRIPTIONS:
-            return ERRNO_INVAL
-        inst = self.host.current()
-        raw = caller.read(in_ptr, n * SUBSCRIPTION_SIZE)
-        if raw is None:
-            return ERRNO_FAULT
-        start = time.monotonic_ns()
-        events: list[bytes] = []
-        clocks: list[tuple[int, int]] = []  # (wake-up on the monotonic clock, userdata)
-        for i in range(n):
-            sub = raw[i * SUBSCRIPTION_SIZE:(i + 1) * SUBSCRIPTION_SIZE]
-            userdata, tag = struct.unpack_from("<QB", sub, 0)
-            if tag == EVENTTYPE_CLOCK:
-                clock_id, timeout, _precision, flags = struct.unpack_from("<I4xQQH", sub, 16)
-                if clock_id not in (CLOCK_REALTIME, CLOCK_MONOTONIC):
-                    events.append(_event(userdata, ERRNO_INVAL, tag))
-                    continue
-                delay = timeout - _CLOCKS[clock_id]() if flags & SUBCLOCKFLAGS_ABSTIME else timeout
-                clocks.append((start + max(delay, 0), userdata))
-            elif tag in (EVENTTYPE_FD_READ, EVENTTYPE_FD_WRITE):
-                (fd,) = struct.unpack_from("<I", sub, 16)
-                if tag == EVENTTYPE_FD_READ and fd == 0:
-                    events.append(_event(userdata, ERRNO_SUCCESS, tag, 0, EVENTRWFLAGS_HANGUP))  # stdin at EOF
-                elif tag == EVENTTYPE_FD_WRITE and fd in (1, 2):
-                    events.append(_event(userdata, ERRNO_SUCCESS, tag))  # captured output never blocks
-                else:
-                    events.append(_event(userdata, ERRNO_BADF, tag))  # no other descriptors exist
+def poll_oneoff(caller: native.Caller, in_ptr: int, out_ptr: int, nsubscriptions: int, nevents_ptr: int) -> int:
+    n = nsubscriptions & 0xFFFFFFFF
+    if n == 0 or n > MAX_SUBSCRIPTIONS:
+        return ERRNO_INVAL
+    inst = current()
+    raw = caller.read(in_ptr, n * SUBSCRIPTION_SIZE)
+    if raw is None:
+        return ERRNO_FAULT
+    start = time.monotonic_ns()
+    events: list[bytes] = []
+    clocks: list[tuple[int, int]] = []  # (wake-up on the monotonic clock, userdata)
+    for i in range(n):
+        sub = raw[i * SUBSCRIPTION_SIZE:(i + 1) * SUBSCRIPTION_SIZE]
+        userdata, tag = struct.unpack_from("<QB", sub, 0)
+        if tag == EVENTTYPE_CLOCK:
+            clock_id, timeout, _precision, flags = struct.unpack_from("<I4xQQH", sub, 16)
+            if clock_id not in (CLOCK_REALTIME, CLOCK_MONOTONIC):
+                events.append(_event(userdata, ERRNO_INVAL, tag))
+                continue
+            delay = timeout - _CLOCKS[clock_id]() if flags & SUBCLOCKFLAGS_ABSTIME else timeout
+            clocks.append((start + max(delay, 0), userdata))
+        elif tag in (EVENTTYPE_FD_READ, EVENTTYPE_FD_WRITE):
+            (fd,) = struct.unpack_from("<I", sub, 16)
+            if tag == EVENTTYPE_FD_READ and fd == 0:
+                events.append(_event(userdata, ERRNO_SUCCESS, tag, 0, EVENTRWFLAGS_HANGUP))  # stdin at EOF
+            elif tag == EVENTTYPE_FD_WRITE and fd in (1, 2):
+                events.append(_event(userdata, ERRNO_SUCCESS, tag))  # captured output never blocks
             else:
-                return ERRNO_INVAL
-        if not events and clocks:
-            wake = min(at for at, _ in clocks)
-            deadline = inst.deadline
-            if deadline is not None and wake > deadline:
-                interrupt.sleep(max(deadline - time.monotonic_ns(), 0) / 1e9)
-                raise GuestTimeout(f"timeout after {inst.deadline_text}")
-            # Ctrl-C ends the sleep (wasm/interrupt.py), also with no deadline and on any thread.
-            interrupt.sleep(max(wake - time.monotonic_ns(), 0) / 1e9)
-        now = time.monotonic_ns()
-        events.extend(_event(userdata, ERRNO_SUCCESS, EVENTTYPE_CLOCK) for at, userdata in clocks if at <= now)
-        if not caller.write(out_ptr, b"".join(events)):
-            return ERRNO_FAULT
-        if not caller.write(nevents_ptr, struct.pack("<I", len(events))):
-            return ERRNO_FAULT
-        return ERRNO_SUCCESS
+                events.append(_event(userdata, ERRNO_BADF, tag))  # no other descriptors exist
+        else:
+            return ERRNO_INVAL
+    if not events and clocks:
+        wake = min(at for at, _ in clocks)
+        deadline = inst.deadline
+        if deadline is not None and wake > deadline:
+            interrupt.sleep(max(deadline - time.monotonic_ns(), 0) / 1e9)
+            raise GuestTimeout(f"timeout after {inst.deadline_text}")
+        # Ctrl-C ends the sleep (wasm/interrupt.py), also with no deadline and on any thread.
+        interrupt.sleep(max(wake - time.monotonic_ns(), 0) / 1e9)
+    now = time.monotonic_ns()
+    events.extend(_event(userdata, ERRNO_SUCCESS, EVENTTYPE_CLOCK) for at, userdata in clocks if at <= now)
+    if not caller.write(out_ptr, b"".join(events)):
+        return ERRNO_FAULT
+    if not caller.write(nevents_ptr, struct.pack("<I", len(events))):
+        return ERRNO_FAULT
+    return ERRNO_SUCCESS

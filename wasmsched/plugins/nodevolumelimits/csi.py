@@ -19,6 +19,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from wasmsched.api.storage import get_persistent_volume_claim_class, volume_claim_name, volume_is_for_pod
 from wasmsched.api.types import (
     CSIDriver,
     CSINode,
@@ -51,9 +52,6 @@ log = logging.getLogger(__name__)
 NAME = "NodeVolumeLimits"
 ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED = "node(s) exceed max volume count"
 
-# v1.BetaStorageClassAnnotation, which GetPersistentVolumeClaimClass prefers to spec.storageClassName.
-BETA_STORAGE_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
-
 # k8s.io/apimachinery/pkg/util/rand's alphabet (no vowels, no confusable digits).
 _RAND_ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
 
@@ -68,30 +66,6 @@ class _PluginError(Exception):
 
 def _random_string(n: int) -> str:
     return "".join(random.choice(_RAND_ALPHANUMS) for _ in range(n))
-
-
-def volume_claim_name(pod: Pod, vol: Volume) -> str:
-    """ephemeral.VolumeClaimName: the PVC of a generic ephemeral volume is "<pod>-<volume>"."""
-    return f"{pod.metadata.name}-{vol.name}"
-
-
-def volume_is_for_pod(pod: Pod, pvc: PersistentVolumeClaim) -> str | None:
-    """ephemeral.VolumeIsForPod: None when the pod controls the PVC, else the error message."""
-    controller = next((r for r in pvc.metadata.ownerReferences if r.HasField("controller") and r.controller), None)
-    if pvc.metadata.namespace != pod.metadata.namespace or controller is None or controller.uid != pod.metadata.uid:
-        return (f"PVC {pvc.metadata.namespace}/{pvc.metadata.name} was not created for pod "
-                f"{pod.metadata.namespace}/{pod.metadata.name} (pod is not owner)")
-    return None
-
-
-def get_persistent_volume_claim_class(pvc: PersistentVolumeClaim) -> str:
-    """storagehelpers.GetPersistentVolumeClaimClass: the beta annotation first, then the spec."""
-    ann = pvc.metadata.annotations
-    if BETA_STORAGE_CLASS_ANNOTATION in ann:
-        return ann[BETA_STORAGE_CLASS_ANNOTATION]
-    if pvc.spec.HasField("storageClassName"):
-        return pvc.spec.storageClassName
-    return ""
 
 
 def is_pod_resize_deferred(pod: Pod) -> bool:
@@ -188,7 +162,7 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             if src.HasField("persistentVolumeClaim"):
                 pvc_name = src.persistentVolumeClaim.claimName
             elif src.HasField("ephemeral"):
-                pvc_name = volume_claim_name(pod, vol)
+                pvc_name = volume_claim_name(pod, vol.name)
             else:
                 continue
             if pvc_name == added.metadata.name:
@@ -347,7 +321,7 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
                 pvc_name = src.persistentVolumeClaim.claimName
             elif src.HasField("ephemeral"):
                 # Generic ephemeral volumes use a PVC with a computed name, owned by the pod.
-                pvc_name = volume_claim_name(pod, vol)
+                pvc_name = volume_claim_name(pod, vol.name)
                 is_ephemeral = True
             else:
                 # An inline volume counts when its in-tree plugin was migrated to CSI; the others

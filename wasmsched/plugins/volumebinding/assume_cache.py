@@ -13,9 +13,9 @@ from __future__ import annotations
 import threading
 from typing import Any, Generic, TypeVar
 
+from wasmsched.api.storage import get_persistent_volume_class
 from wasmsched.api.types import PersistentVolume, PersistentVolumeClaim, object_key
 from wasmsched.framework.interface import ClusterClient
-from wasmsched.plugins.volumebinding.storage_helpers import get_persistent_volume_class
 
 T = TypeVar("T", PersistentVolume, PersistentVolumeClaim)
 

@@ -13,6 +13,22 @@ from dataclasses import dataclass, field
 
 from wasmsched.api import labels as lbl
 from wasmsched.api.quantity import parse_quantity
+from wasmsched.api.storage import (
+    ANN_BIND_COMPLETED,
+    ANN_SELECTED_NODE,
+    NOT_SUPPORTED_PROVISIONER,
+    VOLUME_BINDING_WAIT_FOR_FIRST_CONSUMER,
+    check_node_affinity,
+    find_matching_volume,
+    get_bind_volume_to_claim,
+    get_persistent_volume_claim_class,
+    has_storage_request,
+    match_topology_selector_terms,
+    pod_claim_name,
+    pv_capacity,
+    storage_request,
+    volume_is_for_pod,
+)
 from wasmsched.api.types import (
     CSINode,
     CSIStorageCapacity,
@@ -30,22 +46,6 @@ from wasmsched.plugins.volumebinding.assume_cache import (
     VolumeBindingError,
 )
 from wasmsched.plugins.volumebinding.csi_migration import try_translate_pv_to_csi
-from wasmsched.plugins.volumebinding.storage_helpers import (
-    ANN_BIND_COMPLETED,
-    ANN_SELECTED_NODE,
-    NOT_SUPPORTED_PROVISIONER,
-    VOLUME_BINDING_WAIT_FOR_FIRST_CONSUMER,
-    check_node_affinity,
-    find_matching_volume,
-    get_bind_volume_to_claim,
-    get_persistent_volume_claim_class,
-    has_storage_request,
-    match_topology_selector_terms,
-    pod_claim_name,
-    pv_capacity,
-    storage_request,
-    volume_is_for_pod,
-)
 
 # ConflictReasons: why volume binding is impossible on a node.
 ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"

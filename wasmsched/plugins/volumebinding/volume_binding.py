@@ -12,6 +12,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from wasmsched.api.quantity import parse_quantity
+from wasmsched.api.storage import (
+    CLAIM_LOST,
+    MIGRATED_PLUGINS_ANNOTATION_KEY,
+    pod_claim_name,
+    storage_request,
+    volume_is_for_pod,
+)
 from wasmsched.api.types import (
     CSIDriver,
     CSINode,
@@ -49,13 +56,6 @@ from wasmsched.plugins.volumebinding.binder import (
     volume_limit,
 )
 from wasmsched.plugins.volumebinding.scorer import VolumeCapacityScorer, build_scorer_function
-from wasmsched.plugins.volumebinding.storage_helpers import (
-    CLAIM_LOST,
-    MIGRATED_PLUGINS_ANNOTATION_KEY,
-    pod_claim_name,
-    storage_request,
-    volume_is_for_pod,
-)
 
 NAME = "VolumeBinding"
 STATE_KEY = NAME

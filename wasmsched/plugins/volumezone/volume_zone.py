@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from wasmsched.api.storage import VOLUME_BINDING_WAIT_FOR_FIRST_CONSUMER, get_persistent_volume_claim_class
 from wasmsched.api.types import PersistentVolume, PersistentVolumeClaim, Pod, StorageClass
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.events import (
@@ -49,8 +50,6 @@ _GA_LABEL = {
 
 # cloud-provider's volume.LabelMultiZoneDelimiter: a PV's zone label may list several zones.
 LABEL_MULTI_ZONE_DELIMITER = "__"
-BETA_STORAGE_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
-VOLUME_BINDING_WAIT_FOR_FIRST_CONSUMER = "WaitForFirstConsumer"
 
 # Go's unicode.IsSpace, which strings.TrimSpace trims (Python's str.strip also trims \x1c-\x1f).
 _GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
@@ -70,16 +69,6 @@ def label_zones_to_set(value: str) -> frozenset[str] | None:
             return None
         zones.add(trimmed)
     return frozenset(zones)
-
-
-def get_persistent_volume_claim_class(pvc: PersistentVolumeClaim) -> str:
-    """component-helpers' GetPersistentVolumeClaimClass: the beta annotation wins over the field."""
-    ann = pvc.metadata.annotations
-    if BETA_STORAGE_CLASS_ANNOTATION in ann:
-        return ann[BETA_STORAGE_CLASS_ANNOTATION]
-    if pvc.spec.HasField("storageClassName"):
-        return pvc.spec.storageClassName
-    return ""
 
 
 # The NotFound errors of the informers' listers, whose resources are singular.

@@ -12,7 +12,7 @@ from typing import IO, Any
 
 from wasmsched.plugins.registry import in_tree_registry
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = REPO / "tools" / "kube" / "build.sh"
 ENV_BINARY = "WASMSCHED_KUBE_ORACLE"
 

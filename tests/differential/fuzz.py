@@ -2,7 +2,7 @@
 (kube-oracle), compared in both modes. Differences are printed (shrunk) and written to --out; the exit
 status is 1 when any was found.
 
-    python -m wasmsched.testing.differential.fuzz --seeds 0:20000 --jobs 2 --out .cache/fuzz-kube
+    python -m tests.differential.fuzz --seeds 0:20000 --jobs 2 --out .cache/fuzz-kube
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from wasmsched.testing.differential.check import check
-from wasmsched.testing.differential.compare import Comparison
-from wasmsched.testing.differential.generate import generate_case
-from wasmsched.testing.differential.local import MODES
-from wasmsched.testing.differential.oracle import Oracle, oracle_binary
+from tests.differential.check import check
+from tests.differential.compare import Comparison
+from tests.differential.generate import generate_case
+from tests.differential.local import MODES
+from tests.differential.oracle import Oracle, oracle_binary
 
 
 @dataclass

@@ -23,8 +23,8 @@ from typing import Any
 
 import yaml
 
-from wasmsched.testing.differential.config import generate_config
-from wasmsched.testing.differential.context import (
+from tests.differential.config import generate_config
+from tests.differential.context import (
     APPS,
     BASE_TIME,
     DEFAULT_KNOBS,
@@ -53,9 +53,9 @@ from wasmsched.testing.differential.context import (
     Workload,
     pick_some,
 )
-from wasmsched.testing.differential.devices import add_devices
-from wasmsched.testing.differential.pods import PodShape, make_pod
-from wasmsched.testing.differential.volumes import add_storage
+from tests.differential.devices import add_devices
+from tests.differential.pods import PodShape, make_pod
+from tests.differential.volumes import add_storage
 
 CLUSTER_FILE = "cluster.yaml"
 CONFIG_FILE = "scheduler.yaml"

@@ -15,7 +15,6 @@ from typing import Any, cast
 
 from wasmsched.api.manifest import load_text
 from wasmsched.api.types import Node, Pod, object_key
-from wasmsched.cli.explain import explain_document
 from wasmsched.cluster.memory import KIND_POD, AdmissionError, ConflictError, MemoryCluster
 from wasmsched.config.load import API_VERSION, KIND, config_from_dict
 from wasmsched.config.types import KubeSchedulerConfiguration
@@ -27,6 +26,7 @@ from wasmsched.plugins.defaultpreemption import default_preemption
 from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.scheduler.algorithm import CycleExplain, NoNodesAvailable, ScheduleResult, SchedulingError
 from wasmsched.scheduler.eventhandlers import add_all_event_handlers
+from wasmsched.scheduler.explain import explain_document
 from wasmsched.scheduler.factory import new_scheduler
 from wasmsched.scheduler.scheduler import Scheduler
 from wasmsched.simulator.simulation import create_objects

@@ -1,5 +1,7 @@
 """Storage helpers of k8s.io/component-helpers/storage/volume (helpers.go, pv_helpers.go) and
-storage/ephemeral, plus v1helper.MatchTopologySelectorTerms, as the volume binder uses them."""
+storage/ephemeral, plus v1helper.MatchTopologySelectorTerms: the volume plugins and the embedded
+cluster's PV controller and provisioner (cluster/pv_provisioner.py) apply the same rules, as kube's
+scheduler and kube-controller-manager share these packages."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from wasmsched.api import labels as lbl
 from wasmsched.api.nodeaffinity import NodeSelectorMatcher
 from wasmsched.api.quantity import parse_quantity
+from wasmsched.api.resources import RESOURCE_STORAGE
 from wasmsched.api.types import Node, PersistentVolume, PersistentVolumeClaim, Pod, StorageClass
 
 ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
@@ -26,7 +29,6 @@ VOLUME_BOUND = "Bound"
 CLAIM_BOUND = "Bound"
 CLAIM_LOST = "Lost"
 FILESYSTEM = "Filesystem"
-RESOURCE_STORAGE = "storage"
 
 
 def get_persistent_volume_claim_class(claim: PersistentVolumeClaim) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wasmsched.testing.differential.context import (
+from tests.differential.context import (
     DISKS,
     GPU,
     HOSTNAME,
@@ -17,7 +17,7 @@ from wasmsched.testing.differential.context import (
     Ctx,
     pick_some,
 )
-from wasmsched.testing.differential.pods import node_selector_term
+from tests.differential.pods import node_selector_term
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from wasmsched.testing.differential.context import (
+from tests.differential.context import (
     APPS,
     CPU_REQUESTS,
     DISKS,

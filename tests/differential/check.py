@@ -10,9 +10,9 @@ from typing import Any
 
 import yaml
 
-from wasmsched.testing.differential.compare import Comparison, compare
-from wasmsched.testing.differential.local import CaseError, run_case
-from wasmsched.testing.differential.oracle import Oracle
+from tests.differential.compare import Comparison, compare
+from tests.differential.local import CaseError, run_case
+from tests.differential.oracle import Oracle
 
 Objects = list[dict[str, Any]]
 Config = dict[str, Any] | None

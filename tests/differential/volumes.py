@@ -19,7 +19,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from wasmsched.testing.differential.context import HOSTNAME, REGION, REGION_OF, ZONE, ZONES, Ctx, NodeFacts
+from tests.differential.context import HOSTNAME, REGION, REGION_OF, ZONE, ZONES, Ctx, NodeFacts
 
 BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
 BETA_REGION = "failure-domain.beta.kubernetes.io/region"

@@ -44,7 +44,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from wasmsched.testing.differential.context import ZONE, ZONES, Ctx
+from tests.differential.context import ZONE, ZONES, Ctx
 
 API_VERSION = "resource.k8s.io/v1"
 GPU_DRIVER = "gpu.example.com"

@@ -1,2 +1,0 @@
-"""Differential testing against kube-scheduler: seeded random clusters (`generate`) in the format of the
-kube-oracle contract."""
