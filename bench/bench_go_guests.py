@@ -30,9 +30,9 @@ from wasmsched.framework.status import is_skip, is_success
 from wasmsched.plugins.imagelocality import ImageLocality
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.testing.fake_handle import FakeHandle
+from wasmsched.wasm.engine import Runtime
 from wasmsched.wasm.instance import GuestInstance
 from wasmsched.wasm.plugin import WasmPlugin, new_wasm_plugin
-from wasmsched.wasm.runtime import Runtime
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ["nodenumber", "imagelocality", "advanced"]

@@ -15,8 +15,8 @@ import platform
 import time
 from pathlib import Path
 
-from wasmsched.cluster.generate import generate
 from wasmsched.config import config_from_dict, load_config
+from wasmsched.embedded.generate import generate
 from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.simulator.simulation import Simulation
 

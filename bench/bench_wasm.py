@@ -20,8 +20,8 @@ from typing import Any
 
 import wasmtime
 
-from wasmsched.cluster.generate import generate
 from wasmsched.config import config_from_dict, load_config
+from wasmsched.embedded.generate import generate
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.snapshot import new_snapshot
 from wasmsched.plugins.registry import in_tree_registry

@@ -94,8 +94,8 @@ def events_bytes(events: list[Any]) -> int:
 
 def run_one(kind: str, nodes: int, pods: int, every: int, progress: bool = False) -> dict[str, Any]:
     """One soak in this process; kind is "wasm" (default profile + NodeNumber) or "baseline"."""
-    from wasmsched.cluster.generate import generate
     from wasmsched.config import config_from_dict, load_config
+    from wasmsched.embedded.generate import generate
     from wasmsched.plugins.registry import in_tree_registry
     from wasmsched.simulator.simulation import Simulation
 

@@ -32,7 +32,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"plugins"}),
     frozenset({"scheduler"}),
     frozenset({"wasm"}),
-    frozenset({"cluster", "simulator", "kube", "devcluster", "testing"}),
+    frozenset({"embedded", "simulator", "kube", "devcluster", "testing"}),
     frozenset({"cli"}),
 )
 LAYER_OF = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}

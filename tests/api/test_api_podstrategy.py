@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from wasmsched.api.manifest import load_text
-from wasmsched.cluster.memory import MemoryCluster
+from wasmsched.embedded.memory import MemoryCluster
 
 POD = """
 apiVersion: v1

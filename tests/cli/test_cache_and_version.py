@@ -10,7 +10,7 @@ import pytest
 import wasmtime
 
 from wasmsched.cli.main import main
-from wasmsched.wasm.runtime import Runtime
+from wasmsched.wasm.engine import Runtime
 
 GUESTS = [bytes(wasmtime.wat2wasm(f'(module (memory (export "memory") 1 1) (func (export "filter") (result i32) '
                                   f"(i32.const {n})))")) for n in range(2)]

@@ -21,8 +21,8 @@ from tests.wasm.harness import LAST_DIGIT_WAT, compile_wat
 # Top-level packages and wasmsched modules that a `simulate` without wasm plugins or --metrics never needs.
 HEAVY = ("kubernetes", "prometheus_client", "wasmtime", "pydantic", "requests", "urllib3", "cryptography",
          "importlib.metadata", "http.client", "ssl", "wasmsched.kube", "wasmsched.metrics.metrics",
-         "wasmsched.testing", "wasmsched.devcluster.cluster", "wasmsched.wasm.plugin", "wasmsched.wasm.runtime",
-         "wasmsched.wasm.abi", "wasmsched.wasm.host", "wasmsched.wasm.cache", "wasmsched.cli.run",
+         "wasmsched.testing", "wasmsched.devcluster.cluster", "wasmsched.wasm.plugin", "wasmsched.wasm.engine",
+         "wasmsched.wasm.abi", "wasmsched.wasm.host", "wasmsched.wasm.module_cache", "wasmsched.cli.run",
          "wasmsched.cli.snapshot", "wasmsched.cli.cache", "wasmsched.cli.devcluster")
 
 CLUSTER = """\

@@ -15,9 +15,9 @@ from typing import Any, cast
 
 from wasmsched.api.manifest import load_text
 from wasmsched.api.types import Node, Pod, object_key
-from wasmsched.cluster.memory import KIND_POD, AdmissionError, ConflictError, MemoryCluster
 from wasmsched.config.load import API_VERSION, KIND, config_from_dict
 from wasmsched.config.types import KubeSchedulerConfiguration
+from wasmsched.embedded.memory import KIND_POD, AdmissionError, ConflictError, MemoryCluster
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.diagnosis import FitError
 from wasmsched.framework.interface import NominatingMode

@@ -18,7 +18,7 @@ import yaml
 from tests.e2e.helpers import run_cli
 from tests.go_guests import MODULE_CACHE, ROOT, builds_go, run_ok
 from wasmsched.wasm import abi
-from wasmsched.wasm.runtime import Runtime
+from wasmsched.wasm.engine import Runtime
 
 EXAMPLES = ["nodenumber", "imagelocality", "advanced"]
 

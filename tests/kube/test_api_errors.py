@@ -11,11 +11,11 @@ import pytest
 from wasmsched.api import errors
 from wasmsched.api.errors import ApiError
 from wasmsched.api.types import PodDisruptionBudget
-from wasmsched.cluster.memory import MemoryCluster
 from wasmsched.devcluster import DevCluster
+from wasmsched.embedded.memory import MemoryCluster
 from wasmsched.kube import codec
 from wasmsched.kube.api import KubeApi
-from wasmsched.kube.cluster import pod_is_gone
+from wasmsched.kube.client_cluster import pod_is_gone
 
 
 def _pdb(name: str, resource_version: str = "", min_available: int = 1) -> dict[str, Any]:

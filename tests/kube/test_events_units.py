@@ -13,7 +13,7 @@ import pytest
 from tests.kube.helpers import wait_for
 from wasmsched.api.types import Pod
 from wasmsched.kube.api import ApiError, TransportError
-from wasmsched.kube.cluster import EVENT_MAX_TRIES, EventBroadcaster
+from wasmsched.kube.client_cluster import EVENT_MAX_TRIES, EventBroadcaster
 
 
 class FakeApi:
@@ -122,7 +122,7 @@ def _pod_named(name: str) -> Pod:
 def test_events_are_written_many_at_a_time(events: int) -> None:
     """A few writes in flight while few events wait, many once the queue fills: the writer keeps up with
     bindings without taking the API server from them when it need not."""
-    from wasmsched.kube.cluster import EVENT_WRITERS, EVENT_WRITERS_IDLE
+    from wasmsched.kube.client_cluster import EVENT_WRITERS, EVENT_WRITERS_IDLE
 
     want = EVENT_WRITERS if events >= 2000 else EVENT_WRITERS_IDLE
     api = SlowApi()

@@ -434,7 +434,7 @@ def test_a_process_that_loses_its_lease_exits_1(
 
 def test_isomorphic_events_become_one_event_with_a_series(admin: KubeApi, namespace: str, dev_cluster: Any) -> None:
     from wasmsched.api.types import Pod
-    from wasmsched.kube.cluster import EventBroadcaster
+    from wasmsched.kube.client_cluster import EventBroadcaster
 
     pod = Pod()
     pod.metadata.name, pod.metadata.namespace, pod.metadata.uid = "p", namespace, "u-1"
@@ -464,7 +464,7 @@ def test_writes_to_a_pod_that_went_away_raise_lookup_errors(admin: KubeApi, name
     went away: PodGoneError, a LookupError, which the failure handler and the preemption executor treat
     as "gone", not as an error to retry."""
     from wasmsched.api.types import Pod
-    from wasmsched.kube.cluster import EventBroadcaster, KubeCluster, PodGoneError
+    from wasmsched.kube.client_cluster import EventBroadcaster, KubeCluster, PodGoneError
     from wasmsched.kube.informer import InformerFactory
 
     node = nodes.add(unique("n"))

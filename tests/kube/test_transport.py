@@ -76,7 +76,7 @@ def test_create_sends_bindings_and_events_in_the_configured_content_type(dev_clu
                                                                           content_type: str) -> None:
     """client-go sends protobuf unless clientConnection.contentType says JSON; the server takes both."""
     from wasmsched.api.types import Binding
-    from wasmsched.kube.cluster import EventBroadcaster, _event_message
+    from wasmsched.kube.client_cluster import EventBroadcaster, _event_message
 
     api = KubeApi(load_configuration(str(dev_cluster.kubeconfig)), ClientConnection(qps=0, content_type=content_type))
     admin = dev_cluster.kube_api()

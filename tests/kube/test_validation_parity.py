@@ -22,8 +22,8 @@ from tests.api.test_api_validation_controllers import controller_manifests
 from tests.e2e.test_bad_input import MANIFESTS, NODE, pod
 from wasmsched.api.errors import ApiError
 from wasmsched.api.manifest import ManifestError, load_paths, load_text, manifest_files
-from wasmsched.cluster.memory import AdmissionError, MemoryCluster, system_priority_classes
 from wasmsched.devcluster import DevCluster
+from wasmsched.embedded.memory import AdmissionError, MemoryCluster, system_priority_classes
 from wasmsched.kube.api import KubeApi
 
 from .helpers import namespace_name

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from wasmsched.cluster.generate import generate
 from wasmsched.config import config_from_dict
+from wasmsched.embedded.generate import generate
 from wasmsched.framework.interface import FilterPlugin, Plugin
 from wasmsched.framework.status import Status
 from wasmsched.plugins.registry import in_tree_registry

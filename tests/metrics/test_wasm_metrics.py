@@ -17,8 +17,8 @@ from wasmsched.metrics.metrics import SchedulerMetrics
 from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.simulator.simulation import MAX_CONSECUTIVE_ERRORS, Simulation
 from wasmsched.testing.builders import make_node, make_pod
+from wasmsched.wasm.engine import Runtime
 from wasmsched.wasm.plugin import new_wasm_plugin
-from wasmsched.wasm.runtime import Runtime
 
 from .helpers import Exposition, scrape
 

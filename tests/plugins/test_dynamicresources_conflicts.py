@@ -12,12 +12,12 @@ from collections import defaultdict
 from typing import Any, cast
 
 from wasmsched.api.types import ResourceClaim
-from wasmsched.cluster.memory import MemoryCluster
+from wasmsched.embedded.memory import MemoryCluster
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo
 from wasmsched.kube.api import _status_error
-from wasmsched.kube.cluster import KubeCluster
+from wasmsched.kube.client_cluster import KubeCluster
 from wasmsched.kube.codec import decode_json
 from wasmsched.plugins.dynamicresources import DynamicResources
 from wasmsched.testing.builders import NodeWrapper

@@ -1,10 +1,10 @@
-"""The emulated resourceclaim controller (cluster/resourceclaim_controller.py) on a MemoryCluster."""
+"""The emulated resourceclaim controller (embedded/resourceclaim_controller.py) on a MemoryCluster."""
 
 from __future__ import annotations
 
 from wasmsched.api.types import Pod, ResourceClaim, ResourceClaimTemplate
-from wasmsched.cluster.memory import MemoryCluster
-from wasmsched.cluster.resourceclaim_controller import (
+from wasmsched.embedded.memory import MemoryCluster
+from wasmsched.embedded.resourceclaim_controller import (
     POD_RESOURCE_CLAIM_ANNOTATION,
     attach_resourceclaim_controller,
 )

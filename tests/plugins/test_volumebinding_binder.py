@@ -1,6 +1,6 @@
 """The volume binder's core cases (volumebinding/binder_test.go: FindPodVolumes, AssumePodVolumes,
 RevertAssumedPodVolumes, BindPodVolumes) and the plugin's Reserve/Unreserve/PreBind on an embedded
-cluster with the emulated PV controller and provisioner (cluster/pv_provisioner.py)."""
+cluster with the emulated PV controller and provisioner (embedded/pv_provisioner.py)."""
 
 from __future__ import annotations
 
@@ -22,9 +22,9 @@ from tests.plugins.volumebinding_util import (
 )
 from wasmsched.api.storage import ANN_SELECTED_NODE
 from wasmsched.api.types import CSINode, Pod
-from wasmsched.cluster.memory import MemoryCluster
-from wasmsched.cluster.pv_provisioner import attach_volume_controllers
 from wasmsched.config.args import VolumeBindingArgs
+from wasmsched.embedded.memory import MemoryCluster
+from wasmsched.embedded.pv_provisioner import attach_volume_controllers
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.status import Code, is_success
 from wasmsched.framework.types import NodeInfo

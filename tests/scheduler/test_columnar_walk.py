@@ -13,8 +13,8 @@ import pytest
 
 from tests.differential.generate import generate_case
 from tests.differential.local import LocalCase
-from wasmsched.cluster.generate import generate
 from wasmsched.config import load_config
+from wasmsched.embedded.generate import generate
 from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.scheduler.algorithm import SchedulingAlgorithm
 from wasmsched.scheduler.explain import explain_document

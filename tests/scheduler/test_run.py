@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from wasmsched.cluster.memory import KIND_POD, MemoryCluster
 from wasmsched.config import config_from_dict
+from wasmsched.embedded.memory import KIND_POD, MemoryCluster
 from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.scheduler.eventhandlers import add_all_event_handlers
 from wasmsched.scheduler.factory import new_scheduler

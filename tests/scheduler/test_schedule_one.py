@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from wasmsched.api.types import Node, Pod
-from wasmsched.cluster.memory import KIND_NODE, KIND_POD, MemoryCluster
+from wasmsched.embedded.memory import KIND_NODE, KIND_POD, MemoryCluster
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.diagnosis import Diagnosis, FitError
 from wasmsched.framework.interface import (

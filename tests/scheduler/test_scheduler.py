@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from wasmsched.api.types import Pod
-from wasmsched.cluster.memory import KIND_NODE, KIND_POD, MemoryCluster
+from wasmsched.embedded.memory import KIND_NODE, KIND_POD, MemoryCluster
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from wasmsched.framework.interface import (

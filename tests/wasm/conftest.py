@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-import wasmsched.wasm.runtime as wasm_runtime
-from wasmsched.wasm.runtime import Runtime
+import wasmsched.wasm.engine as wasm_runtime
+from wasmsched.wasm.engine import Runtime
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,8 @@ from wasmsched.framework.snapshot import new_snapshot
 from wasmsched.framework.types import get_pod_key
 from wasmsched.framework.waiting_pods import WaitingPodImpl, WaitingPodsMap
 from wasmsched.testing.fake_handle import FakeHandle
+from wasmsched.wasm.engine import Runtime
 from wasmsched.wasm.plugin import WasmPlugin, new_wasm_plugin
-from wasmsched.wasm.runtime import Runtime
 
 WAT_DIR = Path(__file__).resolve().parent.parent / "wat"
 # The bundled WAT example, also the Filter/Score guest of the simulate tests and of bench/.

@@ -24,9 +24,9 @@ from wasmsched.scheduler.queue import Nominator
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.testing.fake_handle import RecordingClient, RecordingEvents
 from wasmsched.util.clock import SimClock
+from wasmsched.wasm.engine import Runtime
 from wasmsched.wasm.instance import GuestInstance
 from wasmsched.wasm.plugin import WasmPlugin
-from wasmsched.wasm.runtime import Runtime
 
 MIN_INT32 = -(1 << 31)
 MAX_INT32 = (1 << 31) - 1

@@ -24,10 +24,10 @@ from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.types import NodeInfo, get_pod_key
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.wasm import loader
+from wasmsched.wasm.engine import Runtime
 from wasmsched.wasm.errors import WasmLoadError
 from wasmsched.wasm.loader import fetch_guest
 from wasmsched.wasm.plugin import WasmPlugin, new_wasm_plugin
-from wasmsched.wasm.runtime import Runtime
 
 INSTANTIATE_ERROR = "failed to create a guest pool: wasm: instantiate error: "
 

@@ -26,9 +26,9 @@ from wasmsched.framework.types import NodeInfo, get_pod_key
 from wasmsched.plugins.registry import Registry
 from wasmsched.simulator.simulation import Simulation
 from wasmsched.testing.builders import make_node, make_pod
+from wasmsched.wasm.engine import Runtime
 from wasmsched.wasm.instance import GuestInstance
 from wasmsched.wasm.plugin import WasmPlugin, new_wasm_plugin
-from wasmsched.wasm.runtime import Runtime
 
 from .harness import WasmHandle, compile_wat, load, wat_source
 

@@ -38,9 +38,9 @@ from wasmsched.plugins.registry import Registry
 from wasmsched.simulator.simulation import Simulation, SimulationResult
 from wasmsched.testing.builders import make_node, make_pod, make_priority_class
 from wasmsched.wasm.call_context import CallContext
+from wasmsched.wasm.engine import Runtime
 from wasmsched.wasm.errors import GuestCallError
 from wasmsched.wasm.plugin import WasmPlugin, new_wasm_plugin
-from wasmsched.wasm.runtime import Runtime
 
 from .harness import WasmHandle, compile_wat, load
 

@@ -13,7 +13,7 @@ from wasmsched.api.types import Node, Pod
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.wasm import encoding
-from wasmsched.wasm.runtime import Runtime
+from wasmsched.wasm.engine import Runtime
 
 # filter reads the current pod, then the node under test through k8s.io/api.node.
 READER = """(module

@@ -20,8 +20,8 @@ from wasmsched.config import config_from_dict
 from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.simulator.simulation import MAX_CONSECUTIVE_ERRORS, Simulation, SimulationResult
 from wasmsched.testing.builders import make_node, make_pod
+from wasmsched.wasm.engine import Runtime
 from wasmsched.wasm.plugin import register_wasm_plugins
-from wasmsched.wasm.runtime import Runtime
 
 from .harness import compile_wat
 

@@ -26,9 +26,9 @@ from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo, PodInfo, get_pod_key
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.wasm import abi
+from wasmsched.wasm.engine import Runtime
 from wasmsched.wasm.errors import WasmLoadError
 from wasmsched.wasm.plugin import WasmPlugin, new_wasm_plugin
-from wasmsched.wasm.runtime import Runtime
 
 GUEST_DIR = ROOT / "tests" / "go" / "allpoints"
 WASM = GUEST_DIR / "allpoints.wasm"

@@ -1,5 +1,5 @@
 """The on-disk cache of compiled modules stays within its cap, evicting the least recently used entry
-(wasm/cache.py); a hit makes an entry the most recently used."""
+(wasm/module_cache.py); a hit makes an entry the most recently used."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import wasmtime
 
-from wasmsched.wasm import cache as module_cache
-from wasmsched.wasm.cache import ModuleCache, default_max_bytes, parse_size
-from wasmsched.wasm.runtime import Runtime
+from wasmsched.wasm import module_cache
+from wasmsched.wasm.engine import Runtime
+from wasmsched.wasm.module_cache import ModuleCache, default_max_bytes, parse_size
 
 # Four guests of one shape, so their compiled sizes are about the same; differing bytes, so four entries.
 GUESTS = [bytes(wasmtime.wat2wasm(f'(module (memory (export "memory") 1 1) (func (export "filter") (result i32) '

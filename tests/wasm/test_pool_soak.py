@@ -18,8 +18,8 @@ from wasmsched.config import config_from_dict
 from wasmsched.plugins.registry import Registry
 from wasmsched.simulator.simulation import Simulation
 from wasmsched.testing.builders import make_node, make_pod, make_priority_class
+from wasmsched.wasm.engine import Runtime
 from wasmsched.wasm.plugin import WasmPlugin, new_wasm_plugin
-from wasmsched.wasm.runtime import Runtime
 
 from .harness import compile_wat, wat_source
 

@@ -13,8 +13,8 @@ from wasmsched.framework.status import Code
 from wasmsched.framework.types import NodeInfo
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.wasm import loader
+from wasmsched.wasm.engine import Runtime, default_runtime
 from wasmsched.wasm.errors import WasmLoadError
-from wasmsched.wasm.runtime import Runtime, default_runtime
 
 ENDLESS = """(module (memory (export "memory") 1 1)
   (func (export "filter") (result i32) (loop $l (br $l)) (i32.const 0)))"""

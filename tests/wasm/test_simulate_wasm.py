@@ -21,9 +21,9 @@ import yaml
 
 from wasmsched.cli.main import main
 from wasmsched.wasm import loader
+from wasmsched.wasm.engine import Runtime
 from wasmsched.wasm.errors import WasmLoadError
 from wasmsched.wasm.plugin import new_wasm_plugin
-from wasmsched.wasm.runtime import Runtime
 
 from .harness import LAST_DIGIT_WAT, compile_wat
 

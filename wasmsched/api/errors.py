@@ -2,7 +2,7 @@
 status code and the metav1.Status the server answered: reason, message, details) and `TransportError`
 (the server could not be reached), with kube's predicates over them.
 
-Every cluster raises these: `kube/api.py`'s KubeApi for a real API server, `cluster/memory.py` for the
+Every cluster raises these: `kube/api.py`'s KubeApi for a real API server, `embedded/memory.py` for the
 embedded one; code that has to tell a conflict from a missing object asks `is_conflict(e)` /
 `is_not_found(e)`, never a class name, a message text or a bare status code. The predicates follow
 errors.go: the Status reason decides; the HTTP code is looked at only when the reason is not one kube

@@ -1,6 +1,6 @@
 """Storage helpers of k8s.io/component-helpers/storage/volume (helpers.go, pv_helpers.go) and
 storage/ephemeral, plus v1helper.MatchTopologySelectorTerms: the volume plugins and the embedded
-cluster's PV controller and provisioner (cluster/pv_provisioner.py) apply the same rules, as kube's
+cluster's PV controller and provisioner (embedded/pv_provisioner.py) apply the same rules, as kube's
 scheduler and kube-controller-manager share these packages."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`wasmsched cache info|clear`: the on-disk cache of compiled wasm modules (wasm/cache.py).
+"""`wasmsched cache info|clear`: the on-disk cache of compiled wasm modules (wasm/module_cache.py).
 
 Results go to stdout; errors to stderr.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from wasmsched.wasm.cache import CACHE_DIR_ENV, CACHE_MAX_BYTES_ENV, ModuleCache
+from wasmsched.wasm.module_cache import CACHE_DIR_ENV, CACHE_MAX_BYTES_ENV, ModuleCache
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

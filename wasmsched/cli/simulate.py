@@ -16,8 +16,8 @@ from wasmsched.api.kinds import RESOURCES
 from wasmsched.api.manifest import ManifestError, load_paths, write_manifests
 from wasmsched.api.types import object_key
 from wasmsched.cli.table import format_table, one_line
-from wasmsched.cluster.memory import AdmissionError, ConflictError
 from wasmsched.config import ConfigError, load_config
+from wasmsched.embedded.memory import AdmissionError, ConflictError
 from wasmsched.framework.runtime import FrameworkError
 from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.scheduler.explain import explain_document
@@ -110,7 +110,7 @@ def _build(args: argparse.Namespace) -> tuple[Simulation, list[str]]:
         for kind, msgs in loaded.by_kind.items():
             objects.setdefault(kind, []).extend(msgs)
     if args.generate:
-        from wasmsched.cluster.generate import GenerateSpecError, generate, parse_spec
+        from wasmsched.embedded.generate import GenerateSpecError, generate, parse_spec
 
         try:
             spec = parse_spec(args.generate)

@@ -25,7 +25,7 @@ from wasmsched.api.kinds import RESOURCES
 from wasmsched.config.types import KubeSchedulerConfiguration
 from wasmsched.framework.interface import PluginFactory
 from wasmsched.kube.api import KubeApi
-from wasmsched.kube.cluster import EventBroadcaster, KubeCluster
+from wasmsched.kube.client_cluster import EventBroadcaster, KubeCluster
 from wasmsched.kube.informer import InformerFactory
 from wasmsched.metrics.metrics import SchedulerMetrics
 from wasmsched.scheduler.api_calls import RELEVANCES

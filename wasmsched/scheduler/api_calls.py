@@ -18,7 +18,7 @@ RELEVANCES = {POD_STATUS_PATCH: 1, POD_BINDING: 2}
 
 
 class PodWriter(Protocol):
-    """The two requests behind the calls (kube/cluster.py makes them)."""
+    """The two requests behind the calls (kube/client_cluster.py makes them)."""
 
     def post_binding(self, namespace: str, name: str, uid: str, node_name: str) -> None: ...
 

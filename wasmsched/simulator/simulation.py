@@ -15,16 +15,16 @@ from typing import TYPE_CHECKING, Any
 
 from wasmsched.api.kinds import RESOURCES
 from wasmsched.api.types import Pod, object_key
-from wasmsched.cluster.memory import (
+from wasmsched.config.types import KubeSchedulerConfiguration
+from wasmsched.embedded.memory import (
     KIND_NODE,
     KIND_POD,
     MemoryCluster,
     RecordedEvent,
     system_priority_classes,
 )
-from wasmsched.cluster.pv_provisioner import attach_volume_controllers
-from wasmsched.cluster.resourceclaim_controller import attach_resourceclaim_controller
-from wasmsched.config.types import KubeSchedulerConfiguration
+from wasmsched.embedded.pv_provisioner import attach_volume_controllers
+from wasmsched.embedded.resourceclaim_controller import attach_resourceclaim_controller
 from wasmsched.framework.interface import PluginFactory
 from wasmsched.framework.status import Status, is_rejected
 from wasmsched.scheduler.algorithm import CycleExplain

@@ -18,9 +18,9 @@ from wasmsched.wasm.abi import EXPORTS
 from wasmsched.wasm.args import WASM_PAGE, WasmPluginArgs
 from wasmsched.wasm.call_context import CallContext
 from wasmsched.wasm.encoding import nul_list
+from wasmsched.wasm.engine import Runtime, trap_text
 from wasmsched.wasm.errors import GuestCallError, WasmLoadError
 from wasmsched.wasm.host import Host
-from wasmsched.wasm.runtime import Runtime, trap_text
 
 if TYPE_CHECKING:
     from wasmsched.api.types import Pod

@@ -24,12 +24,12 @@ from wasmsched.util.klog import quote
 from wasmsched.wasm import abi, encoding
 from wasmsched.wasm.args import WasmPluginArgs, decode_args, is_wasm_args
 from wasmsched.wasm.call_context import CallContext
+from wasmsched.wasm.engine import Runtime, default_runtime
 from wasmsched.wasm.errors import GuestCallError
 from wasmsched.wasm.host import Host
 from wasmsched.wasm.instance import CompiledGuest, GuestInstance
 from wasmsched.wasm.loader import fetch_guest
 from wasmsched.wasm.pool import DISCARDED_TEXT, InstancePool, Pin, PoolError
-from wasmsched.wasm.runtime import Runtime, default_runtime
 
 if TYPE_CHECKING:
     from wasmsched.metrics.metrics import SchedulerMetrics

@@ -42,7 +42,7 @@ from wasmsched.api.storage import (
     is_volume_bound_to_claim,
 )
 from wasmsched.api.types import PersistentVolume, PersistentVolumeClaim, object_key
-from wasmsched.cluster.memory import MemoryCluster
+from wasmsched.embedded.memory import MemoryCluster
 
 KIND_PV = "PersistentVolume"
 KIND_PVC = "PersistentVolumeClaim"

@@ -3,7 +3,7 @@ import pytest
 from wasmsched.api import errors
 from wasmsched.api.errors import ApiError
 from wasmsched.api.types import Pod, PodDisruptionBudget, ReplicaSet, Service
-from wasmsched.cluster.memory import AdmissionError, ConflictError, MemoryCluster, NotFoundError
+from wasmsched.embedded.memory import AdmissionError, ConflictError, MemoryCluster, NotFoundError
 from wasmsched.testing.builders import make_node, make_pod, make_priority_class
 
 

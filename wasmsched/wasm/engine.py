@@ -1,5 +1,5 @@
 """The wasmtime side: one Engine per process with a native epoch ticker, modules compiled once and
-cached on disk by content hash (wasm/cache.py), and the trap texts of docs/abi.md §10.
+cached on disk by content hash (wasm/module_cache.py), and the trap texts of docs/abi.md §10.
 
 Reads like wasmtime's embedding API: `Runtime` owns the Engine; `Runtime.compile` gives a Module;
 `wasm/instance.py` makes one Store per instance from an InstancePre.
@@ -16,9 +16,9 @@ from pathlib import Path
 import wasmtime
 
 from wasmsched.wasm import interrupt, native
-from wasmsched.wasm.cache import ModuleCache
 from wasmsched.wasm.encoding import PodEncoder
 from wasmsched.wasm.errors import WasmLoadError
+from wasmsched.wasm.module_cache import ModuleCache
 
 log = logging.getLogger("wasmsched.wasm")
 
@@ -58,7 +58,7 @@ class Runtime:
     """The process's wasmtime Engine (epoch interruption on, ticking) and the modules compiled on it.
 
     A Runtime is a compile cache: in memory by content hash, and on disk under cache_dir, at most
-    cache_max_bytes there (None: wasm/cache.py's defaults, from the environment).
+    cache_max_bytes there (None: wasm/module_cache.py's defaults, from the environment).
     """
 
     def __init__(self, cache_dir: Path | None = None, cache_max_bytes: int | None = None) -> None:

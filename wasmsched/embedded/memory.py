@@ -23,7 +23,7 @@ from wasmsched.api.errors import REASON_ALREADY_EXISTS, REASON_CONFLICT, REASON_
 from wasmsched.api.podstrategy import prepare_pod_for_create
 from wasmsched.api.types import Pod, PriorityClass, object_key
 from wasmsched.api.validation.scheduling import SYSTEM_PRIORITY_CLASS_DESCRIPTIONS, SYSTEM_PRIORITY_CLASSES
-from wasmsched.cluster.disruption import with_status
+from wasmsched.embedded.disruption import with_status
 from wasmsched.framework.interface import NominatingInfo, NominatingMode, PodCondition
 
 KIND_POD = "Pod"
@@ -115,7 +115,7 @@ class MemoryCluster:
         self._rv = itertools.count(1)
         self._watches: list[_Watch] = []
         # Called once the outermost write (with its watch deliveries) is done: controllers that react to
-        # writes (cluster/pv_provisioner.py) write from there, so every watcher sees events in order.
+        # writes (embedded/pv_provisioner.py) write from there, so every watcher sees events in order.
         self._after_write: list[Callable[[], None]] = []
         self._write_depth = 0
         self._running_after_write = False

@@ -1,6 +1,6 @@
 """The on-disk cache of compiled modules (wasmtime's serialized artifacts, `*.cwasm`), bounded in size.
 
-One file an entry, named by the guest's content hash and wasmtime's version (wasm/runtime.py), in
+One file an entry, named by the guest's content hash and wasmtime's version (wasm/engine.py), in
 `$WASMSCHED_CACHE_DIR` (default `$XDG_CACHE_HOME/wasmsched/modules`, i.e. `~/.cache/wasmsched/modules`).
 The entries together stay within `$WASMSCHED_CACHE_MAX_BYTES` (default 256Mi; a number of bytes,
 optionally with a Ki, Mi or Gi suffix): after each store the least recently used entries are removed

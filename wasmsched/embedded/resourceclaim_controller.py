@@ -18,7 +18,7 @@ import uuid
 from typing import Any
 
 from wasmsched.api.types import Pod, ResourceClaim
-from wasmsched.cluster.memory import MemoryCluster
+from wasmsched.embedded.memory import MemoryCluster
 
 POD_RESOURCE_CLAIM_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 # k8s.io/apiserver's names.SimpleNameGenerator alphabet (no vowels, no confusable digits).
