@@ -66,18 +66,25 @@ func (p *lazyPod) Pod() *corev1.Pod {
 func newCurrentPod() api.PodInfo { return newLazyPod(imports.CurrentPod, &currentPodCache) }
 func newTargetPod() api.PodInfo  { return newLazyPod(imports.TargetPod, &targetPodCache) }
 
-// podChunk: PodInfos are carved from chunks of this many, since Filter and Score make one per node
-// and an allocation is dear in a wasm guest. Each is still a value of its own that a plugin may keep.
+// podChunk: PodInfos and NodeInfos are carved from chunks of this many, since Filter and Score make
+// one per node and an allocation is dear in a wasm guest. Each is still a value of its own that a
+// plugin may keep.
 const podChunk = 64
+
+// carve hands out the next zero value of *free, a new chunk when it is used up.
+func carve[T any](free *[]T) *T {
+	if len(*free) == 0 {
+		*free = make([]T, podChunk)
+	}
+	v := &(*free)[0]
+	*free = (*free)[1:]
+	return v
+}
 
 var podFree []lazyPod
 
 func newLazyPod(get func([]byte) uint32, cache *decoded[corev1.Pod]) *lazyPod {
-	if len(podFree) == 0 {
-		podFree = make([]lazyPod, podChunk)
-	}
-	p := &podFree[0]
-	podFree = podFree[1:]
+	p := carve(&podFree)
 	p.get, p.cache = get, cache
 	return p
 }
@@ -93,16 +100,12 @@ type nodeInfo struct {
 
 // NewNodeInfo returns the lazy NodeInfo of a node name.
 func NewNodeInfo(name string) api.NodeInfo {
-	if len(nodeFree) == 0 {
-		nodeFree = make([]nodeInfo, podChunk)
-	}
-	n := &nodeFree[0]
-	nodeFree = nodeFree[1:]
+	n := carve(&nodeFree)
 	n.name = name
 	return n
 }
 
-var nodeFree []nodeInfo // NodeInfos for Filter's nodes, carved from chunks as PodInfos are
+var nodeFree []nodeInfo // NodeInfos for Filter's nodes
 
 func (n *nodeInfo) Name() string { return n.name }
 
