@@ -9,9 +9,11 @@ one scheduler after the other, against the same dev-cluster, on the same workloa
 Starts a dev-cluster (etcd, kube-apiserver, kube-controller-manager and KWOK built by `make kube`; the
 kube-scheduler binary by `make kube-scheduler`) in a temporary directory, creates NODES KWOK nodes (32 CPU,
 256Gi, 110 pods; from 8 threads) and waits until KWOK has made them Ready. Then, for R rounds, interleaved
-(round 0: kube-scheduler, wasmsched, wasmsched + NodeNumber; round 1: the same ...), each scheduler runs
-once: with its own schedulerName (s<round>x<i>) and namespace (bench-s<round>x<i>), on pods of 100m CPU /
-500Mi that name it, so it sees only its own pods. The three schedulers are `kube-scheduler` v1.37.2,
+and rotated (round 0: kube-scheduler, wasmsched, wasmsched + NodeNumber; round 1: wasmsched, wasmsched +
+NodeNumber, kube-scheduler; ...: a run late in a round meets a cluster that has served more writes, so with
+as many rounds as schedulers each takes every position once), each scheduler runs once: with its own
+schedulerName (s<round>x<i>) and namespace (bench-s<round>x<i>), on pods of 100m CPU / 500Mi that name it,
+so it sees only its own pods. The three schedulers are `kube-scheduler` v1.37.2,
 `wasmsched run`, and `wasmsched run` with the NodeNumber wasm guest (examples/nodenumber) as a multiPoint
 plugin; `--baseline-repo DIR` adds `wasmsched run` from another checkout (a before/after). Every scheduler
 gets the same clientConnection: kube's default qps 50 / burst 100, or `--qps Q` (burst 2Q), and serves its
@@ -83,9 +85,10 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 ROOT = Path(__file__).resolve().parents[1]
+T = TypeVar("T")
 sys.path.insert(0, str(ROOT / "bench"))
 
 from real_cluster_lib import (  # noqa: E402  (bench/ is not a package; its helpers are found through sys.path)
@@ -733,7 +736,7 @@ def main() -> int:
             create_nodes(api, cluster, args.nodes)
             runs = schedulers(args, kube_scheduler, wasm, cluster.kubeconfig, tmp)
             for r in range(args.rounds):
-                for i, sched in enumerate(runs):
+                for i, sched in rotated(runs, r):
                     name = f"s{r}x{i}"
                     log(f"round {r}: {sched.label} ({args.mode}, {pods} pods, schedulerName {name})")
                     row = run_one(api, cluster, sched, name, args, pods, tmp)
@@ -761,6 +764,12 @@ def main() -> int:
     out_path.write_text(json.dumps(_jsonable(doc), indent=1) + "\n")
     log(f"wrote {out_path}")
     return 0 if all(r["complete"] for r in rows) else 1
+
+
+def rotated(runs: list[T], r: int) -> list[tuple[int, T]]:
+    """Round r's order: the schedulers (with their index) starting from the (r mod n)-th."""
+    k = r % len(runs)
+    return list(enumerate(runs))[k:] + list(enumerate(runs))[:k]
 
 
 if __name__ == "__main__":

@@ -14,10 +14,10 @@ from typing import Any
 from wasmsched.api.errors import ApiError, TransportError
 from wasmsched.api.gen.k8s_io.apimachinery.pkg.apis.meta.v1 import generated_pb2 as meta_pb
 from wasmsched.api.kinds import RESOURCES
-from wasmsched.api.types import Node
+from wasmsched.api.types import Node, Pod
 from wasmsched.kube.api import WatchStream
 from wasmsched.kube.codec import WatchEvent
-from wasmsched.kube.informer import INITIAL_BACKOFF, MAX_BACKOFF, Handler, Informer
+from wasmsched.kube.informer import INITIAL_BACKOFF, MAX_BACKOFF, Handler, Informer, InformerFactory
 
 
 def node(name: str, rv: str) -> Node:
@@ -127,3 +127,31 @@ def test_a_refused_list_is_reported_and_retried_not_relisted_forever() -> None:
     _, api, stop, _ = run([forbidden, ([node("a", "1")], "5")], [[]])
     assert api.calls[:3] == [("list", ""), ("list", ""), ("watch", "5")]
     assert len(stop.waits) >= 1 and INITIAL_BACKOFF <= stop.waits[0] < 2 * INITIAL_BACKOFF
+
+
+def test_the_pod_informer_drops_managed_fields_as_kube_schedulers_does() -> None:
+    def pod(name: str, rv: str) -> Pod:
+        p = Pod()
+        p.metadata.name, p.metadata.namespace, p.metadata.resourceVersion = name, "default", rv
+        p.metadata.managedFields.add(manager="kubectl", operation="Update")
+        p.spec.nodeName = ""
+        return p
+
+    stop = Stop()
+    api = ScriptedApi(stop, [([pod("a", "1")], "10")], [[WatchEvent("ADDED", pod("b", "11"), "11"),
+                                                         WatchEvent("MODIFIED", pod("a", "12"), "12")]])
+    factory = InformerFactory(api)  # type: ignore[arg-type]
+    pods = factory.informer("Pod")
+    delivered: list[Pod] = []
+    pods.add_handler(Handler(delivered.append, lambda _old, new: delivered.append(new), None))
+    pods.run(stop)
+    assert sorted(p.metadata.name for p in delivered) == ["a", "a", "b"]
+    assert all(len(p.metadata.managedFields) == 0 for p in delivered + pods.list())
+    assert pods.field_selector == "status.phase!=Succeeded,status.phase!=Failed"
+
+
+def test_other_kinds_keep_their_managed_fields() -> None:
+    n = node("a", "1")
+    n.metadata.managedFields.add(manager="kubelet", operation="Update")
+    inf, _, _, _ = run([([n], "10")], [])
+    assert [len(x.metadata.managedFields) for x in inf.list()] == [1]

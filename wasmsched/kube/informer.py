@@ -35,6 +35,15 @@ MAX_BACKOFF = 30.0
 POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
 
 
+def trim_managed_fields(obj: Any) -> Any:
+    """kube-scheduler's pod informer transform (newPodInformer): pods are kept without
+    .metadata.managedFields, which no plugin reads; a pod is then smaller to hold, to compare and to
+    hand to a wasm guest (which decodes every byte it is given)."""
+    if len(obj.metadata.managedFields):
+        obj.metadata.ClearField("managedFields")
+    return obj
+
+
 @dataclass
 class Handler:
     on_add: Callable[[Any], None] | None
@@ -44,10 +53,12 @@ class Handler:
 
 class Informer:
     def __init__(self, api: KubeApi, resource: Resource, *, field_selector: str = "",
-                 rng: random.Random | None = None) -> None:
+                 transform: Callable[[Any], Any] | None = None, rng: random.Random | None = None) -> None:
         self.api = api
         self.resource = resource
         self.field_selector = field_selector
+        # client-go's SetTransform: applied to every object listed or watched, before the store sees it.
+        self.transform = transform
         self.handlers: builtins.list[Handler] = []
         self._store: dict[str, Any] = {}
         # client-go's namespace index: listers of namespaced kinds read one namespace at a time.
@@ -205,6 +216,8 @@ class Informer:
             raise ApiError(e.status if e.status != 410 else 500, e.reason, f"failed to list {self.kind}: {e.message}",
                            e.method, e.path) from e
         self.lists += 1
+        if self.transform is not None:
+            items = [self.transform(o) for o in items]
         self._replace(items)
         self.last_resource_version = rv
         if not self._synced.is_set():
@@ -231,7 +244,7 @@ class Informer:
                 if ev.type not in ("ADDED", "MODIFIED", "DELETED"):
                     log.warning('"Unknown watch event type" kind="%s" type="%s"', self.kind, ev.type)
                     continue
-                self._apply(ev.type, ev.object)
+                self._apply(ev.type, ev.object if self.transform is None else self.transform(ev.object))
                 self.last_resource_version = ev.resource_version or self.last_resource_version
 
 
@@ -249,8 +262,9 @@ class InformerFactory:
         inf = self.informers.get(kind)
         if inf is None:
             resource = RESOURCES[kind]
-            selector = POD_FIELD_SELECTOR if kind == "Pod" else ""
-            inf = Informer(self.api, resource, field_selector=selector)
+            pods = kind == "Pod"
+            inf = Informer(self.api, resource, field_selector=POD_FIELD_SELECTOR if pods else "",
+                           transform=trim_managed_fields if pods else None)
             self.informers[kind] = inf
             if self._threads:
                 self._start_one(inf)
