@@ -145,7 +145,7 @@ def test_framework_refuses_a_class_registered_with_an_extension_point() -> None:
 
 def test_framework_accepts_a_complete_plugin() -> None:
     fwk = _framework(lambda args, handle: OnlyRequired())
-    assert [pl.name for pl in fwk.points["filter"]] == ["Broken"]
+    assert [pl.name for pl in fwk.plugins.filter] == ["Broken"]
 
 
 def test_extension_points_of_the_runner_are_the_abstract_classes() -> None:

@@ -315,7 +315,7 @@ def new_framework(points: dict[str, list[tuple[str, Plugin] | tuple[str, Plugin,
 
 
 def names(fwk: Framework, point: str) -> list[str]:
-    return [pl.name for pl in fwk.points[point]]
+    return [pl.name for pl in fwk.plugins.of(point)]
 
 
 POD = make_pod("pod").uid("pod").obj()

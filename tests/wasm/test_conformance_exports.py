@@ -82,7 +82,7 @@ def framework_with(plugin: WasmPlugin, node_infos: Sequence[NodeInfo]) -> Framew
 
 
 def names_at(fwk: Framework, point: str) -> list[str]:
-    return [pl.name for pl in fwk.points[point]]
+    return [pl.name for pl in fwk.plugins.of(point)]
 
 
 # ===== Registration ===============================================================================

@@ -1,7 +1,7 @@
 """Plugin interfaces per extension point and the Handle plugins get, as framework/interface.go.
 
 Plugins subclass `Plugin` and the extension-point classes they implement; the runner
-(framework/runtime.py) finds the extension points of a plugin with isinstance once, at framework
+(framework/runtime/) finds the extension points of a plugin with isinstance once, at framework
 creation. The docstring of each extension-point class and method is its contract: when it runs,
 what each status means there, and what the plugin may change.
 
@@ -29,7 +29,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, Self, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, Self, TypeAlias, runtime_checkable
 
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.events import ClusterEventWithHint
@@ -249,9 +249,16 @@ class QueueSortPlugin(Plugin):
         Called under the queue's lock; neither argument may be modified."""
         raise NotImplementedError
 
-    # Optional: `sort_key(qpi)`, a value whose `<` is `less` (less(a, b) == sort_key(a) < sort_key(b)) and
-    # which does not change while the pod is queued. When every profile's QueueSort plugin is of one class
-    # that has it, the queue orders by it (tuple comparisons in C) instead of calling `less`.
+
+@runtime_checkable
+class QueueSortKey(Protocol):
+    """Optional for a QueueSort plugin: when every profile's QueueSort plugin is of one class that has it,
+    the queue orders by the key (tuple comparisons in C) instead of calling `less`."""
+
+    def sort_key(self, qpi: QueuedPodInfo) -> Any:
+        """A value whose `<` is `less` (less(a, b) == sort_key(a) < sort_key(b)) and which does not change
+        while the pod is queued."""
+        ...
 
 
 class EnqueueExtensions(Plugin):
@@ -663,6 +670,40 @@ class ClusterClient(Protocol):
         """Replaces an object (PUT, or PUT of its "status" subresource), as the volume binder's and the
         DRA plugin's PreBind writes do; the object's resourceVersion guards against lost updates
         (ConflictError when it is stale). Returns the object as stored."""
+        ...
+
+
+# The framework's own hooks, optional for any plugin (the wasm plugin has them: its pool pins a guest
+# instance to a pod from PreFilter to the end of its binding cycle). The framework finds the plugins that
+# implement each one when it is built.
+
+
+@runtime_checkable
+class SchedulingCycleObserver(Protocol):
+    def scheduling_cycle_done(self, pod: Pod, succeeded: bool) -> None:
+        """The pod's scheduling cycle ended: `succeeded` when the pod was assumed and its binding cycle
+        follows, False when it failed (after Unreserve, if it got that far)."""
+        ...
+
+
+@runtime_checkable
+class BindingCycleObserver(Protocol):
+    def binding_cycle_done(self, pod: Pod) -> None:
+        """The pod's binding cycle ended (bound, or failed after Unreserve)."""
+        ...
+
+
+@runtime_checkable
+class PodDeletionObserver(Protocol):
+    def pod_deleted(self, pod: Pod) -> None:
+        """A pod of the profile was deleted: release whatever is held for it."""
+        ...
+
+
+@runtime_checkable
+class Closer(Protocol):
+    def close(self) -> None:
+        """The scheduler is shutting down."""
         ...
 
 

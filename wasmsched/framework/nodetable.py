@@ -315,4 +315,4 @@ class ScoredNodes(Sequence[NodePluginScores]):
     def best(self) -> list[int]:
         """Indexes of the nodes with the highest total, in node order."""
         top = self.totals.max()
-        return np.flatnonzero(self.totals == top).tolist()  # type: ignore[no-any-return]
+        return np.flatnonzero(self.totals == top).tolist()

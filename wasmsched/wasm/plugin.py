@@ -337,7 +337,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         except (_Failed, PoolError) as e:
             log.error('"failed %s" plugin="%s" pod="%s" err=%s', export, self.name, get_pod_key(pod), quote(str(e)))
 
-    # ----- cycle observers (framework/runtime.py) -----------------------------------------------
+    # ----- the framework's own hooks (interface.py) -------------------------------------------
 
     def scheduling_cycle_done(self, pod: Pod, succeeded: bool) -> None:
         self.pool.scheduling_done(get_pod_key(pod), succeeded)
