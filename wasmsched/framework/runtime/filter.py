@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from itertools import compress
 from typing import TYPE_CHECKING
 
 from wasmsched.api.types import Pod, pod_priority
 from wasmsched.framework import interface as fw
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interface import (
-    ALL_PASS,
     FilterPlugin,
+    FilterVerdicts,
+    NodeBatch,
     NodeToStatus,
     PodNominator,
     PostFilterPlugin,
@@ -28,14 +30,9 @@ from wasmsched.framework.types import NodeInfo, PodInfo, get_pod_key
 from wasmsched.metrics import names as mn
 
 if TYPE_CHECKING:
-    import numpy as np
-    from numpy.typing import NDArray
-
     from wasmsched.framework.nodetable import NodeColumns
 
 log = logging.getLogger("wasmsched.framework")
-
-_NO_CODES: set[Code] = set()  # never added to: a batch's rejection codes when the cycle is not sampled
 
 
 def run_pre_filter_plugin(pl: PreFilterPlugin, state: CycleState, pod: Pod,
@@ -66,16 +63,18 @@ def run_filter_plugin(pl: FilterPlugin, state: CycleState, pod: Pod, node_info: 
         return Status.error(e)
 
 
-def run_filter_nodes(pl: FilterPlugin, state: CycleState, pod: Pod,
-                     node_infos: Sequence[NodeInfo]) -> list[Status | None]:
-    """The batch form of run_filter_plugin: a list of another length fails every node with an Error."""
+def run_filter_batch_plugin(pl: FilterPlugin, state: CycleState, pod: Pod, batch: NodeBatch) -> FilterVerdicts:
+    """kube's runFilterPlugin over a batch: an exception, or a verdict for a node outside the batch, fails
+    every node of the batch with an Error (the verdicts cannot be trusted to be the nodes')."""
     try:
-        sts = pl.filter_nodes(state, pod, node_infos)
+        rejected = pl.filter_batch(state, pod, batch)
     except Exception as e:
-        return [Status.error(e)] * len(node_infos)
-    if len(sts) != len(node_infos):
-        return [miscount("filter_nodes", len(sts), len(node_infos), "statuses")] * len(node_infos)
-    return sts
+        return dict.fromkeys(range(len(batch)), Status.error(e))
+    if rejected and (max(rejected) >= len(batch) or min(rejected) < 0):
+        bad = max(rejected) if max(rejected) >= len(batch) else min(rejected)
+        return dict.fromkeys(range(len(batch)), Status.error(
+            f"filter_batch returned a verdict for node {bad} of a batch of {len(batch)} nodes"))
+    return rejected
 
 
 def run_post_filter_plugin(pl: PostFilterPlugin, state: CycleState, pod: Pod,
@@ -171,51 +170,13 @@ class FilterRunners:
 
     def run_filter_plugins_batch(self, state: CycleState, pod: Pod, node_infos: Sequence[NodeInfo],
                                  columns: NodeColumns | None = None) -> list[Status | None]:
-        """Filter for many nodes, plugin by plugin over the nodes still feasible (same result as per node).
-
-        With `columns` (the nodes' rows in the snapshot's node table), plugins with a columnar form
-        answer for all the nodes at once, and only the nodes they reject are asked of `filter_nodes`.
-        """
-        if columns is not None:
-            return self._run_filter_plugins_columns(state, pod, node_infos, columns)
-        results: list[Status | None] = [None] * len(node_infos)
-        alive = list(range(len(node_infos)))
-        skip = state.skip_filter_plugins
-        rec = state.record_plugin_metrics
-        seconds = 0.0
-        for pl in self.plugins.filter:
-            if pl.name in skip or not alive:
-                continue
-            batch = [node_infos[i] for i in alive]
-            if rec:
-                sts, seconds = self.timer.timed(run_filter_nodes, pl, state, pod, batch)
-            else:
-                sts = run_filter_nodes(pl, state, pod, batch)
-            still = []
-            rejected: set[Code] = set() if rec else _NO_CODES
-            for i, st in zip(alive, sts, strict=True):
-                if not_success(st):
-                    if rec:
-                        rejected.add(st.code)
-                    results[i] = _filter_failure(pl.name, st)
-                else:
-                    still.append(i)
-            if rec:
-                codes = rejected | {Code.SUCCESS} if still else rejected
-                self.timer.observe_batch(pl.name, mn.FILTER, codes, seconds, len(alive))
-            alive = still
-        return results
-
-    def _run_filter_plugins_columns(self, state: CycleState, pod: Pod, node_infos: Sequence[NodeInfo],
-                                    columns: NodeColumns) -> list[Status | None]:
-        """run_filter_plugins_batch with the columnar forms. In a cycle whose plugin metrics are sampled,
-        each plugin's pass is timed as run_filter_plugins_batch times its batch."""
-        import numpy as np  # loaded with the node table
-
-        results: list[Status | None] = [None] * len(node_infos)
-        # Indexes into node_infos of the nodes still feasible, and their rows.
-        alive = np.arange(len(node_infos), dtype=np.intp)
-        cols = columns
+        """Filter for many nodes (with their rows in the snapshot's node table, when it has one), plugin by
+        plugin over the nodes still feasible, each plugin answering for them all at once (filter_batch):
+        the same result as run_filter_plugins node by node. The result is None for a node that passed, its
+        failure otherwise."""
+        batch = NodeBatch(node_infos, columns)
+        results: list[Status | None] = [None] * len(batch)
+        alive: Sequence[int] = range(len(batch))  # the nodes still feasible, by their index in node_infos
         skip = state.skip_filter_plugins
         rec = state.record_plugin_metrics
         seconds = 0.0
@@ -225,28 +186,23 @@ class FilterRunners:
             if not len(alive):
                 break
             if rec:
-                (asked, sts), seconds = self.timer.timed(_filter_columns_pass, pl, state, pod, node_infos, alive, cols)
+                rejected, seconds = self.timer.timed(run_filter_batch_plugin, pl, state, pod, batch)
             else:
-                asked, sts = _filter_columns_pass(pl, state, pod, node_infos, alive, cols)
-            if sts.count(None) == len(asked):
-                if rec:
-                    self.timer.observe_batch(pl.name, mn.FILTER, (Code.SUCCESS,), seconds, len(alive))
-                continue  # every node asked passed
-            keep = np.ones(len(alive), dtype=np.bool_)
-            idx = alive.tolist()
-            rejected_codes: set[Code] = set() if rec else _NO_CODES
-            for j, st in zip(asked, sts, strict=True):
-                if not_success(st):
-                    if rec:
-                        rejected_codes.add(st.code)
-                    results[idx[j]] = _filter_failure(pl.name, st)
-                    keep[j] = False
+                rejected = run_filter_batch_plugin(pl, state, pod, batch)
             if rec:
-                codes = rejected_codes | {Code.SUCCESS} if keep.any() else rejected_codes
+                codes = {st.code for st in rejected.values()}
+                if len(rejected) < len(alive):
+                    codes.add(Code.SUCCESS)
                 self.timer.observe_batch(pl.name, mn.FILTER, codes, seconds, len(alive))
-            if not keep.all():
-                alive = alive[keep]
-                cols = cols.take(keep)
+            if not rejected:
+                continue
+            for i, st in rejected.items():
+                results[alive[i]] = _filter_failure(pl.name, st)
+            kept = [True] * len(alive)
+            for i in rejected:
+                kept[i] = False
+            alive = list(compress(alive, kept))
+            batch = batch.without(rejected)
         return results
 
     def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, info: NodeInfo) -> Status | None:
@@ -305,38 +261,6 @@ class FilterRunners:
             reasons.extend(st.reasons)
             rejector = rejector or pl.name
         return result, Status(Code.UNSCHEDULABLE, reasons, None, rejector)
-
-
-def _filter_columns_pass(pl: FilterPlugin, state: CycleState, pod: Pod, node_infos: Sequence[NodeInfo],
-                         alive: NDArray[np.intp], cols: NodeColumns) -> tuple[list[int], list[Status | None]]:
-    """One plugin over the feasible nodes at `alive` (indexes into node_infos; their rows are `cols`): the
-    positions in `alive` of the nodes it was asked about per node, and their statuses (a node not asked
-    passed). The columnar form answers first; the nodes it rejects are asked of `filter_nodes`, which has
-    the final word."""
-    import numpy as np
-
-    ok = None
-    sts: list[Status | None]
-    try:
-        ok = pl.filter_columns(state, pod, cols)
-        if ok is not None and ok is not ALL_PASS and len(ok) != len(alive):
-            # Every node fails: the answers cannot be matched to nodes.
-            return list(range(len(alive))), [miscount("filter_columns", len(ok), len(alive), "answers")] * len(alive)
-        if ok is not None:
-            if ok is ALL_PASS or ok.all():
-                return [], []
-            rejected = np.flatnonzero(~ok)
-            asked = rejected.tolist()
-            sts = pl.filter_nodes(state, pod, [node_infos[i] for i in alive[rejected].tolist()])
-        else:
-            asked = list(range(len(alive)))
-            sts = pl.filter_nodes(state, pod, [node_infos[i] for i in alive.tolist()])
-    except Exception as e:
-        asked = list(range(len(alive))) if ok is None or ok is ALL_PASS else np.flatnonzero(~ok).tolist()
-        sts = [Status.error(e)] * len(asked)
-    if len(sts) != len(asked):
-        sts = [miscount("filter_nodes", len(sts), len(asked), "statuses")] * len(asked)
-    return asked, sts
 
 
 def _filter_failure(plugin: str, st: Status) -> Status:
