@@ -24,7 +24,7 @@ import wasmtime
 import yaml
 
 from wasmsched.framework.cycle_state import CycleState
-from wasmsched.framework.interface import PreFilterPlugin, PreScorePlugin
+from wasmsched.framework.interface import NodeBatch, PreFilterPlugin, PreScorePlugin
 from wasmsched.framework.snapshot import new_snapshot
 from wasmsched.framework.status import is_skip, is_success
 from wasmsched.plugins.imagelocality import ImageLocality
@@ -63,10 +63,10 @@ def guest_args(example: str) -> dict[str, Any]:
 
 
 def score_cost(plugin: Any, state: CycleState, pod: Any, infos: list[Any], rounds: int) -> float:
-    """Microseconds per node of Score, through score_nodes as the framework's runner calls it."""
+    """Microseconds per node of Score, through score_batch as the framework's runner calls it."""
     t0 = time.perf_counter()
     for _ in range(rounds):
-        _, st = plugin.score_nodes(state, pod, infos)
+        _, st = plugin.score_batch(state, pod, NodeBatch(infos))
         assert is_success(st), st
     return (time.perf_counter() - t0) / (rounds * len(infos)) * 1e6
 

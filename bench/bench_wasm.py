@@ -23,6 +23,7 @@ import wasmtime
 from wasmsched.config import config_from_dict, load_config
 from wasmsched.embedded.generate import generate
 from wasmsched.framework.cycle_state import CycleState
+from wasmsched.framework.interface import NodeBatch
 from wasmsched.framework.snapshot import new_snapshot
 from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.simulator.simulation import Simulation
@@ -55,7 +56,7 @@ def call_cost(wasm: Path, nodes: int, rounds: int) -> dict[str, Any]:
     plugin.pre_filter(state, pod, infos)
     t0 = time.perf_counter()
     for _ in range(rounds):
-        _, st = plugin.score_nodes(state, pod, infos)
+        _, st = plugin.score_batch(state, pod, NodeBatch(infos))
         assert st is None
     wasm_s = time.perf_counter() - t0
     t0 = time.perf_counter()

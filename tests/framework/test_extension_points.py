@@ -33,6 +33,7 @@ from wasmsched.framework.status import Status
 from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins.prioritysort import PrioritySort
 from wasmsched.scheduler.queue import Nominator
+from wasmsched.testing.batch import batch_scores, filter_statuses
 from wasmsched.testing.fake_handle import RecordingClient, RecordingEvents
 from wasmsched.util.clock import SimClock
 
@@ -56,7 +57,7 @@ class NoFilterNoEvents(FilterPlugin, EnqueueExtensions):
 
 
 class OnlyRequired(PreFilterPlugin, FilterPlugin, ScorePlugin):
-    """Implements just the required methods; pre_filter_extensions, filter_nodes, score_nodes and
+    """Implements just the required methods; pre_filter_extensions, filter_batch, score_batch and
     score_extensions keep their defaults."""
 
     def pre_filter(self, state: CycleState, pod: Pod,
@@ -97,8 +98,8 @@ def test_optional_methods_keep_their_defaults() -> None:
     pl = OnlyRequired()
     assert unimplemented_methods(OnlyRequired) == []
     assert pl.pre_filter_extensions() is None and pl.score_extensions() is None
-    assert pl.filter_nodes(CycleState(), Pod(), []) == []
-    assert pl.score_nodes(CycleState(), Pod(), []) == ([], None)
+    assert filter_statuses(pl, CycleState(), Pod(), []) == []
+    assert batch_scores(pl, CycleState(), Pod(), []) == ([], None)
 
 
 @pytest.mark.parametrize("iface", EXTENSION_POINT_CLASSES, ids=lambda c: c.__name__)
@@ -145,7 +146,7 @@ def test_framework_refuses_a_class_registered_with_an_extension_point() -> None:
 
 def test_framework_accepts_a_complete_plugin() -> None:
     fwk = _framework(lambda args, handle: OnlyRequired())
-    assert [pl.name for pl in fwk.points["filter"]] == ["Broken"]
+    assert [pl.name for pl in fwk.plugins.filter] == ["Broken"]
 
 
 def test_extension_points_of_the_runner_are_the_abstract_classes() -> None:

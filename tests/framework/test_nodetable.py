@@ -25,20 +25,17 @@ from wasmsched.config.args import (
     ScoringStrategy,
 )
 from wasmsched.framework.cycle_state import CycleState
-from wasmsched.framework.interface import ALL_PASS, NodeScore
 from wasmsched.framework.nodetable import NodeColumns, NodeTable, ScoredNodes, rotated_rows
 from wasmsched.framework.snapshot import Snapshot, new_snapshot
-from wasmsched.framework.status import Code, is_skip
+from wasmsched.framework.status import is_skip
 from wasmsched.framework.types import NodeInfo
-from wasmsched.plugins.imagelocality import ImageLocality
-from wasmsched.plugins.nodeaffinity import NodeAffinity
-from wasmsched.plugins.nodename import NodeName
 from wasmsched.plugins.noderesources import BalancedAllocation, Fit
-from wasmsched.plugins.nodeunschedulable import NodeUnschedulable
-from wasmsched.plugins.tainttoleration import TaintToleration
+from wasmsched.plugins.noderesources.fit import PRE_FILTER_STATE_KEY
 from wasmsched.scheduler.cache import Cache
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.testing.fake_handle import FakeHandle
+
+from ..plugins.util import filter_agrees, score_agrees
 
 TAINTS = [("dedicated", "batch", "NoSchedule"), ("dedicated", "web", "NoSchedule"), ("gpu", "", "NoExecute"),
           ("spot", "true", "PreferNoSchedule"), ("zone", "a", "PreferNoSchedule"), ("num", "5", "NoSchedule")]
@@ -140,37 +137,6 @@ def random_rows(rng: random.Random, n: int) -> np.ndarray:
     return np.array(sorted(rng.sample(range(n), rng.randint(1, n))), dtype=np.intp)
 
 
-def _filter_agrees(pl: Any, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> bool:
-    """filter_columns' verdicts equal filter_nodes' (when it answers); True when it answered."""
-    infos = [snap.list()[r] for r in rows.tolist()]
-    ok = pl.filter_columns(state, pod, NodeColumns(snap.node_table(), rows))
-    if ok is None:
-        return False
-    if ok is ALL_PASS:
-        ok = np.ones(len(rows), dtype=np.bool_)
-    assert ok.dtype == np.bool_ and len(ok) == len(rows)
-    assert ok.tolist() == [st is None for st in pl.filter_nodes(state, pod, infos)]
-    return True
-
-
-def _score_agrees(pl: Any, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> bool:
-    """score_columns equals score_nodes followed by NormalizeScore; True when it answered."""
-    infos = [snap.list()[r] for r in rows.tolist()]
-    got = pl.score_columns(state, pod, NodeColumns(snap.node_table(), rows))
-    if got is None:
-        return False
-    scores, st = pl.score_nodes(state, pod, infos)
-    assert st is None
-    ext = pl.score_extensions()
-    if ext is not None:
-        lst = [NodeScore(ni.name, s) for ni, s in zip(infos, scores, strict=True)]
-        assert ext.normalize_score(state, pod, lst) is None
-        scores = [ns.score for ns in lst]
-    assert got.dtype == np.int64
-    assert got.tolist() == scores
-    return True
-
-
 def _added_affinity() -> NodeAffinityArgs:
     w = make_pod("template").node_affinity_in("type", ["big"], "NotIn").preferred_node_affinity(7, "zone", ["a"])
     return NodeAffinityArgs(added_affinity=w.obj().spec.affinity.nodeAffinity)
@@ -189,51 +155,7 @@ FIT_ARGS = [
 ]
 
 
-@pytest.mark.parametrize("seed", range(40))
-def test_columnar_forms_equal_per_node_forms(seed: int) -> None:
-    snap, rng = random_cluster(seed, rng_n := random.Random(seed).randint(1, 60))
-    handle = FakeHandle(snapshot=snap)
-    answered: dict[str, int] = {}
-
-    def count(name: str, did: bool) -> None:
-        answered[name] = answered.get(name, 0) + did
-
-    for k in range(25):
-        pod = random_pod(rng, f"incoming-{k}")
-        if rng.random() < 0.1:
-            pod.spec.nodeName = f"node-{rng.randrange(rng_n):04d}"
-        rows = random_rows(rng, rng_n)
-        nodes = snap.list()
-        state = CycleState()
-        fit = Fit(rng.choice(FIT_ARGS), handle)
-        fit.pre_filter(state, pod, nodes)
-        count("fit-filter", _filter_agrees(fit, state, pod, snap, rows))
-        fit.pre_score(state, pod, nodes)
-        count("fit-score", _score_agrees(fit, state, pod, snap, rows))
-        balanced = BalancedAllocation(NodeResourcesBalancedAllocationArgs(), handle)
-        if not is_skip(balanced.pre_score(state, pod, nodes)):
-            count("balanced", _score_agrees(balanced, state, pod, snap, rows))
-        taint = TaintToleration(handle)
-        count("taint-filter", _filter_agrees(taint, state, pod, snap, rows))
-        taint.pre_score(state, pod, nodes)
-        count("taint-score", _score_agrees(taint, state, pod, snap, rows))
-        count("unschedulable", _filter_agrees(NodeUnschedulable(), state, pod, snap, rows))
-        count("nodename", _filter_agrees(NodeName(), state, pod, snap, rows))
-        count("images", _score_agrees(ImageLocality(handle), state, pod, snap, rows))
-        affinity = NodeAffinity(rng.choice(AFFINITY_ARGS), handle)
-        _, st = affinity.pre_filter(state, pod, nodes)
-        if not is_skip(st) and (st is None or st.code != Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
-            count("affinity-filter", _filter_agrees(affinity, state, pod, snap, rows))
-        if affinity.pre_score(state, pod, nodes) is None:
-            count("affinity-score", _score_agrees(affinity, state, pod, snap, rows))
-    # Every form answered in some cycles (the comparisons above ran), except where the table holds a
-    # value that is not exact: then the resource passes must have stepped aside every time.
-    regular = snap.node_table().regular()
-    for name in ("taint-filter", "taint-score", "unschedulable", "images"):
-        assert answered.get(name, 0) == 25, name
-    assert answered.get("affinity-filter", 0) + answered.get("affinity-score", 0) > 0, answered
-    for name in ("fit-filter", "fit-score", "balanced"):
-        assert (answered.get(name, 0) > 0) == regular, (name, answered)
+# The plugins' columnar answers are compared with their per-node forms in tests/plugins/test_batch_forms.py.
 
 
 def test_irregular_values_leave_the_resource_passes_to_the_per_node_forms() -> None:
@@ -248,8 +170,8 @@ def test_irregular_values_leave_the_resource_passes_to_the_per_node_forms() -> N
     fit.pre_filter(state, pod, snap.list())
     fit.pre_score(state, pod, snap.list())
     cols = NodeColumns(table, np.arange(2, dtype=np.intp))
-    assert fit.filter_columns(state, pod, cols) is None
-    assert fit.score_columns(state, pod, cols) is None
+    assert fit._fits_columns(state.read(PRE_FILTER_STATE_KEY), cols) is None
+    assert fit.scorer.score_columns(cols, [1000, 1 << 30]) is None
 
 
 def _table_state(t: NodeTable) -> tuple[Any, ...]:
@@ -379,7 +301,6 @@ def test_memoized_resource_scores_follow_the_cache(seed: int) -> None:
     plugins = [Fit(args, handle) for args in FIT_ARGS] + [BalancedAllocation(NodeResourcesBalancedAllocationArgs(),
                                                                              handle)]
     pods: list[Pod] = []
-    answered = 0
     for step in range(120):
         burst = rng.choice([1, 1, 1, 5, 30, 80])  # pods bound between two cycles
         for k in range(burst):
@@ -395,8 +316,11 @@ def test_memoized_resource_scores_follow_the_cache(seed: int) -> None:
         for pl in plugins:
             if isinstance(pl, Fit):
                 pl.pre_filter(state, incoming, snap.list())
-                answered += _filter_agrees(pl, state, incoming, snap, random_rows(rng, len(nodes)))
+                _agrees(filter_agrees, pl, state, incoming, snap, random_rows(rng, len(nodes)))
             if is_skip(pl.pre_score(state, incoming, snap.list())):
                 continue
-            answered += _score_agrees(pl, state, incoming, snap, random_rows(rng, len(nodes)))
-    assert answered > 0 or not snap.node_table().regular()
+            _agrees(score_agrees, pl, state, incoming, snap, random_rows(rng, len(nodes)))
+
+
+def _agrees(check: Any, pl: Any, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> None:
+    check(pl, state, pod, [snap.list()[r] for r in rows.tolist()], NodeColumns(snap.node_table(), rows))

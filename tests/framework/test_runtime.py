@@ -16,6 +16,7 @@ from wasmsched.framework.interface import (
     BindPlugin,
     EnqueueExtensions,
     FilterPlugin,
+    NodeBatch,
     NodeScore,
     NodeToStatus,
     NominatingInfo,
@@ -38,6 +39,7 @@ from wasmsched.framework.runtime import Framework, FrameworkError, PluginRef, Pr
 from wasmsched.framework.snapshot import Snapshot, new_snapshot
 from wasmsched.framework.status import Code, Status, is_success
 from wasmsched.framework.types import NodeInfo, PodInfo
+from wasmsched.plugins.helper.columns import verdicts_of_rejected
 from wasmsched.plugins.prioritysort import PrioritySort
 from wasmsched.scheduler.queue import Nominator
 from wasmsched.testing.builders import make_node, make_pod
@@ -135,31 +137,20 @@ class ScorePl(ScorePlugin):
 
 
 class ColumnarScorePl(ScorePl):
-    """ScorePl with a columnar form: what Score and NormalizeScore give, as an array."""
+    """ScorePl with array answers: its raw scores as an array when the node table's rows are given, and its
+    NormalizeScore over an array."""
 
-    def score_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> Any:
-        scores, st = self.score_nodes(state, pod, [columns.table.infos[r] for r in columns.rows.tolist()])
-        if st is not None or self.normalize_status is not None:
-            return None  # the per-node forms report it
-        if self.normalize is not None:
-            scores = [self.normalize(s) for s in scores]
-        return np.array(scores, dtype=np.int64)
+    def score_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> Any:
+        scores, st = super().score_batch(state, pod, batch)
+        if st is not None or batch.columns is None:
+            return scores, st
+        return np.array(scores, dtype=np.int64), None
 
-
-class SplitColumnarScorePl(ColumnarScorePl):
-    """ColumnarScorePl that also gives its scores before NormalizeScore and normalizes them apart (asked in
-    cycles whose plugin durations are sampled)."""
-
-    def score_columns_unnormalized(self, state: CycleState, pod: Pod, columns: NodeColumns) -> Any:
-        LOG.calls.append(f"unnormalized:{self.name}")
-        scores, st = self.score_nodes(state, pod, [columns.table.infos[r] for r in columns.rows.tolist()])
-        return None if st is not None else np.array(scores, dtype=np.int64)
-
-    def normalize_columns(self, state: CycleState, pod: Pod, scores: Any) -> Any:
-        LOG.calls.append(f"normalize_columns:{self.name}")
+    def normalize_score_batch(self, state: CycleState, pod: Pod, scores: Any) -> Any:
+        LOG.calls.append(f"normalize_score_batch:{self.name}")
         if self.normalize_status is not None:
             return None  # the per-node NormalizeScore reports it
-        return np.array([self.normalize(s) for s in scores.tolist()], dtype=np.int64) if self.normalize else scores
+        return np.array([self.normalize(s) for s in scores.tolist()], dtype=np.int64)
 
 
 class ReservePl(ReservePlugin):
@@ -315,7 +306,7 @@ def new_framework(points: dict[str, list[tuple[str, Plugin] | tuple[str, Plugin,
 
 
 def names(fwk: Framework, point: str) -> list[str]:
-    return [pl.name for pl in fwk.points[point]]
+    return [pl.name for pl in fwk.plugins.of(point)]
 
 
 POD = make_pod("pod").uid("pod").obj()
@@ -572,23 +563,30 @@ def test_run_filter_plugins_batch_per_node() -> None:
 
 
 class ColumnarFilterPl(FilterPl):
-    """FilterPl with a columnar form: True where the per-node form passes (or a wrong answer, or an exception)."""
+    """FilterPl with a columnar answer when the node table's rows are given: True where the per-node form
+    passes (or a wrong answer, or an exception), the rejected nodes' statuses from the per-node form."""
 
     def __init__(self, *args: Any, lie: set[str] = frozenset(), raises: bool = False,  # type: ignore[assignment]
                  **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.lie, self.raises = lie, raises
 
-    def filter_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> Any:
+    def filter_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> Any:
+        columns = batch.columns
+        if columns is None:
+            return super().filter_batch(state, pod, batch)
         if self.raises:
             raise RuntimeError("columns broke")
         infos = [columns.table.infos[r] for r in columns.rows.tolist()]
+        assert [ni.name for ni in infos] == [ni.name for ni in batch.node_infos]
         LOG.calls.append(f"columns:{self.name}:{','.join(ni.name for ni in infos)}")
-        return np.array([(self.per_node.get(ni.name, self.status) is None) != (ni.name in self.lie)
-                         for ni in infos], dtype=np.bool_)
+        ok = np.array([(self.per_node.get(ni.name, self.status) is None) != (ni.name in self.lie)
+                       for ni in infos], dtype=np.bool_)
+        return verdicts_of_rejected(ok, batch, lambda node_infos: FilterPlugin.filter_batch(
+            self, state, pod, NodeBatch(node_infos)))
 
 
-def test_columnar_filters_ask_the_per_node_form_for_rejected_nodes_only() -> None:
+def test_columnar_filters_see_the_feasible_nodes_rows_only() -> None:
     ns = nodes("n1", "n2", "n3", "n4")
     columns = NodeColumns(NodeTable(ns), np.arange(4, dtype=np.intp))
     fwk = new_framework({"filter": [
@@ -610,49 +608,29 @@ def test_columnar_filters_ask_the_per_node_form_for_rejected_nodes_only() -> Non
     assert all(st is not None and st.code == Code.ERROR and "columns broke" in st.message() for st in res)
 
 
-def _resize(xs: list[Any], extra: int, filler: Any) -> None:
-    """xs, in place, `extra` items longer (shorter when negative)."""
-    if extra < 0:
-        del xs[extra:]
-    else:
-        xs.extend([filler] * extra)
+class MisplacedFilterPl(FilterPlugin):
+    """Rejects every node, but its filter_batch also answers for a position outside the batch."""
 
-
-class MiscountingFilterPl(FilterPlugin):
-    """Rejects every node, but its form `form` answers for `extra` nodes more (fewer when negative) than asked:
-    filter_nodes with rejections, filter_columns claiming every node passes."""
-
-    def __init__(self, form: str, extra: int) -> None:
-        self.form, self.extra = form, extra
+    def __init__(self, position: int) -> None:
+        self.position = position
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         return unsched("no")
 
-    def filter_nodes(self, state: CycleState, pod: Pod, node_infos: Sequence[NodeInfo]) -> list[Status | None]:
-        sts: list[Status | None] = [unsched("no") for _ in node_infos]
-        if self.form.endswith("filter_nodes"):
-            _resize(sts, self.extra, unsched("no"))
-        return sts
-
-    def filter_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> Any:
-        n = len(columns.rows)
-        if self.form == "filter_columns":
-            return np.ones(n + self.extra, dtype=np.bool_)
-        if self.form == "filter_columns rejects, filter_nodes":
-            return np.zeros(n, dtype=np.bool_)  # the per-node form is asked for every node
-        return None
+    def filter_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> Any:
+        verdicts = {i: unsched("no") for i in range(len(batch))}
+        verdicts[self.position] = unsched("no")
+        return verdicts
 
 
-@pytest.mark.parametrize("extra", [-1, 1], ids=["short", "long"])
-@pytest.mark.parametrize("form", ["filter_nodes", "no filter_columns, filter_nodes",
-                                  "filter_columns rejects, filter_nodes", "filter_columns"])
-def test_a_wrong_count_of_filter_answers_fails_every_node_asked(form: str, extra: int) -> None:
+@pytest.mark.parametrize("position", [3, 7, -1], ids=["just past", "far past", "negative"])
+@pytest.mark.parametrize("mode", ["per node", "columns"])
+def test_a_verdict_for_a_node_outside_the_batch_fails_every_node(position: int, mode: str) -> None:
     ns = nodes("n1", "n2", "n3")
-    columns = None if form == "filter_nodes" else NodeColumns(NodeTable(ns), np.arange(3, dtype=np.intp))
-    fwk = new_framework({"filter": [("A", MiscountingFilterPl(form, extra)), ("B", FilterPl())]})
+    columns = None if mode == "per node" else NodeColumns(NodeTable(ns), np.arange(3, dtype=np.intp))
+    fwk = new_framework({"filter": [("A", MisplacedFilterPl(position)), ("B", FilterPl())]})
     res = fwk.run_filter_plugins_batch(CycleState(), POD, ns, columns)
-    method, what = ("filter_columns", "answers") if form == "filter_columns" else ("filter_nodes", "statuses")
-    want = f'running "A" filter plugin: {method} returned {3 + extra} {what} for 3 nodes'
+    want = f'running "A" filter plugin: filter_batch returned a verdict for node {position} of a batch of 3 nodes'
     assert [None if st is None else (st.code, st.plugin, st.message()) for st in res] == [(Code.ERROR, "A", want)] * 3
     assert LOG.calls == []  # B never saw a node
 
@@ -807,21 +785,21 @@ def _to_101(s: int) -> int:
 @pytest.mark.parametrize("mode", ["per node", "columns", "columnar plugins", "columnar plugins, sampled cycle"])
 def test_run_score_plugins(name: str, plugins: list[tuple[str, ScorePl, int]], want: dict[str, int],
                            want_err: str, mode: str) -> None:
-    # The same results without the node table, with it (plugins' per-node forms), from columnar forms, and
-    # from columnar forms giving Score and NormalizeScore apart (in a cycle whose plugin durations are sampled).
+    # The same results without the node table, with it (plugins' per-node forms), and from array answers (in
+    # a cycle whose plugin durations are sampled too).
     state = CycleState()
     if mode.startswith("columnar plugins"):
-        cls = SplitColumnarScorePl if mode.endswith("sampled cycle") else ColumnarScorePl
-        plugins = [(n, cls(pl.scores, pl.status, pl.normalize, pl.normalize_status), w) for n, pl, w in plugins]
+        plugins = [(n, ColumnarScorePl(pl.scores, pl.status, pl.normalize, pl.normalize_status), w)
+                   for n, pl, w in plugins]
         state.record_plugin_metrics = mode.endswith("sampled cycle")
     fwk = new_framework({"score": [(n, pl, w) for n, pl, w in plugins]} if plugins else {})
     ns = nodes("n1", "n2")
     columns = None if mode == "per node" else NodeColumns(NodeTable(ns), np.arange(2, dtype=np.intp))
     scores, st = fwk.run_score_plugins(state, POD, ns, columns)
-    if mode.endswith("sampled cycle"):
+    if mode.startswith("columnar plugins"):
         for n, pl, _ in plugins:
             if pl.score_extensions() is not None and pl.status is None:
-                assert f"unnormalized:{n}" in LOG.calls and f"normalize_columns:{n}" in LOG.calls
+                assert f"normalize_score_batch:{n}" in LOG.calls
     if want_err:
         assert st is not None and st.code == Code.ERROR
         assert st.message() == want_err
@@ -845,6 +823,14 @@ def test_invalid_scores_name_the_first_plugin_in_order(first: ScorePl, second: S
         assert st is not None and f'plugin "{bad}" returns an invalid score' in st.message()
 
 
+def _resize(xs: list[Any], extra: int, filler: Any) -> None:
+    """xs, in place, `extra` items longer (shorter when negative)."""
+    if extra < 0:
+        del xs[extra:]
+    else:
+        xs.extend([filler] * extra)
+
+
 class MiscountingScorePl(ScorePlugin):
     """Scores 50 everywhere, but its form `form` gives `extra` scores more (fewer when negative) than nodes."""
 
@@ -854,42 +840,30 @@ class MiscountingScorePl(ScorePlugin):
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         return 50, None
 
-    def score_nodes(self, state: CycleState, pod: Pod, node_infos: Sequence[NodeInfo]) -> tuple[list[int], None]:
-        scores = [50] * len(node_infos)
-        if self.form == "score_nodes":
-            _resize(scores, self.extra, 50)
-        return scores, None
+    def score_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> Any:
+        n = len(batch) + (self.extra if self.form == "score_batch" else 0)
+        # An array where the node table's rows are given, so that normalize_score_batch is asked.
+        return ([50] * n if batch.columns is None else np.full(n, 50, dtype=np.int64)), None
 
     def score_extensions(self) -> Any:
-        return self if self.form.startswith(("normalize", "score_columns_unnormalized")) else None
+        return self if self.form.startswith("normalize") else None
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
         if self.form == "normalize_score":
             _resize(scores, self.extra, NodeScore("nowhere", 50))
         return None
 
-    def _column(self, n: int, form: str) -> Any:
-        return np.full(n + (self.extra if self.form == form else 0), 50, dtype=np.int64)
-
-    def score_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> Any:
-        return self._column(len(columns.rows), "score_columns") if self.form == "score_columns" else None
-
-    def score_columns_unnormalized(self, state: CycleState, pod: Pod, columns: NodeColumns) -> Any:
-        if self.form in ("score_columns_unnormalized", "normalize_columns"):
-            return self._column(len(columns.rows), "score_columns_unnormalized")
-        return None
-
-    def normalize_columns(self, state: CycleState, pod: Pod, scores: Any) -> Any:
-        return self._column(len(scores), "normalize_columns") if self.form == "normalize_columns" else None
+    def normalize_score_batch(self, state: CycleState, pod: Pod, scores: Any) -> Any:
+        if self.form != "normalize_score_batch":
+            return None
+        return np.full(len(scores) + self.extra, 50, dtype=np.int64)
 
 
 @pytest.mark.parametrize("extra", [-1, 1], ids=["short", "long"])
 @pytest.mark.parametrize(("form", "mode"), [
-    ("score_nodes", "per node"), ("score_nodes", "columns"),
+    ("score_batch", "per node"), ("score_batch", "columns"),
     ("normalize_score", "per node"), ("normalize_score", "columns"),
-    ("score_columns", "columns"),
-    # score_columns_unnormalized and normalize_columns are asked in cycles whose plugin durations are sampled.
-    ("score_columns_unnormalized", "columns, sampled cycle"), ("normalize_columns", "columns, sampled cycle"),
+    ("normalize_score_batch", "columns"), ("normalize_score_batch", "columns, sampled cycle"),
 ])
 def test_a_wrong_count_of_scores_is_the_cycles_error(form: str, mode: str, extra: int) -> None:
     ns = nodes("n1", "n2", "n3")
@@ -1080,9 +1054,9 @@ def test_run_pre_bind_plugins(name: str, statuses: list[Status | None], want_cod
         assert (st.plugin, st.message()) == (want_plugin, want_msg)
 
 
-def test_a_columnar_normalize_that_raises_is_the_cycles_error() -> None:
-    class Broken(SplitColumnarScorePl):
-        def normalize_columns(self, state: CycleState, pod: Pod, scores: Any) -> Any:
+def test_a_batch_normalize_that_raises_is_the_cycles_error() -> None:
+    class Broken(ColumnarScorePl):
+        def normalize_score_batch(self, state: CycleState, pod: Pod, scores: Any) -> Any:
             raise RuntimeError("normalize broke")
 
     fwk = new_framework({"score": [("A", Broken(5, normalize=_double), 1)]})

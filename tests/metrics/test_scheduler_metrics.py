@@ -206,6 +206,8 @@ def test_metrics_do_not_change_the_placements() -> None:
 
 def test_without_metrics_the_framework_runs_its_methods_unwrapped() -> None:
     # Metrics off must cost nothing: no timing wrapper is installed, and prometheus_client is not needed.
+    from wasmsched.framework.runtime import Framework
+    from wasmsched.framework.runtime.instrumented import InstrumentedFramework
     from wasmsched.metrics.metrics import SchedulerMetrics
 
     off = Simulation(config(), in_tree_registry())
@@ -213,8 +215,10 @@ def test_without_metrics_the_framework_runs_its_methods_unwrapped() -> None:
     try:
         fwk_off, fwk_on = off.scheduler.profiles[PROFILE], on.scheduler.profiles[PROFILE]
         assert fwk_off.scheduler_metrics() is None
-        assert not {n for n in vars(fwk_off) if n.startswith("run_")}
-        assert {"run_pre_filter_plugins", "run_score_plugins", "run_bind_plugins"} <= set(vars(fwk_on))
+        assert type(fwk_off) is Framework
+        assert type(fwk_on) is InstrumentedFramework
+        timed = {n for n in vars(InstrumentedFramework) if n.startswith("run_")}
+        assert {"run_pre_filter_plugins", "run_score_plugins", "run_bind_plugins"} <= timed
     finally:
         off.scheduler.close()
         on.scheduler.close()
@@ -222,32 +226,31 @@ def test_without_metrics_the_framework_runs_its_methods_unwrapped() -> None:
 
 def test_sampled_cycles_on_the_node_table_time_each_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
     """On 100+ nodes the walk runs the columnar passes (framework/nodetable.py), also in a sampled cycle:
-    each plugin's pass is observed as its batch would be, and a plugin with NormalizeScore gives its scores
-    and normalizes them in two columnar passes, so that Score and NormalizeScore are timed apart.
-    Placements do not change."""
+    each plugin's batch is observed, Score and NormalizeScore apart. Placements do not change."""
     from wasmsched.metrics.metrics import SchedulerMetrics
     from wasmsched.plugins.noderesources.fit import Fit
     from wasmsched.plugins.tainttoleration import TaintToleration
 
     passes = []
-    columnar = Fit.filter_columns
+    columnar, taint_columnar = Fit._fits_columns, TaintToleration._score_columns
 
-    def counted(self: Fit, *args: Any) -> Any:
-        passes.append(1)
-        return columnar(self, *args)
+    def counted(*args: Any) -> Any:
+        passes.append("Fit")
+        return columnar(*args)
 
-    def per_node(self: TaintToleration, *args: Any) -> Any:
-        raise AssertionError("TaintToleration scored per node")
+    def taint_counted(*args: Any) -> Any:
+        passes.append("TaintToleration")
+        return taint_columnar(*args)
 
-    monkeypatch.setattr(Fit, "filter_columns", counted)
-    monkeypatch.setattr(TaintToleration, "score_nodes", per_node)
+    monkeypatch.setattr(Fit, "_fits_columns", staticmethod(counted))
+    monkeypatch.setattr(TaintToleration, "_score_columns", staticmethod(taint_counted))
 
     def objects() -> dict[str, list[Any]]:
         return {"Node": [make_node(f"n{i:03d}").capacity(cpu="4", pods="10").obj() for i in range(120)],
                 "Pod": [make_pod(f"p{i}").req(cpu="1").obj() for i in range(6)] + [make_pod("huge").req(cpu="8").obj()]}
 
     sampled, every = run(objects(), SchedulerMetrics(plugin_metrics_sample_percent=100), seed=1)
-    assert passes  # the sampled cycles took the columnar pass
+    assert {"Fit", "TaintToleration"} <= set(passes)  # the sampled cycles took the columnar passes
     plain, _ = run(objects(), False, seed=1)
     assert {p.name: p.node for p in sampled.pods} == {p.name: p.node for p in plain.pods}
     assert every is not None

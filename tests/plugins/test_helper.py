@@ -16,6 +16,7 @@ from wasmsched.plugins.helper import (
 )
 from wasmsched.plugins.helper.gomath import div_trunc
 from wasmsched.plugins.helper.podmemo import pod_memoized
+from wasmsched.testing.batch import batch_scores
 from wasmsched.testing.builders import make_pod
 
 
@@ -101,6 +102,7 @@ def test_plugins_kube_scores_for_every_pod_answer_zeros_at_once_for_a_pod_withou
     import numpy as np
 
     from wasmsched.framework.cycle_state import CycleState
+    from wasmsched.framework.interface import NodeBatch
     from wasmsched.framework.nodetable import NodeColumns, NodeTable
     from wasmsched.framework.status import is_skip
     from wasmsched.plugins.registry import in_tree_registry
@@ -117,7 +119,10 @@ def test_plugins_kube_scores_for_every_pod_answer_zeros_at_once_for_a_pod_withou
     assert is_skip(st)
     per_node = [pl.score(state, pod, ni)[0] for ni in infos]  # type: ignore[attr-defined]
     assert per_node == [0, 0, 0]
-    assert pl.score_nodes(state, pod, infos) == ([0, 0, 0], None)  # type: ignore[attr-defined]
+    assert batch_scores(pl, state, pod, infos) == ([0, 0, 0], None)
     cols = NodeColumns(NodeTable(list(infos)), np.arange(len(infos), dtype=np.intp))
-    got = pl.score_columns(state, pod, cols)  # type: ignore[attr-defined]
-    assert got is not None and got.tolist() == [0, 0, 0]
+    got, st = pl.score_batch(state, pod, NodeBatch(infos, cols))  # type: ignore[attr-defined]
+    assert st is None and got.tolist() == [0, 0, 0]
+    ext = pl.score_extensions()  # type: ignore[attr-defined]
+    if ext is not None:
+        assert pl.normalize_score_batch(state, pod, got).tolist() == [0, 0, 0]  # type: ignore[attr-defined]

@@ -11,6 +11,7 @@ from wasmsched.framework.snapshot import new_snapshot
 from wasmsched.plugins import imagelocality
 from wasmsched.plugins.imagelocality import ImageLocality
 from wasmsched.plugins.imagelocality.image_locality import normalized_image_name
+from wasmsched.testing.batch import batch_scores
 from wasmsched.testing.fake_handle import FakeHandle
 
 MB = 1024 * 1024
@@ -102,7 +103,7 @@ def test_image_locality_priority(name: str, pod: Pod, nodes: list[tuple[str, Ima
         assert status is None
         got.append(score)
     assert got == expected
-    batch, status = pl.score_nodes(state, pod, snapshot.list())
+    batch, status = batch_scores(pl, state, pod, snapshot.list())
     assert status is None
     assert batch == expected
     assert pl.score_extensions() is None

@@ -21,6 +21,7 @@ from wasmsched.plugins.interpodaffinity.filtering import (
 from wasmsched.plugins.interpodaffinity.filtering import (
     ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH as EXISTING,
 )
+from wasmsched.testing.batch import filter_statuses
 from wasmsched.testing.fake_handle import FakeHandle, RecordingClient
 
 from .util import fill_pod_affinity_term, labeled_node
@@ -276,7 +277,7 @@ def test_required_affinity_multiple_nodes(name: str, p: Pod, pods: list[Pod], no
         assert is_skip(st)
         return
     assert st is None
-    got = pl.filter_nodes(state, p, [snap.get(n.metadata.name) for n in nodes])
+    got = filter_statuses(pl, state, p, [snap.get(n.metadata.name) for n in nodes])
     assert [None if s is None else (s.code, s.reasons[0]) for s in got] == want
 
 

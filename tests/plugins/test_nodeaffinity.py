@@ -18,6 +18,7 @@ from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins import nodeaffinity
 from wasmsched.plugins.nodeaffinity import ERR_REASON_CONFLICT, ERR_REASON_ENFORCED, ERR_REASON_POD
 from wasmsched.plugins.nodeaffinity import NodeAffinity as NodeAffinityPlugin
+from wasmsched.testing.batch import filter_statuses
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.testing.fake_handle import FakeHandle
 
@@ -198,7 +199,7 @@ def test_node_affinity(name: str, pod_: Pod, labels: dict[str, str], node_name: 
         assert status == want_pre_filter_status
         assert result == want_pre_filter_result
     assert pl.filter(state, pod_, ni) == want_status
-    assert pl.filter_nodes(state, pod_, [ni]) == [want_status]
+    assert filter_statuses(pl, state, pod_, [ni]) == [want_status]
 
 
 LABEL1 = {"foo": "bar"}

@@ -38,6 +38,7 @@ from wasmsched.plugins.nodedeclaredfeatures.node_declared_features import _PreFi
 from wasmsched.plugins.nodedeclaredfeatures.version import Version, parse, parse_generic, parse_semantic
 from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.simulator.simulation import Simulation
+from wasmsched.testing.batch import filter_statuses
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.testing.fake_handle import FakeHandle
 
@@ -178,7 +179,7 @@ def test_filter(name: str, enabled: bool, node: Node, pre_filter_reqs: list[str]
     else:
         assert got is not None
         assert (got.code, got.message()) == (want.code, want.message())
-    batch = pl.filter_nodes(state, plain_pod(), [ni, ni])
+    batch = filter_statuses(pl, state, plain_pod(), [ni, ni])
     assert [(st.code, st.message()) if st else None for st in batch] == [(got.code, got.message()) if got else None] * 2
 
 

@@ -10,6 +10,7 @@ from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins import nodename
 from wasmsched.plugins.nodename import ERR_REASON, NodeName
+from wasmsched.testing.batch import filter_statuses
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.testing.fake_handle import FakeHandle
 
@@ -33,7 +34,7 @@ def test_node_name(name: str, pod_node: str, node: str, want: Status | None) -> 
     ni = NodeInfo(make_node(node).obj())
     pl = _plugin()
     assert pl.filter(CycleState(), pod, ni) == want
-    assert pl.filter_nodes(CycleState(), pod, [ni]) == [want]
+    assert filter_statuses(pl, CycleState(), pod, [ni]) == [want]
 
 
 def test_events_to_register() -> None:

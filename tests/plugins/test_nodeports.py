@@ -11,6 +11,7 @@ from wasmsched.framework.status import Code, Status, is_skip
 from wasmsched.framework.types import NodeInfo, PodInfo
 from wasmsched.plugins import nodeports
 from wasmsched.plugins.nodeports import ERR_REASON, NodePorts, fits
+from wasmsched.testing.batch import filter_statuses
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.testing.fake_handle import FakeHandle
 
@@ -97,7 +98,7 @@ def test_node_ports(name: str, pod: Pod, node_info: NodeInfo, want_pre_filter: S
     if is_skip(status):
         return
     assert pl.filter(state, pod, node_info) == want_filter
-    assert pl.filter_nodes(state, pod, [node_info]) == [want_filter]
+    assert filter_statuses(pl, state, pod, [node_info]) == [want_filter]
 
 
 def test_pre_filter_disabled() -> None:

@@ -17,6 +17,7 @@ from wasmsched.plugins.noderesources.balanced_allocation import (
     balanced_resource_score,
     balanced_resource_scorer,
 )
+from wasmsched.testing.batch import batch_scores
 from wasmsched.testing.fake_handle import FakeHandle
 
 from .util import request_pod as pod
@@ -118,7 +119,7 @@ def test_best_effort_pod_scores_zero_without_pre_score() -> None:
     pl = _plugin(DEFAULT_SET, handle)
     ni = handle.snapshot_shared_lister().list()[0]
     assert pl.score(CycleState(), pod(), ni) == (0, None)
-    assert pl.score_nodes(CycleState(), pod(), [ni]) == ([0], None)
+    assert batch_scores(pl, CycleState(), pod(), [ni]) == ([0], None)
 
 
 @pytest.mark.parametrize(

@@ -33,6 +33,7 @@ from wasmsched.plugins.noderesources.fit import (
     have_any_requested_resources_increased,
     is_fit,
 )
+from wasmsched.testing.batch import filter_statuses
 from wasmsched.testing.builders import make_pod
 from wasmsched.testing.fake_handle import FakeHandle
 
@@ -273,7 +274,7 @@ def test_enough_requests(name: str, pod: Pod, node_pods: list[Pod], args: dict[s
     assert st is None
     want = Status(Code(want_status[0]), want_status[1]) if want_status is not None else None
     assert pl.filter(state, pod, ni) == want
-    assert pl.filter_nodes(state, pod, [ni]) == [want]
+    assert filter_statuses(pl, state, pod, [ni]) == [want]
     s = PreFilterState(compute_pod_resource_request(pod), pl.ignored_resources, pl.ignored_resource_groups)
     assert fits_request(s, ni) == want_insufficient
 
@@ -306,7 +307,7 @@ def test_not_enough_requests(name: str, pod: Pod, existing: Pod) -> None:
     assert pl.pre_filter(state, pod, [ni]) == (None, None)
     want = Status(Code.UNSCHEDULABLE, ["Too many pods"])
     assert pl.filter(state, pod, ni) == want
-    assert pl.filter_nodes(state, pod, [ni]) == [want]
+    assert filter_statuses(pl, state, pod, [ni]) == [want]
 
 
 STORAGE_REQUESTS = [
@@ -327,7 +328,7 @@ def test_storage_requests(name: str, pod: Pod, existing: Pod, want: Status | Non
     state = CycleState()
     assert pl.pre_filter(state, pod, [ni]) == (None, None)
     assert pl.filter(state, pod, ni) == want
-    assert pl.filter_nodes(state, pod, [ni]) == [want]
+    assert filter_statuses(pl, state, pod, [ni]) == [want]
 
 
 def _sidecar_pod(request: dict[str, str] | None, sidecar_request: dict[str, str] | None) -> Pod:

@@ -23,6 +23,7 @@ from wasmsched.framework.status import Code
 from wasmsched.plugins import noderesources
 from wasmsched.plugins.noderesources import Fit
 from wasmsched.plugins.noderesources.requested_to_capacity_ratio import go_round_ratio
+from wasmsched.testing.batch import batch_scores
 from wasmsched.testing.fake_handle import FakeHandle
 
 from .util import INVALID_RESOURCE_WEIGHTS
@@ -50,7 +51,7 @@ def cm(cpu: str, memory: str) -> dict[str, str]:
 
 def run_scores(strategy: ScoringStrategy, requested_pod: Pod, nodes: list[Node], existing: list[Pod],
                run_pre_score: bool = True) -> tuple[list[int], list[int | None]]:
-    """Scores per node (Score) and of the batch (score_nodes); codes are None on success."""
+    """Scores per node (Score) and of the batch (score_batch); codes are None on success."""
     handle = FakeHandle(pods=existing, nodes=nodes)
     pl = noderesources.new_fit(NodeResourcesFitArgs(scoring_strategy=strategy), handle)
     assert isinstance(pl, Fit)
@@ -64,7 +65,7 @@ def run_scores(strategy: ScoringStrategy, requested_pod: Pod, nodes: list[Node],
         score, st = pl.score(state, requested_pod, ni)
         scores.append(score)
         codes.append(None if st is None else st.code)
-    batch, st = pl.score_nodes(state, requested_pod, infos)
+    batch, st = batch_scores(pl, state, requested_pod, infos)
     if st is None:
         assert batch == scores
     else:

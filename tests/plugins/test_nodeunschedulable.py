@@ -11,6 +11,7 @@ from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins import nodeunschedulable
 from wasmsched.plugins.nodeunschedulable import ERR_REASON_UNSCHEDULABLE, NodeUnschedulable
+from wasmsched.testing.batch import filter_statuses
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.testing.fake_handle import FakeHandle
 
@@ -48,7 +49,7 @@ def test_node_unschedulable(name: str, pod: Pod, node: Node, want: Status | None
     pl = _plugin()
     ni = NodeInfo(node)
     assert pl.filter(CycleState(), pod, ni) == want
-    assert pl.filter_nodes(CycleState(), pod, [ni]) == [want]
+    assert filter_statuses(pl, CycleState(), pod, [ni]) == [want]
 
 
 @pytest.mark.parametrize(

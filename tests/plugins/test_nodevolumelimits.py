@@ -40,6 +40,7 @@ from wasmsched.plugins.nodevolumelimits.csitranslation import (
 )
 from wasmsched.plugins.nodevolumelimits.utils import is_csi_migration_on
 from wasmsched.plugins.registry import in_tree_registry
+from wasmsched.testing.batch import filter_statuses
 from wasmsched.testing.builders import make_pod
 from wasmsched.testing.fake_handle import FakeHandle, RecordingClient
 
@@ -461,7 +462,7 @@ def test_filter_nodes_matches_filter_per_node() -> None:
                           *fake_volume_attachments(2, EBS)]
     pl = CSILimits(FakeHandle(client=RecordingClient(objects=objects)))
     state = CycleState()
-    got = pl.filter_nodes(state, csi_ebs_one_vol_pod, [full, other, full])
+    got = filter_statuses(pl, state, csi_ebs_one_vol_pod, [full, other, full])
     assert got == [pl.filter(state, csi_ebs_one_vol_pod, ni) for ni in (full, other, full)]
     assert_status(got[0], MAX_COUNT)
     assert got[1] is None

@@ -19,6 +19,7 @@ from wasmsched.plugins.podtopologyspread.filtering import (
     PRE_FILTER_STATE_KEY,
     PreFilterState,
 )
+from wasmsched.testing.batch import filter_statuses
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.testing.fake_handle import FakeHandle
 
@@ -178,7 +179,9 @@ def _run_filter(p: Pod, nodes: list[Node], existing: list[Pod]) -> dict[str, int
         if status is not None:
             want = ERR_REASON_NODE_LABEL_NOT_MATCH if status.code == UU else ERR_REASON_CONSTRAINTS_NOT_MATCH
             assert status.reasons == [want]
-    batch = pl.filter_nodes(state, p, [snap.get(n.metadata.name) for n in nodes])
+    infos = [ni for n in nodes if (ni := snap.get(n.metadata.name)) is not None]
+    assert len(infos) == len(nodes)
+    batch = filter_statuses(pl, state, p, infos)
     assert [Code.SUCCESS if s is None else s.code for s in batch] == list(got.values())
     return got
 

@@ -12,6 +12,7 @@ from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins import tainttoleration
 from wasmsched.plugins.tainttoleration import ERR_REASON_UNTOLERATED, TaintToleration
+from wasmsched.testing.batch import filter_statuses
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.testing.fake_handle import FakeHandle
 
@@ -163,7 +164,7 @@ def test_taint_toleration_filter(name: str, tolerations: list[Tol], taints: list
     ni = NodeInfo(node_with_taints("nodeA", taints))
     pl = _plugin()
     assert pl.filter(CycleState(), pod, ni) == want
-    assert pl.filter_nodes(CycleState(), pod, [ni]) == [want]
+    assert filter_statuses(pl, CycleState(), pod, [ni]) == [want]
 
 
 USER2 = [("dedicated", "Equal", "user2", NS)]

@@ -25,6 +25,7 @@ from wasmsched.plugins.volumerestrictions import (
     ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT,
     VolumeRestrictions,
 )
+from wasmsched.testing.batch import filter_statuses
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.testing.fake_handle import FakeHandle, RecordingClient
 
@@ -90,7 +91,7 @@ def run_pre_filter_and_filter(pl: VolumeRestrictions, pod: Pod, ni: NodeInfo, wa
     # If PreFilter fails, Filter does not run.
     if is_success(want_pre_filter):
         assert pl.filter(state, pod, ni) == want_filter
-        assert pl.filter_nodes(state, pod, [ni]) == [want_filter]
+        assert filter_statuses(pl, state, pod, [ni]) == [want_filter]
 
 
 def disk_conflict_cases(v1: Vol, v2: Vol) -> list[tuple[str, Pod, NodeInfo, Status | None, Status | None]]:

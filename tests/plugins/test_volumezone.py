@@ -24,6 +24,7 @@ from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins import volumezone
 from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.plugins.volumezone import ERR_REASON_CONFLICT, PVTopology, VolumeZone, label_zones_to_set
+from wasmsched.testing.batch import filter_statuses
 from wasmsched.testing.builders import make_pod
 from wasmsched.testing.fake_handle import FakeHandle, RecordingClient
 
@@ -94,7 +95,7 @@ def run(pl: VolumeZone, pod: Pod, n: Node, want_pre_filter: Status | None, want_
     assert status == want_pre_filter
     ni = NodeInfo(n)
     assert pl.filter(state, pod, ni) == want_filter
-    assert pl.filter_nodes(state, pod, [ni]) == [want_filter]
+    assert filter_statuses(pl, state, pod, [ni]) == [want_filter]
 
 
 SINGLE_ZONE_OBJECTS = [

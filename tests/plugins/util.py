@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from wasmsched.api.types import Node, Pod
 from wasmsched.config.args import ResourceSpec
 from wasmsched.framework.cycle_state import CycleState
-from wasmsched.framework.interface import NodeScore
+from wasmsched.framework.interface import FilterPlugin, NodeBatch, NodeScore, ScorePlugin
+from wasmsched.framework.nodetable import NodeColumns
+from wasmsched.framework.status import Code, Status, not_success
 from wasmsched.framework.types import NodeInfo
+from wasmsched.testing.batch import batch_scores
 from wasmsched.testing.builders import make_pod
 
 # --- nodes and pods -------------------------------------------------------------------------------
@@ -106,7 +111,51 @@ def score_each(pl: Any, state: CycleState, pod: Pod, infos: list[NodeInfo]) -> l
         score, st = pl.score(state, pod, ni)
         assert st is None
         got.append(NodeScore(ni.name, score))
-    batch, st = pl.score_nodes(state, pod, infos)
+    batch, st = batch_scores(pl, state, pod, infos)
     assert st is None
     assert batch == [s.score for s in got]
     return got
+
+
+# --- batch forms against per-node forms (tests/plugins/test_batch_forms.py) ---------------------------
+
+
+def _verdicts(got: dict[int, Status] | Any) -> dict[int, tuple[Code, list[str]]]:
+    return {i: (st.code, list(st.reasons)) for i, st in got.items()}
+
+
+def filter_agrees(pl: FilterPlugin, state: CycleState, pod: Pod, infos: list[NodeInfo],
+                  columns: NodeColumns) -> None:
+    """filter_batch, with the node table's rows and without, rejects the nodes `filter` rejects, with its
+    statuses."""
+    want = {}
+    for i, ni in enumerate(infos):
+        st = pl.filter(state, pod, ni)
+        if not_success(st):
+            want[i] = (st.code, list(st.reasons))
+    for cols in (columns, None):
+        assert _verdicts(pl.filter_batch(state, pod, NodeBatch(infos, cols))) == want, (pl.name, cols is not None)
+
+
+def score_agrees(pl: ScorePlugin, state: CycleState, pod: Pod, infos: list[NodeInfo], columns: NodeColumns) -> None:
+    """score_batch, with the node table's rows and without, gives `score`'s raw scores; normalize_score_batch,
+    where it answers, what normalize_score makes of them."""
+    want: list[int] = []
+    for ni in infos:
+        s, st = pl.score(state, pod, ni)
+        assert st is None, (pl.name, st)
+        want.append(s)
+    for cols in (columns, None):
+        got, st = pl.score_batch(state, pod, NodeBatch(infos, cols))
+        assert st is None
+        assert [int(s) for s in got] == want, (pl.name, cols is not None)
+    ext = pl.score_extensions()
+    if ext is None:
+        return
+    lst = [NodeScore(ni.name, s) for ni, s in zip(infos, want, strict=True)]
+    assert ext.normalize_score(state, pod, lst) is None
+    raw = np.array(want, dtype=np.int64)
+    normalized = pl.normalize_score_batch(state, pod, raw)
+    if normalized is not None:
+        assert normalized.tolist() == [ns.score for ns in lst], pl.name
+        assert raw.tolist() == want  # a new array: the raw scores stay as they were

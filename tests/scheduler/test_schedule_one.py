@@ -425,7 +425,7 @@ def test_the_walk_to_one_feasible_node_more_goes_past_the_chunk(second: int) -> 
     sched.cache.update_snapshot(sched.snapshot)
     order = [ni.name for ni in sched.snapshot.list()]
     fwk = sched.profiles["default-scheduler"]
-    fwk.points["filter"][0].ok = {order[0], order[second]}  # type: ignore[attr-defined]
+    fwk.plugins.filter[0].ok = {order[0], order[second]}  # type: ignore[attr-defined]
     feasible, diagnosis = sched.algorithm.find_nodes_that_fit_pod(fwk, CycleState(), make_pod("p").uid("p").obj())
     assert [ni.name for ni in feasible] == [order[0]]
     assert [n for n in order if diagnosis.node_to_status.has(n)] == order[1:second]

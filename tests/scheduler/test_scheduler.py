@@ -331,7 +331,7 @@ def test_binding_failure_unreserves_forgets_requeues_then_succeeds() -> None:
     env = Env({"reserve": [("R", reserve)]}, ["node1"])
     binder = FlakyBinder(env.cluster, failures=1)
     try:
-        env.sched.profiles["default-scheduler"].points["bind"] = [binder]
+        env.sched.profiles["default-scheduler"].plugins.bind = [binder]
         binder.name = "FlakyBinder"
         env.add_pod("p")
         assert env.sched.schedule_one()
@@ -445,7 +445,7 @@ def test_scheduler_never_loses_a_pod() -> None:
                "permit": [("P", permit)]}, nodes, seed=3)
     binder = FlakyBinder(env.cluster, failures=1)
     binder.name = "FlakyBinder"
-    env.sched.profiles["default-scheduler"].points["bind"] = [binder]
+    env.sched.profiles["default-scheduler"].plugins.bind = [binder]
     try:
         for i, p in enumerate(pods):
             env.add_pod(p, prio=rng.choice([0, 10, 100]))

@@ -9,9 +9,9 @@ from typing import Any
 import wasmtime
 
 from wasmsched.api.types import Node, Pod
+from wasmsched.framework.runtime.waiting_pods import WaitingPodImpl, WaitingPodsMap
 from wasmsched.framework.snapshot import new_snapshot
 from wasmsched.framework.types import get_pod_key
-from wasmsched.framework.waiting_pods import WaitingPodImpl, WaitingPodsMap
 from wasmsched.testing.fake_handle import FakeHandle
 from wasmsched.wasm.engine import Runtime
 from wasmsched.wasm.plugin import WasmPlugin, new_wasm_plugin

@@ -21,6 +21,7 @@ from wasmsched.framework.status import Code, Status, is_rejected, is_success, no
 from wasmsched.framework.types import NodeInfo, PodInfo, get_pod_key
 from wasmsched.plugins.prioritysort.priority_sort import PrioritySort
 from wasmsched.scheduler.queue import Nominator
+from wasmsched.testing.batch import batch_scores
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.testing.fake_handle import RecordingClient, RecordingEvents
 from wasmsched.util.clock import SimClock
@@ -82,7 +83,7 @@ def framework_with(plugin: WasmPlugin, node_infos: Sequence[NodeInfo]) -> Framew
 
 
 def names_at(fwk: Framework, point: str) -> list[str]:
-    return [pl.name for pl in fwk.points[point]]
+    return [pl.name for pl in fwk.plugins.of(point)]
 
 
 # ===== Registration ===============================================================================
@@ -420,7 +421,7 @@ def test_item21_score_nodes_passes_scores_through(tmp_path: Path) -> None:
     ns = nodes("n1", "n2")
     inst = pin(plugin, pod, ns)
     inst.set_global("ret64", s64(0xFFFFFFFF_00000000))
-    scores, st = plugin.score_nodes(CycleState(), pod, ns)
+    scores, st = batch_scores(plugin, CycleState(), pod, ns)
     assert (scores, st) == ([-1, -1], None)
     # The framework rejects -1 after normalisation: Error, no crash.
     fwk = framework_with(plugin, ns)

@@ -11,6 +11,7 @@ import pytest
 from tests.wasm.harness import WasmHandle, load
 from wasmsched.api.types import Node, Pod
 from wasmsched.framework.cycle_state import CycleState
+from wasmsched.testing.batch import filter_statuses
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.wasm import encoding
 from wasmsched.wasm.engine import Runtime
@@ -55,7 +56,7 @@ def test_one_serialization_per_pod_and_node_across_calls_and_plugins(tmp_path: P
     for _ in range(3):  # three cycles of the same pod object, two plugins, ten nodes each
         for pl in plugins:
             pl.pre_filter(CycleState(), pod, infos)
-            assert pl.filter_nodes(CycleState(), pod, infos) == [None] * 10
+            assert filter_statuses(pl, CycleState(), pod, infos) == [None] * 10
     assert serializations == {"Pod": 1, "Node": 10}
 
     # A new pod object (an update) and a changed node are serialized again, once each.
@@ -68,7 +69,7 @@ def test_one_serialization_per_pod_and_node_across_calls_and_plugins(tmp_path: P
     infos[0].set_node(changed)
     for pl in plugins:
         pl.pre_filter(CycleState(), updated, infos)
-        pl.filter_nodes(CycleState(), updated, infos)
+        filter_statuses(pl, CycleState(), updated, infos)
     assert serializations == {"Pod": 2, "Node": 11}
 
 

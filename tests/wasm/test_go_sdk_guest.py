@@ -24,6 +24,7 @@ from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interface import NodeScore, NodeToStatus, NominatingInfo, NominatingMode
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo, PodInfo, get_pod_key
+from wasmsched.testing.batch import batch_scores, filter_statuses
 from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.wasm import abi
 from wasmsched.wasm.engine import Runtime
@@ -149,7 +150,7 @@ def test_guest_config_reaches_the_constructor_and_klog_runs_in_initialize(
                 st(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, 'node n1 has rack="r1", pod wants "r2"'))
     assert g.plugin.pre_score(CycleState(), p, g.nodes("n1", "n3")) is None
     # scoreBase 50 + 10 x digit (+ img-b: 40 MB, on 1 node, on n3).
-    assert g.plugin.score_nodes(CycleState(), p, g.nodes("n1", "n3")) == ([60, 50 + 30 + 40 + 1], None)
+    assert batch_scores(g.plugin, CycleState(), p, g.nodes("n1", "n3")) == ([60, 50 + 30 + 40 + 1], None)
 
 
 def test_empty_guest_config_uses_defaults(runtime: Runtime, caplog: pytest.LogCaptureFixture) -> None:
@@ -221,7 +222,7 @@ def test_prefilter_status(guest: Guest, annotation: str, want: Status | None) ->
 def test_filter_uses_node_labels_from_the_host(guest: Guest) -> None:
     p = pod("p", {"zone": "a"}, reject="n3")
     guest.start(p)
-    got = guest.plugin.filter_nodes(CycleState(), p, guest.nodes("n1", "n2", "n3", "ghost"))
+    got = filter_statuses(guest.plugin, CycleState(), p, guest.nodes("n1", "n2", "n3", "ghost"))
     want = [
         None,
         st(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, 'node n2 has zone="b", pod wants "a"'),
@@ -337,7 +338,7 @@ def test_prescore_and_score_share_state_and_read_image_states(guest: Guest) -> N
     guest.start(p)
     assert guest.plugin.pre_score(CycleState(), p, guest.nodes("n3", "n1", "n2")) is None
     # scoreBase 3 + 10 x digit + img-a (5 MB, on 2 nodes) where present.
-    assert guest.plugin.score_nodes(CycleState(), p, guest.nodes("n1", "n2", "n3")) == (
+    assert batch_scores(guest.plugin, CycleState(), p, guest.nodes("n1", "n2", "n3")) == (
         [13, 3 + 20 + 5 + 2, 3 + 30 + 5 + 2], None)
 
 
@@ -370,7 +371,7 @@ def test_prescore_and_score_status(guest: Guest) -> None:
     p = pod("p", prescore_status="5:", score_status="2:too far")
     guest.start(p)
     assert same(guest.plugin.pre_score(CycleState(), p, guest.nodes("n1")), st(Code.SKIP))
-    scores, status = guest.plugin.score_nodes(CycleState(), p, guest.nodes("n1"))
+    scores, status = batch_scores(guest.plugin, CycleState(), p, guest.nodes("n1"))
     assert scores == []
     assert same(status, st(Code.UNSCHEDULABLE, "too far"))
 
@@ -545,10 +546,10 @@ def test_state_is_carried_through_the_whole_cycle_on_the_pods_instance(guest: Gu
     assert status is None and result is not None and result.node_names == {"n1", "n2", "n3"}
     iid = guest.instance_id(p)
     assert iid is not None
-    statuses = pl.filter_nodes(state, p, guest.nodes("n1", "n2", "n3"))
+    statuses = filter_statuses(pl, state, p, guest.nodes("n1", "n2", "n3"))
     assert [s.code if s else 0 for s in statuses] == [Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, 0]
     assert pl.pre_score(state, p, guest.nodes("n3")) is None
-    assert pl.score_nodes(state, p, guest.nodes("n3")) == ([3 + 30 + 40 + 1], None)
+    assert batch_scores(pl, state, p, guest.nodes("n3")) == ([3 + 30 + 40 + 1], None)
     scores = [NodeScore("n3", 74)]
     assert pl.normalize_score(state, p, scores) is None and scores == [NodeScore("n3", 26)]
     assert pl.reserve(state, p, "n3") is None

@@ -1,7 +1,7 @@
 """Plugin interfaces per extension point and the Handle plugins get, as framework/interface.go.
 
 Plugins subclass `Plugin` and the extension-point classes they implement; the runner
-(framework/runtime.py) finds the extension points of a plugin with isinstance once, at framework
+(framework/runtime/) finds the extension points of a plugin with isinstance once, at framework
 creation. The docstring of each extension-point class and method is its contract: when it runs,
 what each status means there, and what the plugin may change.
 
@@ -29,7 +29,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, Self, TypeAlias
+from itertools import compress
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeAlias, runtime_checkable
 
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.events import ClusterEventWithHint
@@ -49,10 +50,47 @@ if TYPE_CHECKING:
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
 
-# FilterPlugin.filter_columns' answer when every node asked passes (no array to make and look through).
-ALL_PASS: Final = True
-FilterColumnsResult: TypeAlias = "NDArray[np.bool_] | Literal[True] | None"
 MAX_TOTAL_SCORE = INT64_MAX
+
+
+class NodeBatch:
+    """The nodes one batch form answers for, in order: their NodeInfos and, when the snapshot keeps a node
+    table (framework/nodetable.py), their rows in it (`columns`, None otherwise). Read only."""
+
+    __slots__ = ("columns", "node_infos")
+
+    def __init__(self, node_infos: Sequence[NodeInfo], columns: NodeColumns | None = None) -> None:
+        self.node_infos = node_infos
+        self.columns = columns
+
+    def __len__(self) -> int:
+        return len(self.node_infos)
+
+    def without(self, positions: Iterable[int]) -> NodeBatch:
+        """The batch less the nodes at `positions`."""
+        keep = [True] * len(self.node_infos)
+        for i in positions:
+            keep[i] = False
+        columns = self.columns
+        if columns is not None:
+            import numpy as np  # loaded with the node table
+
+            columns = columns.take(np.array(keep, dtype=np.bool_))
+        return NodeBatch(list(compress(self.node_infos, keep)), columns)
+
+
+# FilterPlugin.filter_batch's answer: the positions in the batch of the nodes the plugin rejects, and their
+# statuses (what `filter` returns for each); the nodes not in it pass. Empty: every node passes.
+FilterVerdicts: TypeAlias = Mapping[int, Status]
+
+
+def verdicts_of(statuses: Iterable[Status | None]) -> dict[int, Status]:
+    """FilterVerdicts of per-node statuses in batch order: the positions and statuses of those not Success."""
+    return {i: st for i, st in enumerate(statuses) if st is not None and st.code != Code.SUCCESS}
+
+
+# ScorePlugin.score_batch's scores: one per node of the batch, in order (a list or an int64 array).
+BatchScores: TypeAlias = "Sequence[int] | NDArray[np.int64]"
 
 
 @dataclass(slots=True)
@@ -249,9 +287,16 @@ class QueueSortPlugin(Plugin):
         Called under the queue's lock; neither argument may be modified."""
         raise NotImplementedError
 
-    # Optional: `sort_key(qpi)`, a value whose `<` is `less` (less(a, b) == sort_key(a) < sort_key(b)) and
-    # which does not change while the pod is queued. When every profile's QueueSort plugin is of one class
-    # that has it, the queue orders by it (tuple comparisons in C) instead of calling `less`.
+
+@runtime_checkable
+class QueueSortKey(Protocol):
+    """Optional for a QueueSort plugin: when every profile's QueueSort plugin is of one class that has it,
+    the queue orders by the key (tuple comparisons in C) instead of calling `less`."""
+
+    def sort_key(self, qpi: QueuedPodInfo) -> Any:
+        """A value whose `<` is `less` (less(a, b) == sort_key(a) < sort_key(b)) and which does not change
+        while the pod is queued."""
+        ...
 
 
 class EnqueueExtensions(Plugin):
@@ -322,7 +367,7 @@ class PreFilterPlugin(Plugin):
 
 class FilterPlugin(Plugin):
     """Filter: decides whether the pod can run on one node. Called for each candidate node (in
-    batches through `filter_nodes`), in the configured plugin order; a node is dropped at the first
+    batches through `filter_batch`), in the configured plugin order; a node is dropped at the first
     plugin that does not return Success, and the remaining plugins do not see it."""
 
     @abstractmethod
@@ -342,20 +387,13 @@ class FilterPlugin(Plugin):
         PreFilter wrote; `state` may be a clone)."""
         raise NotImplementedError
 
-    def filter_nodes(self, state: CycleState, pod: Pod,
-                     node_infos: Sequence[NodeInfo]) -> list[Status | None]:
-        """Batch form: one status per node, in order, each what `filter` returns for that node.
-        Plugins may override it with a faster whole-list implementation; an exception, or a list of
-        another length, fails every node of the batch with an Error."""
-        return [self.filter(state, pod, ni) for ni in node_infos]
-
-    def filter_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> FilterColumnsResult:
-        """Columnar form (optional): for the snapshot's nodes at `columns.rows` of `columns.table`
-        (framework/nodetable.py), a boolean array, True where `filter` returns Success, or ALL_PASS when
-        it does on every one of them. The statuses of the other nodes are then asked of `filter_nodes`.
-        None (the default): no columnar answer for this pod (the runner calls `filter_nodes`). An
-        exception or an array of another length is an Error, as in `filter_nodes`."""
-        return None
+    def filter_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> FilterVerdicts:
+        """Batch form: `filter` for every node of the batch at once, as FilterVerdicts (the rejected nodes'
+        positions and statuses). The default asks `filter` node by node; a plugin may answer faster (one
+        check per distinct value of what the answer depends on, the node table's columns), but the
+        statuses must be `filter`'s. An exception, or a position outside the batch, fails every node of the
+        batch with an Error."""
+        return verdicts_of(self.filter(state, pod, ni) for ni in batch.node_infos)
 
 
 class PostFilterPlugin(Plugin):
@@ -415,42 +453,30 @@ class ScorePlugin(Plugin):
         and `state` must not be modified."""
         raise NotImplementedError
 
-    def score_nodes(self, state: CycleState, pod: Pod,
-                    node_infos: Sequence[NodeInfo]) -> tuple[list[int], Status | None]:
-        """Batch form: one score per node, in order, each what `score` returns for it; on a
-        non-success status the scores are ignored. Plugins may override it with a faster version. A list
-        of another length (or a NormalizeScore that changes its length) is the cycle's Error."""
+    def score_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> tuple[BatchScores, Status | None]:
+        """Batch form: `score` for every node of the batch at once, one raw score per node in order (before
+        NormalizeScore, which the framework runs after it); on a non-success status the scores are
+        ignored. The default asks `score` node by node. An exception or scores of another count are the
+        cycle's Error."""
         out = []
-        for ni in node_infos:
+        for ni in batch.node_infos:
             s, st = self.score(state, pod, ni)
             if not_success(st):
                 return [], st
             out.append(s)
         return out, None
 
-    def score_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> NDArray[np.int64] | None:
-        """Columnar form (optional): for the snapshot's nodes at `columns.rows` of `columns.table`, the
-        scores as an int64 array, already normalized (what `score_nodes` and then NormalizeScore give).
-        None (the default): no columnar answer for this pod (the runner calls `score_nodes`). An
-        exception or an array of another length is an Error, as in `score_nodes`; so in the two below."""
-        return None
-
-    def score_columns_unnormalized(self, state: CycleState, pod: Pod,
-                                   columns: NodeColumns) -> NDArray[np.int64] | None:
-        """For a plugin with a NormalizeScore extension (optional): score_columns' scores before
-        NormalizeScore, which `normalize_columns` then gives. The runner asks for the two apart in cycles
-        whose plugin durations are sampled, so that Score and NormalizeScore are timed apart as kube times
-        them. None (the default): the per-node forms in those cycles."""
-        return None
-
-    def normalize_columns(self, state: CycleState, pod: Pod, scores: NDArray[np.int64]) -> NDArray[np.int64] | None:
-        """NormalizeScore over the array `score_columns_unnormalized` gave (a new array); None: the extension's
-        normalize_score over the nodes' NodeScores instead. An exception is an Error, as in normalize_score."""
-        return None
-
     def score_extensions(self) -> ScoreExtensions | None:
         """The plugin's NormalizeScore (usually `self`), or None when its scores need no
         normalization (the default)."""
+        return None
+
+    def normalize_score_batch(self, state: CycleState, pod: Pod,
+                              scores: NDArray[np.int64]) -> NDArray[np.int64] | None:
+        """Batch form of the NormalizeScore of `score_extensions()` (optional), for scores `score_batch`
+        gave as an array: the normalized scores as a new array, what `normalize_score` makes of them. None
+        (the default): `normalize_score` over the nodes' NodeScores. An exception or scores of another
+        count are the cycle's Error."""
         return None
 
 
@@ -663,6 +689,40 @@ class ClusterClient(Protocol):
         """Replaces an object (PUT, or PUT of its "status" subresource), as the volume binder's and the
         DRA plugin's PreBind writes do; the object's resourceVersion guards against lost updates
         (ConflictError when it is stale). Returns the object as stored."""
+        ...
+
+
+# The framework's own hooks, optional for any plugin (the wasm plugin has them: its pool pins a guest
+# instance to a pod from PreFilter to the end of its binding cycle). The framework finds the plugins that
+# implement each one when it is built.
+
+
+@runtime_checkable
+class SchedulingCycleObserver(Protocol):
+    def scheduling_cycle_done(self, pod: Pod, succeeded: bool) -> None:
+        """The pod's scheduling cycle ended: `succeeded` when the pod was assumed and its binding cycle
+        follows, False when it failed (after Unreserve, if it got that far)."""
+        ...
+
+
+@runtime_checkable
+class BindingCycleObserver(Protocol):
+    def binding_cycle_done(self, pod: Pod) -> None:
+        """The pod's binding cycle ended (bound, or failed after Unreserve)."""
+        ...
+
+
+@runtime_checkable
+class PodDeletionObserver(Protocol):
+    def pod_deleted(self, pod: Pod) -> None:
+        """A pod of the profile was deleted: release whatever is held for it."""
+        ...
+
+
+@runtime_checkable
+class Closer(Protocol):
+    def close(self) -> None:
+        """The scheduler is shutting down."""
         ...
 
 

@@ -1,5 +1,5 @@
 """The snapshot's nodes as columns (one row per node, in the snapshot's order), for Filter and Score
-plugins that answer for many nodes at once with array operations (`filter_columns`, `score_columns`).
+plugins that answer for many nodes at once with array operations (their `filter_batch` and `score_batch`).
 
 A row holds what the hot in-tree plugins read of a NodeInfo: allocatable and requested resources,
 the pod count, node.spec.unschedulable, the node's taints (as an id into a table of distinct taint
@@ -315,4 +315,4 @@ class ScoredNodes(Sequence[NodePluginScores]):
     def best(self) -> list[int]:
         """Indexes of the nodes with the highest total, in node order."""
         top = self.totals.max()
-        return np.flatnonzero(self.totals == top).tolist()  # type: ignore[no-any-return]
+        return np.flatnonzero(self.totals == top).tolist()

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from wasmsched.api.types import Pod
 from wasmsched.framework.interface import ClusterClient, EventRecorder
-from wasmsched.framework.runtime import Framework, FrameworkError, ProfilePlugins
+from wasmsched.framework.runtime import Framework, FrameworkError, ProfilePlugins, new_framework
 from wasmsched.framework.snapshot import Snapshot
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import QueuedPodInfo
@@ -103,7 +103,7 @@ class Scheduler(EventHandlers, ScheduleOne):
         for spec in profiles:
             if spec.scheduler_name in self.profiles:
                 raise FrameworkError(f'duplicate profile with scheduler name "{spec.scheduler_name}"')
-            fwk = Framework(
+            fwk = new_framework(
                 spec.scheduler_name, spec.plugins, spec.plugin_args, registry,
                 client=client, event_recorder=recorder, snapshot=lambda: self.snapshot,
                 pod_nominator=self.queue.nominator, clock=clock,
@@ -115,10 +115,10 @@ class Scheduler(EventHandlers, ScheduleOne):
             hints[spec.scheduler_name] = build_queueing_hint_map(fwk.events_to_register())
         self.queue.queueing_hints = hints
         # One QueueSort plugin class in every profile with a sort key: the active queue orders by it.
-        sorters = [fwk.points["queue_sort"][0] for fwk in self.profiles.values()]
-        sort_key = getattr(sorters[0], "sort_key", None) if len({type(p) for p in sorters}) == 1 else None
-        if sort_key is not None:
-            self.queue.active_q.use_sort_key(sort_key)
+        sorters = [fwk.queue_sort_key() for fwk in self.profiles.values()]
+        keyed = sorters[0] if len({type(p) for p in sorters}) == 1 else None
+        if keyed is not None:
+            self.queue.active_q.use_sort_key(keyed.sort_key)
         self.algorithm = SchedulingAlgorithm(self.cache, self.snapshot, self.queue.nominator,
                                              None if self.options.lowest_name_tie_break
                                              else random.Random(self.options.seed),

@@ -17,7 +17,15 @@ from wasmsched.api.types import Pod
 from wasmsched.framework import interface as fw
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.events import ClusterEventWithHint
-from wasmsched.framework.interface import Handle, NodeScore, NodeToStatus, PreFilterResult
+from wasmsched.framework.interface import (
+    BatchScores,
+    FilterVerdicts,
+    Handle,
+    NodeBatch,
+    NodeScore,
+    NodeToStatus,
+    PreFilterResult,
+)
 from wasmsched.framework.status import Code, Status, not_success
 from wasmsched.framework.types import NodeInfo, PodInfo, get_pod_key
 from wasmsched.util.klog import quote
@@ -179,28 +187,34 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
     # ----- Filter -------------------------------------------------------------------------------
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
-        return self.filter_nodes(state, pod, [node_info])[0]
+        return self._filter_statuses(pod, [node_info]).get(0)
 
-    def filter_nodes(self, state: CycleState, pod: Pod, node_infos: Sequence[NodeInfo]) -> list[Status | None]:
-        """One pin and one native crossing for the whole batch; after a trap the remaining nodes fail
+    def filter_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> FilterVerdicts:
+        return {i: st for i, st in self._filter_statuses(pod, batch.node_infos).items() if not_success(st)}
+
+    def _filter_statuses(self, pod: Pod, node_infos: Sequence[NodeInfo]) -> dict[int, Status]:
+        """The statuses the guest gave (a Success may carry a reason), by the nodes' positions; a node without
+        one passed. One pin and one native crossing for the whole batch; after a trap the remaining nodes fail
         without entering the guest."""
         n = len(node_infos)
         pool = self.pool
         try:
             inst = pool.enter(get_pod_key(pod), Pin.SCHEDULING)
         except PoolError as e:
-            return [Status.error(f"wasm: filter error: {e}")] * n
+            return dict.fromkeys(range(n), Status.error(f"wasm: filter error: {e}"))
         assert inst is not None
         try:
             _, notes, ran, error = self._invoke_nodes(inst, "filter", pod, node_infos)
         finally:
             pool.exit(inst)
-        out: list[Status | None] = [None] * n
+        out: dict[int, Status] = {}
         for i, code, reason in notes:
-            out[i] = _batch_status("filter", code, reason)
+            st = _batch_status("filter", code, reason)
+            if st is not None:
+                out[i] = st
         if error is not None:
             out[ran] = error
-            out[ran + 1:] = [Status.error(f"wasm: filter error: {DISCARDED_TEXT}")] * (n - ran - 1)
+            out.update(dict.fromkeys(range(ran + 1, n), Status.error(f"wasm: filter error: {DISCARDED_TEXT}")))
         return out
 
     def _invoke_nodes(self, inst: GuestInstance, export: str, pod: Pod, node_infos: Sequence[NodeInfo]
@@ -247,11 +261,10 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         return self._status_call(pod, Pin.SCHEDULING, ctx)
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
-        scores, st = self.score_nodes(state, pod, [node_info])
+        scores, st = self.score_batch(state, pod, NodeBatch([node_info]))
         return (scores[0] if scores else 0), st
 
-    def score_nodes(self, state: CycleState, pod: Pod,
-                    node_infos: Sequence[NodeInfo]) -> tuple[list[int], Status | None]:
+    def score_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> tuple[BatchScores, Status | None]:
         pool = self.pool
         try:
             inst = pool.enter(get_pod_key(pod), Pin.SCHEDULING)
@@ -259,7 +272,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
             return [], Status.error(f"wasm: score error: {e}")
         assert inst is not None
         try:
-            scores, notes, _, error = self._invoke_nodes(inst, "score", pod, node_infos)
+            scores, notes, _, error = self._invoke_nodes(inst, "score", pod, batch.node_infos)
         finally:
             pool.exit(inst)
         for _, code, reason in notes:  # in node order: the first failing status is the result
@@ -337,7 +350,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         except (_Failed, PoolError) as e:
             log.error('"failed %s" plugin="%s" pod="%s" err=%s', export, self.name, get_pod_key(pod), quote(str(e)))
 
-    # ----- cycle observers (framework/runtime.py) -----------------------------------------------
+    # ----- the framework's own hooks (interface.py) -------------------------------------------
 
     def scheduling_cycle_done(self, pod: Pod, succeeded: bool) -> None:
         self.pool.scheduling_done(get_pod_key(pod), succeeded)

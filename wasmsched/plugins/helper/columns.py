@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from wasmsched.framework.nodetable import NodeColumns
 
 from wasmsched.framework.cycle_state import CycleState
-from wasmsched.framework.interface import ScorePlugin
+from wasmsched.framework.interface import BatchScores, FilterVerdicts, NodeBatch, ScorePlugin
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import NodeInfo
 
@@ -22,31 +22,38 @@ T = TypeVar("T")
 class ZeroScoresFastPath(ScorePlugin):
     """A Score plugin that kube runs for every pod but that scores every node 0 for most of them (no
     volume, no claim): `scores_nothing(state)` says so, and the whole pass is one answer instead of a
-    call per node. Normalized zeros stay zeros (DefaultNormalizeScore), so the columnar answer holds
+    call per node. Normalized zeros stay zeros (DefaultNormalizeScore), so the batch answer holds
     for plugins with a NormalizeScore too."""
 
     def scores_nothing(self, state: CycleState) -> bool:
         raise NotImplementedError
 
-    def score_nodes(self, state: CycleState, pod: Any,
-                    node_infos: Sequence[NodeInfo]) -> tuple[list[int], Status | None]:
-        if self.scores_nothing(state):
-            return [0] * len(node_infos), None
-        return super().score_nodes(state, pod, node_infos)
-
-    def score_columns(self, state: CycleState, pod: Any, columns: NodeColumns) -> NDArray[np.int64] | None:
+    def score_batch(self, state: CycleState, pod: Any, batch: NodeBatch) -> tuple[BatchScores, Status | None]:
         if not self.scores_nothing(state):
-            return None
+            return super().score_batch(state, pod, batch)
+        if batch.columns is None:
+            return [0] * len(batch), None
         import numpy as np  # loaded with the node table
 
-        return np.zeros(len(columns.rows), dtype=np.int64)
+        return np.zeros(len(batch), dtype=np.int64), None
 
-    def score_columns_unnormalized(self, state: CycleState, pod: Any, columns: NodeColumns) -> NDArray[np.int64] | None:
-        return self.score_columns(state, pod, columns)
-
-    def normalize_columns(self, state: CycleState, pod: Any, scores: NDArray[np.int64]) -> NDArray[np.int64] | None:
+    def normalize_score_batch(self, state: CycleState, pod: Any, scores: NDArray[np.int64]) -> NDArray[np.int64] | None:
         # Zeros: what DefaultNormalizeScore (not reversed) leaves them; anything else, per node.
         return None if scores.any() else scores.copy()
+
+
+def verdicts_of_rejected(ok: NDArray[np.bool_], batch: NodeBatch,
+                         filter_each: Callable[[Sequence[NodeInfo]], FilterVerdicts]) -> FilterVerdicts:
+    """A columnar answer (`ok`, True where a node passes) as FilterVerdicts: the statuses of the nodes it
+    rejects come from the per-node form `filter_each` over those nodes only, which has the final word."""
+    import numpy as np
+
+    rejected = np.flatnonzero(~ok).tolist()
+    if not rejected:
+        return {}
+    node_infos = batch.node_infos
+    verdicts = filter_each([node_infos[i] for i in rejected])
+    return {rejected[j]: st for j, st in verdicts.items()}
 
 
 def by_projection(columns: NodeColumns, keyed: Sequence[tuple[NDArray[np.int32], Sequence[Any]]],

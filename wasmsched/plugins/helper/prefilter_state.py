@@ -1,4 +1,4 @@
-"""Filter and FilterNodes of plugins whose PreFilter state alone decides each node.
+"""Filter and its batch form for plugins whose PreFilter state alone decides each node.
 
 InterPodAffinity and PodTopologySpread both read the state PreFilter wrote (an Error status when
 it is missing) and then check every node against it.
@@ -6,10 +6,11 @@ it is missing) and then check every node against it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TypeVar
 
 from wasmsched.framework.cycle_state import CycleState
+from wasmsched.framework.interface import FilterVerdicts, NodeBatch, verdicts_of
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import NodeInfo
 
@@ -29,14 +30,14 @@ def filter_with_state(
     return filter_node(s, node_info)
 
 
-def filter_nodes_with_state(
+def filter_batch_with_state(
     read_state: Callable[[CycleState], S | Status],
     filter_node: Callable[[S, NodeInfo], Status | None],
     state: CycleState,
-    node_infos: Sequence[NodeInfo],
-) -> list[Status | None]:
+    batch: NodeBatch,
+) -> FilterVerdicts:
     """filter_with_state for each node, the state read once (its error repeated for every node)."""
     s = read_state(state)
     if isinstance(s, Status):
-        return [s] * len(node_infos)
-    return [filter_node(s, ni) for ni in node_infos]
+        return dict.fromkeys(range(len(batch)), s)
+    return verdicts_of(filter_node(s, ni) for ni in batch.node_infos)

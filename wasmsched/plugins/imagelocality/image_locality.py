@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from wasmsched.api.types import Pod
 from wasmsched.framework.cycle_state import CycleState
-from wasmsched.framework.interface import MAX_NODE_SCORE, Handle, ScorePlugin
+from wasmsched.framework.interface import MAX_NODE_SCORE, BatchScores, Handle, NodeBatch, ScorePlugin
 from wasmsched.framework.node_facts import MAX_MEMO_ENTRIES, token
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import ImageStateSummary, NodeInfo
@@ -93,8 +93,9 @@ class ImageLocality(ScorePlugin):
         total = self._total_num_nodes()
         return calculate_priority(sum_image_scores(node_info.image_states, images, total), len(images)), None
 
-    def score_nodes(self, state: CycleState, pod: Pod,
-                    node_infos: Sequence[NodeInfo]) -> tuple[list[int], Status | None]:
+    def score_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> tuple[BatchScores, Status | None]:
+        if batch.columns is not None:
+            return self._score_columns(pod, batch.columns), None
         images = pod_images(pod)
         n = len(images)
         total = self._total_num_nodes()
@@ -106,7 +107,7 @@ class ImageLocality(ScorePlugin):
         pod_key = token((_MEMO_KEY, tuple(images), total))
         out: list[int] = []
         append = out.append
-        for ni in node_infos:
+        for ni in batch.node_infos:
             states = ni.image_states
             if not states:
                 append(low)
@@ -132,7 +133,7 @@ class ImageLocality(ScorePlugin):
             append(score)
         return out, None
 
-    def score_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> NDArray[np.int64] | None:
+    def _score_columns(self, pod: Pod, columns: NodeColumns) -> NDArray[np.int64]:
         """A node's score depends on its image states of the pod's images only: one score per distinct
         combination of them."""
         import numpy as np

@@ -16,9 +16,12 @@ from wasmsched.framework.events import (
     QueueingHint,
 )
 from wasmsched.framework.interface import (
+    BatchScores,
     EnqueueExtensions,
     FilterPlugin,
+    FilterVerdicts,
     Handle,
+    NodeBatch,
     NodeScore,
     PreFilterPlugin,
     PreFilterResult,
@@ -28,7 +31,7 @@ from wasmsched.framework.interface import (
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import AffinityTerm, NodeInfo, PodInfo
 from wasmsched.plugins.helper.objects import as_pair, as_update
-from wasmsched.plugins.helper.prefilter_state import filter_nodes_with_state, filter_with_state
+from wasmsched.plugins.helper.prefilter_state import filter_batch_with_state, filter_with_state
 from wasmsched.plugins.interpodaffinity import filtering, scoring
 
 NAME = "InterPodAffinity"
@@ -72,8 +75,8 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         return filter_with_state(filtering.get_pre_filter_state, filtering.filter_node, state, node_info)
 
-    def filter_nodes(self, state: CycleState, pod: Pod, node_infos: Sequence[NodeInfo]) -> list[Status | None]:
-        return filter_nodes_with_state(filtering.get_pre_filter_state, filtering.filter_node, state, node_infos)
+    def filter_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> FilterVerdicts:
+        return filter_batch_with_state(filtering.get_pre_filter_state, filtering.filter_node, state, batch)
 
     # -- PreScore / Score --------------------------------------------------------------------
 
@@ -86,13 +89,12 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             return 0, s
         return scoring.score_node(s, node_info), None
 
-    def score_nodes(self, state: CycleState, pod: Pod,
-                    node_infos: Sequence[NodeInfo]) -> tuple[list[int], Status | None]:
+    def score_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> tuple[BatchScores, Status | None]:
         s = scoring.get_pre_score_state(state)
         if isinstance(s, Status):
             return [], s
         f = scoring.score_node
-        return [f(s, ni) for ni in node_infos], None
+        return [f(s, ni) for ni in batch.node_infos], None
 
     def score_extensions(self) -> InterPodAffinity:
         return self

@@ -18,10 +18,12 @@ from wasmsched.framework.events import (
 )
 from wasmsched.framework.interface import (
     MAX_NODE_SCORE,
+    BatchScores,
     EnqueueExtensions,
-    FilterColumnsResult,
     FilterPlugin,
+    FilterVerdicts,
     Handle,
+    NodeBatch,
     NodeScore,
     PreFilterPlugin,
     PreFilterResult,
@@ -31,7 +33,7 @@ from wasmsched.framework.interface import (
 from wasmsched.framework.node_facts import node_facts, token
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo
-from wasmsched.plugins.helper.columns import by_label_projection
+from wasmsched.plugins.helper.columns import by_label_projection, verdicts_of_rejected
 from wasmsched.plugins.helper.nodefacts import (
     node_selector_matches,
     preferred_terms_score,
@@ -250,14 +252,19 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
             return Status.unresolvable(ERR_REASON_POD)
         return None
 
-    def filter_nodes(self, state: CycleState, pod: Pod,
-                     node_infos: Sequence[NodeInfo]) -> list[Status | None]:
-        added = self.added_node_selector
+    def filter_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> FilterVerdicts:
         required = self._required(state, pod)
+        ok = self._fits_columns(required, batch.columns) if batch.columns is not None else None
+        if ok is None:
+            return self._filter_each(required, batch.node_infos)
+        return verdicts_of_rejected(ok, batch, lambda node_infos: self._filter_each(required, node_infos))
+
+    def _filter_each(self, required: Any, node_infos: Sequence[NodeInfo]) -> dict[int, Status]:
+        added = self.added_node_selector
         # The answer is a pure function of the node object and the two selectors: memoized per
         # node under a token for the selectors ("": matches, else the reason).
         tok = token((_FILTER_MEMO, required, added))
-        out: list[Status | None] = [None] * len(node_infos)
+        out: dict[int, Status] = {}
         for i, ni in enumerate(node_infos):
             node = ni.node
             if node is None:
@@ -276,11 +283,11 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
                 out[i] = Status(_UNRESOLVABLE, [reason])
         return out
 
-    def filter_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> FilterColumnsResult:
+    def _fits_columns(self, required: Any, columns: NodeColumns) -> NDArray[np.bool_] | None:
         """The answer depends on the labels the selectors name (and on the node name only through
-        matchFields, which leaves it to the per-node form): one check per distinct set of their values."""
+        matchFields, which leaves it to the per-node form: None): one check per distinct set of their
+        values."""
         added = self.added_node_selector
-        required = self._required(state, pod)
         keys: set[str] = set()
         if _needs_name(keys, added) or _needs_name(keys, required):
             return None
@@ -331,14 +338,17 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
             count += preferred.score(node)
         return count, None
 
-    def score_nodes(self, state: CycleState, pod: Pod,
-                    node_infos: Sequence[NodeInfo]) -> tuple[list[int], Status | None]:
+    def score_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> tuple[BatchScores, Status | None]:
         preferred = self._preferred(state, pod)
         if isinstance(preferred, Status):
             return [], preferred
+        if batch.columns is not None:
+            counts = self._score_columns(preferred, batch.columns)
+            if counts is not None:
+                return counts, None
         added = self.added_pref_sched_terms
-        out = [0] * len(node_infos)
-        for i, ni in enumerate(node_infos):
+        out = [0] * len(batch)
+        for i, ni in enumerate(batch.node_infos):
             node = ni.node
             if node is None:
                 continue
@@ -351,27 +361,18 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
             out[i] = count
         return out, None
 
-    def score_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> NDArray[np.int64] | None:
-        """Score and NormalizeScore in one."""
-        counts = self.score_columns_unnormalized(state, pod, columns)
-        if counts is None:
-            return None
-        import numpy as np
-
-        return normalized(np, counts)
-
-    def normalize_columns(self, state: CycleState, pod: Pod, scores: NDArray[np.int64]) -> NDArray[np.int64] | None:
+    def normalize_score_batch(self, state: CycleState, pod: Pod,
+                              scores: NDArray[np.int64]) -> NDArray[np.int64] | None:
+        if len(scores) and scores.min() < 0:
+            return None  # negative weights: Go's truncating division, per node
         import numpy as np
 
         return normalized(np, scores)
 
-    def score_columns_unnormalized(self, state: CycleState, pod: Pod,
-                                   columns: NodeColumns) -> NDArray[np.int64] | None:
+    def _score_columns(self, preferred: PreferredSchedulingTerms | None,
+                       columns: NodeColumns) -> NDArray[np.int64] | None:
         """The nodes' sums of matching preferred terms' weights: one count per distinct set of the named labels'
-        values."""
-        preferred = self._preferred(state, pod)
-        if isinstance(preferred, Status):
-            return None  # the per-node form reports it
+        values; None where the terms need the node's name (matchFields)."""
         added = self.added_pref_sched_terms
         keys: set[str] = set()
         if _needs_name(keys, added) or _needs_name(keys, preferred):
@@ -388,10 +389,8 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
             return n
 
         answers, which = by_label_projection(columns, sorted(keys), count)
-        counts = np.array(answers, dtype=np.int64)[which]
-        if len(counts) and counts.min() < 0:
-            return None  # negative weights: Go's truncating division, per node
-        return counts  # type: ignore[no-any-return]
+        counts: NDArray[np.int64] = np.array(answers, dtype=np.int64)[which]
+        return counts
 
     def score_extensions(self) -> NodeAffinity:
         return self

@@ -24,7 +24,15 @@ from wasmsched.framework.events import (
     EventResource,
     QueueingHint,
 )
-from wasmsched.framework.interface import EnqueueExtensions, FilterPlugin, PreFilterPlugin, PreFilterResult
+from wasmsched.framework.interface import (
+    EnqueueExtensions,
+    FilterPlugin,
+    FilterVerdicts,
+    NodeBatch,
+    PreFilterPlugin,
+    PreFilterResult,
+    verdicts_of,
+)
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins.helper.objects import as_pair, as_update
@@ -158,15 +166,14 @@ class NodeDeclaredFeatures(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             return s
         return self._filter(s, node_info)
 
-    def filter_nodes(self, state: CycleState, pod: Pod,
-                     node_infos: Sequence[NodeInfo]) -> list[Status | None]:
+    def filter_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> FilterVerdicts:
         if (self.enable_in_place_pod_vertical_scaling_scheduler_preemption and is_pod_resize_deferred(pod)) \
                 or not self.enabled:
-            return [None] * len(node_infos)
+            return {}
         s = self._get_pre_filter_state(state)
         if isinstance(s, Status):
-            return [s] * len(node_infos)
-        return [self._filter(s, ni) for ni in node_infos]
+            return dict.fromkeys(range(len(batch)), s)
+        return verdicts_of(self._filter(s, ni) for ni in batch.node_infos)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         if not self.enabled:

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from wasmsched.api.types import Pod
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
-from wasmsched.framework.interface import ALL_PASS, EnqueueExtensions, FilterColumnsResult, FilterPlugin
+from wasmsched.framework.interface import EnqueueExtensions, FilterPlugin, FilterVerdicts, NodeBatch
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import NodeInfo
 
 if TYPE_CHECKING:
 
-    from wasmsched.framework.nodetable import NodeColumns
+    pass
 
 NAME = "NodeName"
 
@@ -35,17 +34,11 @@ class NodeName(FilterPlugin, EnqueueExtensions):
             return Status.unresolvable(ERR_REASON)
         return None
 
-    def filter_nodes(self, state: CycleState, pod: Pod,
-                     node_infos: Sequence[NodeInfo]) -> list[Status | None]:
+    def filter_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> FilterVerdicts:
         want = pod.spec.nodeName
         if not want:
-            return [None] * len(node_infos)
-        return [None if ni.name == want else Status.unresolvable(ERR_REASON) for ni in node_infos]
-
-    def filter_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> FilterColumnsResult:
-        if pod.spec.nodeName:
-            return None  # the per-node form compares names
-        return ALL_PASS
+            return {}
+        return {i: Status.unresolvable(ERR_REASON) for i, ni in enumerate(batch.node_infos) if ni.name != want}
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # No hint: a new node always retries the pod (with backoff), the same as Queue.

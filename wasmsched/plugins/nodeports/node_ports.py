@@ -14,7 +14,14 @@ from wasmsched.framework.events import (
     EventResource,
     QueueingHint,
 )
-from wasmsched.framework.interface import EnqueueExtensions, FilterPlugin, PreFilterPlugin, PreFilterResult
+from wasmsched.framework.interface import (
+    EnqueueExtensions,
+    FilterPlugin,
+    FilterVerdicts,
+    NodeBatch,
+    PreFilterPlugin,
+    PreFilterResult,
+)
 from wasmsched.framework.pod_shape import HostPort, get_host_ports
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import HostPortInfo, NodeInfo
@@ -75,15 +82,12 @@ class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             return Status.unschedulable(ERR_REASON)
         return None
 
-    def filter_nodes(self, state: CycleState, pod: Pod,
-                     node_infos: Sequence[NodeInfo]) -> list[Status | None]:
+    def filter_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> FilterVerdicts:
         want = self._get_pre_filter_state(state)
         if isinstance(want, Status):
-            return [want] * len(node_infos)
-        return [
-            None if _fits_ports(want, ni.used_ports) else Status.unschedulable(ERR_REASON)
-            for ni in node_infos
-        ]
+            return dict.fromkeys(range(len(batch)), want)
+        return {i: Status.unschedulable(ERR_REASON) for i, ni in enumerate(batch.node_infos)
+                if not _fits_ports(want, ni.used_ports)}
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

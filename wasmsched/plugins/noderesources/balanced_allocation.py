@@ -14,21 +14,26 @@ from typing import TYPE_CHECKING
 from wasmsched.api.types import Pod
 from wasmsched.config.args import NodeResourcesBalancedAllocationArgs
 from wasmsched.framework.cycle_state import CycleState
-from wasmsched.framework.interface import MAX_NODE_SCORE, Handle, PreScorePlugin, ScoreExtensions, ScorePlugin
+from wasmsched.framework.interface import (
+    MAX_NODE_SCORE,
+    BatchScores,
+    Handle,
+    NodeBatch,
+    PreScorePlugin,
+    ScoreExtensions,
+    ScorePlugin,
+)
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins.helper.gomath import div_trunc
 from wasmsched.plugins.noderesources.resource_allocation import (
     ResourceAllocationScorer,
-    ScorerFn,
-    score_cpu_mem,
 )
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-    from wasmsched.framework.nodetable import NodeColumns
 
 NAME = "NodeResourcesBalancedAllocation"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
@@ -100,41 +105,10 @@ def balanced_resource_scorer(requested: Sequence[int], allocated: Sequence[int],
     return half + (diff // 2 if diff >= 0 else div_trunc(diff, 2))
 
 
-def balanced_cpu_mem(ni: NodeInfo, pod_cpu: int, pod_mem: int, scorer: ScorerFn, use_requested: bool) -> int:
-    """score_cpu_mem with balanced_resource_scorer, inlined for the usual case of a node
-    allocating both; the float operations are those of balanced_resource_score."""
-    alloc = ni.allocatable
-    a_cpu = alloc.milli_cpu
-    a_mem = alloc.memory
-    if a_cpu == 0 or a_mem == 0:
-        return score_cpu_mem(ni, pod_cpu, pod_mem, scorer, use_requested)
-    used = ni.requested if use_requested else ni.non_zero_requested
-    u_cpu = used.milli_cpu
-    u_mem = used.memory
-    fa_cpu = float(a_cpu)
-    fa_mem = float(a_mem)
-    f0 = float(u_cpu + pod_cpu) / fa_cpu
-    f1 = float(u_mem + pod_mem) / fa_mem
-    if f0 > 1:
-        f0 = 1.0
-    if f1 > 1:
-        f1 = 1.0
-    with_pod = int((1 - abs((f0 - f1) / 2)) * float(MAX_NODE_SCORE))
-    f0 = float(u_cpu) / fa_cpu
-    f1 = float(u_mem) / fa_mem
-    if f0 > 1:
-        f0 = 1.0
-    if f1 > 1:
-        f1 = 1.0
-    without_pod = int((1 - abs((f0 - f1) / 2)) * float(MAX_NODE_SCORE))
-    half = MAX_NODE_SCORE // 2
-    diff = half + with_pod - without_pod
-    return half + (diff // 2 if diff >= 0 else div_trunc(diff, 2))
-
-
 def balanced_cpu_mem_columns(a_cpu: NDArray[np.int64], a_mem: NDArray[np.int64], u_cpu: NDArray[np.int64],
                              u_mem: NDArray[np.int64], pod_cpu: int, pod_mem: int) -> NDArray[np.int64]:
-    """balanced_cpu_mem over columns: the same float64 operations in the same order, element-wise."""
+    """balanced_resource_scorer over (cpu, memory) columns: balanced_resource_score's float64 operations in the
+    same order, element-wise."""
     import numpy as np
 
     both = (a_cpu != 0) & (a_mem != 0)
@@ -161,7 +135,7 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
         self.handle = handle
         self.args = args
         self.scorer = ResourceAllocationScorer(NAME, balanced_resource_scorer, args.resources,
-                                               use_requested=True, cpu_mem_fn=balanced_cpu_mem,
+                                               use_requested=True,
                                                cpu_mem_columns_fn=balanced_cpu_mem_columns)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
@@ -188,18 +162,11 @@ class BalancedAllocation(PreScorePlugin, ScorePlugin):
             return 0, None
         return self.scorer.score(node_info, pod_requests)
 
-    def score_nodes(self, state: CycleState, pod: Pod,
-                    node_infos: Sequence[NodeInfo]) -> tuple[list[int], Status | None]:
+    def score_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> tuple[BatchScores, Status | None]:
         pod_requests = self._pod_requests(state, pod)
         if pod_requests is None:
-            return [0] * len(node_infos), None
-        return self.scorer.score_nodes(node_infos, pod_requests)
-
-    def score_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> NDArray[np.int64] | None:
-        pod_requests = self._pod_requests(state, pod)
-        if pod_requests is None:
-            return None
-        return self.scorer.score_columns(columns, pod_requests)
+            return [0] * len(batch), None
+        return self.scorer.score_batch(batch, pod_requests)
 
     def score_extensions(self) -> ScoreExtensions | None:
         return None

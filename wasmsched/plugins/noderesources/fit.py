@@ -30,10 +30,12 @@ from wasmsched.framework.events import (
     QueueingHint,
 )
 from wasmsched.framework.interface import (
+    BatchScores,
     EnqueueExtensions,
-    FilterColumnsResult,
     FilterPlugin,
+    FilterVerdicts,
     Handle,
+    NodeBatch,
     PreFilterExtensions,
     PreFilterPlugin,
     PreFilterResult,
@@ -51,10 +53,10 @@ from wasmsched.framework.types import (
     NodeInfo,
     Resource,
 )
+from wasmsched.plugins.helper.columns import verdicts_of_rejected
 from wasmsched.plugins.helper.objects import as_pair
 from wasmsched.plugins.helper.podmemo import pod_memoized, shape_memoized
 from wasmsched.plugins.noderesources.least_allocated import (
-    least_cpu_mem,
     least_cpu_mem_columns,
     least_resource_scorer,
 )
@@ -72,7 +74,7 @@ NAME = "NodeResourcesFit"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 _POD_REQUEST_MEMO = "noderesources.fit.request"
-# NodeTable.memoized_rows key of filter_columns' verdicts.
+# NodeTable.memoized_rows key of the columnar Filter's verdicts.
 _FIT_FILTER_MEMO = "noderesources.fit.filter"
 
 ERR_REASON_TOO_MANY_PODS = "Too many pods"
@@ -162,6 +164,17 @@ class PreScoreState:
         return self
 
 
+def _filter_each(s: PreFilterState, node_infos: Sequence[NodeInfo]) -> dict[int, Status]:
+    """Fit's Filter node by node."""
+    out: dict[int, Status] = {}
+    cpu, mem, eph, scalars = s.milli_cpu, s.memory, s.ephemeral_storage, s.scalars
+    # Most nodes fit: a cheap yes/no first, the reasons only for the others.
+    for i, ni in enumerate(node_infos):
+        if _insufficient_fast(cpu, mem, eph, ni) or (scalars and _insufficient_scalars(s, ni)):
+            out[i] = _status_for(fits_request(s, ni))
+    return out
+
+
 def fits_request(s: PreFilterState, node_info: NodeInfo) -> list[InsufficientResource]:
     """Every resource the node lacks for the pod, in kube's order (pods, cpu, memory, ephemeral
     storage, scalar resources)."""
@@ -224,11 +237,9 @@ def _insufficient_scalars(s: PreFilterState, ni: NodeInfo) -> bool:
 def _scorer_for(args: NodeResourcesFitArgs) -> ResourceAllocationScorer:
     strategy = args.scoring_strategy
     resources = strategy.resources
-    batch = None
     columns = None
     if strategy.type == LEAST_ALLOCATED:
         fn = least_resource_scorer(resources)
-        batch = least_cpu_mem(resources)
         columns = least_cpu_mem_columns(resources)
     elif strategy.type == MOST_ALLOCATED:
         fn = most_resource_scorer(resources)
@@ -238,7 +249,7 @@ def _scorer_for(args: NodeResourcesFitArgs) -> ResourceAllocationScorer:
         fn = requested_to_capacity_ratio_scorer(resources, rtc.shape if rtc is not None else [])
     else:
         raise ValueError(f"scoring strategy {strategy.type} is not supported")
-    return ResourceAllocationScorer(strategy.type, fn, resources, cpu_mem_fn=batch, enable_pod_level_resources=False,
+    return ResourceAllocationScorer(strategy.type, fn, resources, enable_pod_level_resources=False,
                                     cpu_mem_columns_fn=columns)
 
 
@@ -293,23 +304,21 @@ class Fit(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreScorePlugin, Scor
             return _status_for(insufficient)
         return None
 
-    def filter_nodes(self, state: CycleState, pod: Pod,
-                     node_infos: Sequence[NodeInfo]) -> list[Status | None]:
+    def filter_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> FilterVerdicts:
         s = self._get_pre_filter_state(state)
         if isinstance(s, Status):
-            return [s] * len(node_infos)
-        out: list[Status | None] = [None] * len(node_infos)
-        cpu, mem, eph, scalars = s.milli_cpu, s.memory, s.ephemeral_storage, s.scalars
-        # Most nodes fit: a cheap yes/no first, the reasons only for the others.
-        for i, ni in enumerate(node_infos):
-            if _insufficient_fast(cpu, mem, eph, ni) or (scalars and _insufficient_scalars(s, ni)):
-                out[i] = _status_for(fits_request(s, ni))
-        return out
+            return dict.fromkeys(range(len(batch)), s)
+        ok = self._fits_columns(s, batch.columns) if batch.columns is not None else None
+        if ok is None:
+            return _filter_each(s, batch.node_infos)
+        return verdicts_of_rejected(ok, batch, lambda node_infos: _filter_each(s, node_infos))
 
-    def filter_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> FilterColumnsResult:
-        s = state.get(PRE_FILTER_STATE_KEY)
-        if not isinstance(s, PreFilterState) or s.scalars:
-            return None  # no state (an Error, per node) or extended resources: per node
+    @staticmethod
+    def _fits_columns(s: PreFilterState, columns: NodeColumns) -> NDArray[np.bool_] | None:
+        """Whether each node fits, from the node table; None where the columns do not say (extended
+        resources, values beyond the table's exact range)."""
+        if s.scalars:
+            return None
         from wasmsched.framework import nodetable as nt
 
         table = columns.table
@@ -353,12 +362,8 @@ class Fit(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreScorePlugin, Scor
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         return self.scorer.score(node_info, self._pod_requests(state, pod))
 
-    def score_nodes(self, state: CycleState, pod: Pod,
-                    node_infos: Sequence[NodeInfo]) -> tuple[list[int], Status | None]:
-        return self.scorer.score_nodes(node_infos, self._pod_requests(state, pod))
-
-    def score_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> NDArray[np.int64] | None:
-        return self.scorer.score_columns(columns, self._pod_requests(state, pod))
+    def score_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> tuple[BatchScores, Status | None]:
+        return self.scorer.score_batch(batch, self._pod_requests(state, pod))
 
     def score_extensions(self) -> ScoreExtensions | None:
         return None

@@ -6,14 +6,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from wasmsched.framework.interface import MAX_NODE_SCORE
-from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins.helper.gomath import div_trunc
 from wasmsched.plugins.noderesources.resource_allocation import (
     CpuMemColumnsFn,
-    CpuMemFn,
     ResourceSpecLike,
     ScorerFn,
-    score_cpu_mem,
     weighted_mean_scorer,
 )
 
@@ -40,33 +37,6 @@ def least_requested_score(requested: int, capacity: int) -> int:
         # Both operands are non-negative here, so floor division is Go's truncation.
         return (capacity - requested) * MAX_NODE_SCORE // capacity
     return div_trunc((capacity - requested) * MAX_NODE_SCORE, capacity)
-
-
-def least_cpu_mem(resources: Sequence[ResourceSpecLike]) -> CpuMemFn | None:
-    """The (cpu, memory) fast form of least_resource_scorer(resources), inlined for nodes that
-    allocate both; None unless both weights are positive (then every operand of the integer
-    divisions is non-negative and Python's floor division is Go's truncation)."""
-    if len(resources) != 2:
-        return None
-    w_cpu, w_mem = resources[0].weight, resources[1].weight
-    if w_cpu <= 0 or w_mem <= 0:
-        return None
-    w_sum = w_cpu + w_mem
-
-    def one(ni: NodeInfo, pod_cpu: int, pod_mem: int, scorer: ScorerFn, use_requested: bool) -> int:
-        alloc = ni.allocatable
-        a_cpu = alloc.milli_cpu
-        a_mem = alloc.memory
-        if a_cpu <= 0 or a_mem <= 0:
-            return score_cpu_mem(ni, pod_cpu, pod_mem, scorer, use_requested)
-        used = ni.requested if use_requested else ni.non_zero_requested
-        r_cpu = used.milli_cpu + pod_cpu
-        r_mem = used.memory + pod_mem
-        s_cpu = (a_cpu - r_cpu) * MAX_NODE_SCORE // a_cpu if r_cpu <= a_cpu else 0
-        s_mem = (a_mem - r_mem) * MAX_NODE_SCORE // a_mem if r_mem <= a_mem else 0
-        return div_trunc(s_cpu * w_cpu + s_mem * w_mem, w_sum)
-
-    return one
 
 
 def least_cpu_mem_columns(resources: Sequence[ResourceSpecLike]) -> CpuMemColumnsFn | None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 from wasmsched.api import resources as res
 from wasmsched.api.types import Pod
 from wasmsched.framework.cycle_state import CycleState
+from wasmsched.framework.interface import BatchScores, NodeBatch
 from wasmsched.framework.node_facts import MAX_MEMO_ENTRIES, token
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import (
@@ -42,7 +43,6 @@ ScorerFn = Callable[[Sequence[int], Sequence[int], Sequence[int]], int]
 
 # A scorer's fast form for the (cpu, memory) configuration: (node, pod cpu, pod memory, scorer,
 # use_requested) -> the score `scorer` gives the node (score_cpu_mem is the reference form).
-CpuMemFn = Callable[[NodeInfo, int, int, ScorerFn, bool], int]
 
 # A scorer's columnar form for the (cpu, memory) configuration: (node cpu allocatable, memory allocatable,
 # cpu used, memory used, pod cpu, pod memory) as int64 arrays and ints -> the scores, as score_cpu_mem
@@ -97,16 +97,16 @@ def pod_resource_requests(pod: Pod | res.PodRequestInputs, non_zero: bool, pod_l
 class ResourceAllocationScorer:
     """resourceAllocationScorer: the resources to score, their scorer, and which requests to use."""
 
-    __slots__ = ("_memo_key", "_specs", "cpu_mem_columns_fn", "cpu_mem_fn", "enable_pod_level_resources", "name",
-                 "resources", "scorer", "use_requested")
+    __slots__ = ("_memo_key", "_specs", "cpu_mem_columns_fn", "enable_pod_level_resources", "name", "resources",
+                 "scorer", "use_requested")
 
     def __init__(self, name: str, scorer: ScorerFn, resources: Sequence[ResourceSpecLike],
-                 use_requested: bool = False, cpu_mem_fn: CpuMemFn | None = None,
-                 enable_pod_level_resources: bool = True, cpu_mem_columns_fn: CpuMemColumnsFn | None = None) -> None:
+                 use_requested: bool = False, enable_pod_level_resources: bool = True,
+                 cpu_mem_columns_fn: CpuMemColumnsFn | None = None) -> None:
         self.name = name
         self.scorer = scorer
-        # Optional: the scorer's fast form for the (cpu, memory) configuration, and its columnar form.
-        self.cpu_mem_fn = cpu_mem_fn
+        # Optional: the scorer's columnar form for the (cpu, memory) configuration (numpy, where it pays: the
+        # node table's rows of a new pod shape at once); `scorer` is the one reference per node.
         self.cpu_mem_columns_fn = cpu_mem_columns_fn
         # This scorer's entry in the NodeInfo memo (see score_nodes).
         self._memo_key = f"noderesources.scores#{next(_memo_ids)}"
@@ -193,7 +193,7 @@ class ResourceAllocationScorer:
         compute: Callable[[NodeInfo], int]
         if len(self._specs) == 2 and self._specs[0][0] == _CPU and self._specs[1][0] == _MEMORY:
             # The default cpu + memory configuration takes a shortcut.
-            fn = self.cpu_mem_fn or score_cpu_mem
+            fn = score_cpu_mem
             scorer = self.scorer
             pod_cpu, pod_mem = pod_requests[0], pod_requests[1]
             use_requested = self.use_requested
@@ -225,6 +225,15 @@ class ResourceAllocationScorer:
         return out, None
 
 
+    def score_batch(self, batch: NodeBatch, pod_requests: Sequence[int]) -> tuple[BatchScores, Status | None]:
+        """score() for every node of the batch: from the node table's columns where they apply, else node
+        by node."""
+        if batch.columns is not None:
+            scores = self.score_columns(batch.columns, pod_requests)
+            if scores is not None:
+                return scores, None
+        return self.score_nodes(batch.node_infos, pod_requests)
+
     def score_columns(self, columns: NodeColumns, pod_requests: Sequence[int]) -> NDArray[np.int64] | None:
         """score_nodes() for the nodes at `columns`, with the columnar form of the (cpu, memory)
         configuration; None where that form does not apply (other resources, values not exact)."""
@@ -245,11 +254,10 @@ class ResourceAllocationScorer:
             return fn(v[:, nt.ALLOC_CPU], v[:, nt.ALLOC_MEMORY], v[:, used_cpu_col], v[:, used_mem_col], pod_cpu,
                       pod_mem)
 
-        one = self.cpu_mem_fn or score_cpu_mem
         scorer, use_requested = self.scorer, self.use_requested
 
         def compute_row(ni: NodeInfo) -> int:
-            return one(ni, pod_cpu, pod_mem, scorer, use_requested)
+            return score_cpu_mem(ni, pod_cpu, pod_mem, scorer, use_requested)
 
         # A node's score depends on its row and the pod's (cpu, memory) only: kept per shape of pod, and
         # recomputed for the rows that changed since (the node the previous pod went to).

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from wasmsched.api.taints import tolerations_tolerate_taint
@@ -15,7 +14,7 @@ from wasmsched.framework.events import (
     EventResource,
     QueueingHint,
 )
-from wasmsched.framework.interface import ALL_PASS, EnqueueExtensions, FilterColumnsResult, FilterPlugin
+from wasmsched.framework.interface import EnqueueExtensions, FilterPlugin, FilterVerdicts, NodeBatch
 from wasmsched.framework.node_facts import node_facts
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo
@@ -23,7 +22,7 @@ from wasmsched.plugins.helper.objects import as_update
 
 if TYPE_CHECKING:
 
-    from wasmsched.framework.nodetable import NodeColumns
+    pass
 
 NAME = "NodeUnschedulable"
 # Status.unresolvable(reason), built directly in per-node loops.
@@ -53,12 +52,18 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
             return None
         return Status.unresolvable(ERR_REASON_UNSCHEDULABLE)
 
-    def filter_nodes(self, state: CycleState, pod: Pod,
-                     node_infos: Sequence[NodeInfo]) -> list[Status | None]:
+    def filter_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> FilterVerdicts:
+        columns = batch.columns
+        if columns is not None:
+            table = columns.table
+            unschedulable = table.unschedulable[columns.rows] if table.unschedulable_rows else None
+            if unschedulable is None or not unschedulable.any() or _tolerates_unschedulable(pod):
+                return {}
+            return {i: Status(_UNRESOLVABLE, [ERR_REASON_UNSCHEDULABLE]) for i in unschedulable.nonzero()[0].tolist()}
         # The toleration check depends on the pod only: do it once for the whole list.
-        out: list[Status | None] = [None] * len(node_infos)
+        out: dict[int, Status] = {}
         tolerated: bool | None = None
-        for i, ni in enumerate(node_infos):
+        for i, ni in enumerate(batch.node_infos):
             node = ni.node
             if node is None:
                 continue
@@ -70,13 +75,6 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
             if not tolerated:
                 out[i] = Status(_UNRESOLVABLE, [ERR_REASON_UNSCHEDULABLE])
         return out
-
-    def filter_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> FilterColumnsResult:
-        table = columns.table
-        unschedulable = table.unschedulable[columns.rows] if table.unschedulable_rows else None
-        if unschedulable is None or not unschedulable.any() or _tolerates_unschedulable(pod):
-            return ALL_PASS
-        return ~unschedulable
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # With queueing hints (always on in 1.37) no UpdateNodeLabel registration is needed.

@@ -37,7 +37,16 @@ from wasmsched.framework.events import (
     EventResource,
     QueueingHint,
 )
-from wasmsched.framework.interface import EnqueueExtensions, FilterPlugin, Handle, PreFilterPlugin, PreFilterResult
+from wasmsched.framework.interface import (
+    EnqueueExtensions,
+    FilterPlugin,
+    FilterVerdicts,
+    Handle,
+    NodeBatch,
+    PreFilterPlugin,
+    PreFilterResult,
+    verdicts_of,
+)
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins.helper.objects import as_both, as_pair
@@ -218,8 +227,7 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         return self._filter(pod, node_info, None)
 
-    def filter_nodes(self, state: CycleState, pod: Pod,
-                     node_infos: Sequence[NodeInfo]) -> list[Status | None]:
+    def filter_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> FilterVerdicts:
         # kube looks VolumeAttachments up in an index by node; one index serves the whole batch
         # (the objects do not change while it runs).
         index: dict[str, list[VolumeAttachment]] | None = None
@@ -230,7 +238,7 @@ class CSILimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
                 index = self._volume_attachments_by_node()
             return index.get(node_name, [])
 
-        return [self._filter(pod, ni, vas_on) for ni in node_infos]
+        return verdicts_of(self._filter(pod, ni, vas_on) for ni in batch.node_infos)
 
     def _filter(self, pod: Pod, node_info: NodeInfo,
                 vas_on: Callable[[str], list[VolumeAttachment]] | None) -> Status | None:

@@ -17,9 +17,12 @@ from wasmsched.framework.events import (
     QueueingHint,
 )
 from wasmsched.framework.interface import (
+    BatchScores,
     EnqueueExtensions,
     FilterPlugin,
+    FilterVerdicts,
     Handle,
+    NodeBatch,
     NodeScore,
     PreFilterPlugin,
     PreFilterResult,
@@ -29,7 +32,7 @@ from wasmsched.framework.interface import (
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import NodeInfo, PodInfo
 from wasmsched.plugins.helper.objects import as_pair
-from wasmsched.plugins.helper.prefilter_state import filter_nodes_with_state, filter_with_state
+from wasmsched.plugins.helper.prefilter_state import filter_batch_with_state, filter_with_state
 from wasmsched.plugins.helper.spread import default_selector
 from wasmsched.plugins.podtopologyspread import filtering, scoring
 from wasmsched.plugins.podtopologyspread.common import (
@@ -131,8 +134,8 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         return filter_with_state(filtering.get_pre_filter_state, filtering.filter_node, state, node_info)
 
-    def filter_nodes(self, state: CycleState, pod: Pod, node_infos: Sequence[NodeInfo]) -> list[Status | None]:
-        return filter_nodes_with_state(filtering.get_pre_filter_state, filtering.filter_node, state, node_infos)
+    def filter_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> FilterVerdicts:
+        return filter_batch_with_state(filtering.get_pre_filter_state, filtering.filter_node, state, batch)
 
     # -- PreScore / Score --------------------------------------------------------------------
 
@@ -148,12 +151,11 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
             return 0, s
         return scoring.score_node(s, pod, node_info), None
 
-    def score_nodes(self, state: CycleState, pod: Pod,
-                    node_infos: Sequence[NodeInfo]) -> tuple[list[int], Status | None]:
+    def score_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> tuple[BatchScores, Status | None]:
         s = scoring.get_pre_score_state(state)
         if isinstance(s, Status):
             return [], s
-        return scoring.score_nodes(s, pod, node_infos), None
+        return scoring.score_nodes(s, pod, batch.node_infos), None
 
     def score_extensions(self) -> PodTopologySpread:
         return self

@@ -16,12 +16,13 @@ from wasmsched.framework.events import (
     QueueingHint,
 )
 from wasmsched.framework.interface import (
-    ALL_PASS,
     MAX_NODE_SCORE,
+    BatchScores,
     EnqueueExtensions,
-    FilterColumnsResult,
     FilterPlugin,
+    FilterVerdicts,
     Handle,
+    NodeBatch,
     NodeScore,
     PreScorePlugin,
     ScorePlugin,
@@ -140,13 +141,14 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
             return Status.unresolvable(ERR_REASON_UNTOLERATED)
         return None
 
-    def filter_nodes(self, state: CycleState, pod: Pod,
-                     node_infos: Sequence[NodeInfo]) -> list[Status | None]:
+    def filter_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> FilterVerdicts:
+        if batch.columns is not None:
+            return self._filter_columns(pod, batch.columns)
         tolerations = list(pod.spec.tolerations)
-        out: list[Status | None] = [None] * len(node_infos)
+        out: dict[int, Status] = {}
         # The answer depends on the pod's tolerations and the taints' key, value and effect only.
         untolerated_by_taints: dict[TaintKey, bool] = {}
-        for i, ni in enumerate(node_infos):
+        for i, ni in enumerate(batch.node_infos):
             node = ni.node
             if node is None:
                 continue
@@ -162,13 +164,14 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
                 out[i] = Status(_UNRESOLVABLE, [ERR_REASON_UNTOLERATED])
         return out
 
-    def filter_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> FilterColumnsResult:
+    @staticmethod
+    def _filter_columns(pod: Pod, columns: NodeColumns) -> FilterVerdicts:
         import numpy as np
 
         table = columns.table
         ids = table.taint_id[columns.rows] if table.tainted_rows else None
         if ids is None or not ids.any():
-            return ALL_PASS
+            return {}
         tolerations = list(pod.spec.tolerations)
         # The answer depends on the node's taint list only: one check per distinct list (of the table's,
         # when they are few; else of these rows').
@@ -177,7 +180,7 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
         tolerated = np.ones(len(lists), dtype=np.bool_)
         for tid in tids:
             tolerated[tid] = find_untolerated_taint(lists[tid], tolerations, _DO_NOT_SCHEDULE) is None
-        return tolerated[ids]  # type: ignore[no-any-return]
+        return {i: Status(_UNRESOLVABLE, [ERR_REASON_UNTOLERATED]) for i in np.flatnonzero(~tolerated[ids]).tolist()}
 
     # --- PreScore / Score --------------------------------------------------------------------
 
@@ -206,15 +209,16 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
             return 0, None
         return _count_intolerable_taints_prefer_no_schedule(node.spec.taints, s.tolerations_prefer_no_schedule), None
 
-    def score_nodes(self, state: CycleState, pod: Pod,
-                    node_infos: Sequence[NodeInfo]) -> tuple[list[int], Status | None]:
+    def score_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> tuple[BatchScores, Status | None]:
         s = self._get_pre_score_state(state)
         if isinstance(s, Status):
             return [], s
+        if batch.columns is not None:
+            return self._score_columns(s, batch.columns), None
         tolerations = s.tolerations_prefer_no_schedule
-        out = [0] * len(node_infos)
+        out = [0] * len(batch)
         count_by_taints: dict[TaintKey, int] = {}
-        for i, ni in enumerate(node_infos):
+        for i, ni in enumerate(batch.node_infos):
             node = ni.node
             if node is None:
                 continue
@@ -229,21 +233,9 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
             out[i] = n
         return out, None
 
-    def score_columns(self, state: CycleState, pod: Pod, columns: NodeColumns) -> NDArray[np.int64] | None:
-        """Score and NormalizeScore (reversed) in one."""
-        counts = self.score_columns_unnormalized(state, pod, columns)
-        if counts is None:
-            return None
-        import numpy as np
-
-        return reverse_normalized(np, counts)
-
-    def score_columns_unnormalized(self, state: CycleState, pod: Pod,
-                                   columns: NodeColumns) -> NDArray[np.int64] | None:
+    @staticmethod
+    def _score_columns(s: _PreScoreState, columns: NodeColumns) -> NDArray[np.int64]:
         """The nodes' counts of intolerable PreferNoSchedule taints: one count per distinct taint list."""
-        s = state.get(PRE_SCORE_STATE_KEY)
-        if not isinstance(s, _PreScoreState):
-            return None  # the per-node form reports the error
         import numpy as np
 
         table = columns.table
@@ -258,7 +250,8 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
             per_list[tid] = _count_intolerable_taints_prefer_no_schedule(lists[tid], s.tolerations_prefer_no_schedule)
         return per_list[ids]  # type: ignore[no-any-return]
 
-    def normalize_columns(self, state: CycleState, pod: Pod, scores: NDArray[np.int64]) -> NDArray[np.int64] | None:
+    def normalize_score_batch(self, state: CycleState, pod: Pod,
+                              scores: NDArray[np.int64]) -> NDArray[np.int64] | None:
         import numpy as np
 
         return reverse_normalized(np, scores)
