@@ -25,6 +25,8 @@ from wasmsched.config.args import (
     ScoringStrategy,
 )
 from wasmsched.framework.cycle_state import CycleState
+from wasmsched.framework.interface import NodeBatch
+from wasmsched.framework.memo import MemoKey
 from wasmsched.framework.nodetable import NodeColumns, NodeTable, ScoredNodes, rotated_rows
 from wasmsched.framework.snapshot import Snapshot, new_snapshot
 from wasmsched.framework.status import is_skip
@@ -171,7 +173,8 @@ def test_irregular_values_leave_the_resource_passes_to_the_per_node_forms() -> N
     fit.pre_score(state, pod, snap.list())
     cols = NodeColumns(table, np.arange(2, dtype=np.intp))
     assert fit._fits_columns(state.read(PRE_FILTER_STATE_KEY), cols) is None
-    assert fit.scorer.score_columns(cols, [1000, 1 << 30]) is None
+    scores, st = fit.score_batch(state, pod, NodeBatch(snap.list(), cols))
+    assert st is None and [int(s) for s in scores] == [fit.score(state, pod, ni)[0] for ni in snap.list()]
 
 
 def _table_state(t: NodeTable) -> tuple[Any, ...]:
@@ -249,6 +252,9 @@ def test_node_infos_of_rows() -> None:
     assert snap.positions[ni.name] == 3
 
 
+KEY: MemoKey[int] = MemoKey("pods")
+
+
 def test_memoized_rows_recomputes_only_the_rows_set_since() -> None:
     snap, _ = random_cluster(5, 100)
     table = snap.node_table()
@@ -265,21 +271,21 @@ def test_memoized_rows_recomputes_only_the_rows_set_since() -> None:
 
     rows = np.array([3, 1, 2], dtype=np.intp)
     expected = [len(snap.list()[r].pods) for r in (3, 1, 2)]
-    assert table.memoized_rows("k", rows, compute, compute_row).tolist() == expected
+    assert table.memoized_rows(KEY, (), rows, compute, compute_row).tolist() == expected
     assert computed == [list(range(100))]
-    table.memoized_rows("k", rows, compute, compute_row)
+    table.memoized_rows(KEY, (), rows, compute, compute_row)
     assert len(computed) == 1 and not one_by_one  # nothing changed: nothing computed
     ni = snap.list()[2].clone()
     ni.add_pod(make_pod("extra").node(ni.name).obj())
     snap.replace(ni)
-    assert table.memoized_rows("k", rows, compute, compute_row).tolist()[2] == len(ni.pods)
+    assert table.memoized_rows(KEY, (), rows, compute, compute_row).tolist()[2] == len(ni.pods)
     assert one_by_one == [ni.name] and len(computed) == 1
     for i in range(70):  # more changed rows than are recomputed one by one: one array pass
         c = snap.list()[i].clone()
         c.add_pod(make_pod(f"more-{i}").node(c.name).obj())
         snap.replace(c)
     every = np.arange(100, dtype=np.intp)
-    assert table.memoized_rows("k", every, compute, compute_row).tolist() == [len(x.pods) for x in snap.list()]
+    assert table.memoized_rows(KEY, (), every, compute, compute_row).tolist() == [len(x.pods) for x in snap.list()]
     assert computed[-1] == list(range(70))
 
 
@@ -324,3 +330,30 @@ def test_memoized_resource_scores_follow_the_cache(seed: int) -> None:
 
 def _agrees(check: Any, pl: Any, state: CycleState, pod: Pod, snap: Snapshot, rows: np.ndarray) -> None:
     check(pl, state, pod, [snap.list()[r] for r in rows.tolist()], NodeColumns(snap.node_table(), rows))
+
+
+def test_resource_scores_have_one_cache_the_node_tables() -> None:
+    """Fit's and BalancedAllocation's scores for a pod shape are kept in one place, the node table: scoring
+    with the nodes' rows fills the table's memo, and scoring with or without them leaves nothing in the
+    NodeInfos' memos but the node facts (no second cache to keep in step)."""
+    rng = random.Random(7)
+    nodes = [make_node(f"n{i}").capacity(cpu=str(rng.choice([2, 4, 32])), memory=f"{rng.choice([4, 64])}Gi",
+                                         pods="110").obj() for i in range(60)]
+    running = [make_pod(f"run-{j}").req(cpu=f"{rng.randrange(1, 900)}m", memory=f"{rng.randrange(1, 900)}Mi")
+               .node(f"n{rng.randrange(60)}").obj() for j in range(120)]
+    snap = new_snapshot(running, nodes)
+    handle = FakeHandle(snapshot=snap)
+    plugins = [Fit(args, handle) for args in FIT_ARGS] + [BalancedAllocation(NodeResourcesBalancedAllocationArgs(),
+                                                                             handle)]
+    table = snap.node_table()
+    assert table.regular()
+    before = {ni.name: set(ni.memo()) for ni in snap.list()}
+    for pod in (random_pod(rng, f"p{i}") for i in range(5)):
+        state = CycleState()
+        for pl in plugins:
+            if is_skip(pl.pre_score(state, pod, snap.list())):
+                continue
+            rows = random_rows(rng, len(snap.list()))
+            _agrees(score_agrees, pl, state, pod, snap, rows)
+    assert table._row_memo, "the columnar scores are kept in the node table"
+    assert {ni.name: set(ni.memo()) for ni in snap.list()} == before

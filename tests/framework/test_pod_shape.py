@@ -5,6 +5,7 @@ from __future__ import annotations
 from wasmsched.api.types import Pod
 from wasmsched.config.args import NodeResourcesBalancedAllocationArgs, NodeResourcesFitArgs
 from wasmsched.framework.cycle_state import CycleState
+from wasmsched.framework.memo import MemoKey
 from wasmsched.framework.pod_shape import PodShapes, read_pod_shape
 from wasmsched.framework.types import PodInfo
 from wasmsched.plugins.helper.podmemo import shape_memoized
@@ -13,6 +14,8 @@ from wasmsched.plugins.prioritysort import PrioritySort
 from wasmsched.scheduler.queue import SchedulingQueue
 from wasmsched.testing.builders import make_pod
 from wasmsched.testing.fake_handle import FakeHandle
+
+SELECTOR_KEYS: MemoKey[list[str]] = MemoKey("node selector keys")
 
 
 def replica(name: str, cpu: str = "100m", namespace: str = "default") -> Pod:
@@ -64,11 +67,11 @@ def test_plugins_compute_once_per_shape() -> None:
         pod = replica(name)
         state.pod_info = PodInfo(pod, shapes.of(pod))
         states.append((state, pod))
-        assert shape_memoized(state, pod, "k", compute) == []
+        assert shape_memoized(state, pod, SELECTOR_KEYS, compute) == []
     assert calls == ["a"]
     # Not the cycle's pod: computed, not kept.
     other = replica("x")
-    assert shape_memoized(states[0][0], other, "k", compute) == [] and calls == ["a", "x"]
+    assert shape_memoized(states[0][0], other, SELECTOR_KEYS, compute) == [] and calls == ["a", "x"]
     # The plugins' requests agree with an unshared PodInfo's.
     handle = FakeHandle()
     for pl in (Fit(NodeResourcesFitArgs(), handle), BalancedAllocation(NodeResourcesBalancedAllocationArgs(), handle)):

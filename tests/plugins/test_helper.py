@@ -7,6 +7,7 @@ import pytest
 from wasmsched.api.types import Taint
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interface import MAX_NODE_SCORE, NodeScore
+from wasmsched.framework.memo import MemoKey
 from wasmsched.framework.types import PodInfo
 from wasmsched.plugins.helper import (
     FunctionShapePoint,
@@ -76,6 +77,9 @@ def test_div_trunc(a: int, b: int, q: int) -> None:
     assert div_trunc(a, b) == q
 
 
+COUNTS: MemoKey[list[int]] = MemoKey("calls")
+
+
 def test_pod_memoized_only_for_the_cycle_pod_info_pod() -> None:
     pod = make_pod("p").obj()
     other = make_pod("p").obj()
@@ -86,13 +90,15 @@ def test_pod_memoized_only_for_the_cycle_pod_info_pod() -> None:
         return [len(calls)]
 
     state = CycleState()
-    assert pod_memoized(state, pod, "k", compute) == [1]  # no PodInfo: computed every time
+    assert pod_memoized(state, pod, COUNTS, compute) == [1]  # no PodInfo: computed every time
     state.pod_info = PodInfo(pod)
-    assert pod_memoized(state, pod, "k", compute) == [2]
-    assert pod_memoized(state, pod, "k", compute) == [2]  # memoized in the PodInfo
-    assert pod_memoized(state.clone(), pod, "k", compute) == [2]  # preemption's clones share it
-    assert pod_memoized(state, other, "k", compute) == [3]  # another pod object: not the PodInfo's
-    assert state.pod_info.memo()["k"] == [2]
+    assert pod_memoized(state, pod, COUNTS, compute) == [2]
+    assert pod_memoized(state, pod, COUNTS, compute) == [2]  # memoized in the PodInfo
+    assert pod_memoized(state.clone(), pod, COUNTS, compute) == [2]  # preemption's clones share it
+    assert pod_memoized(state, other, COUNTS, compute) == [3]  # another pod object: not the PodInfo's
+    assert state.pod_info.memo()[COUNTS] == [2]
+    # Keys are their owners': another key of the same name is another entry.
+    assert pod_memoized(state, pod, MemoKey("calls"), compute) == [4]
 
 
 @pytest.mark.parametrize("name", ["VolumeBinding", "DynamicResources"])

@@ -9,8 +9,6 @@ served stale facts. The node table (`framework/nodetable.py`) and the plugins re
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Hashable
 from typing import Any
 
 from wasmsched.api.taints import (
@@ -19,10 +17,8 @@ from wasmsched.api.taints import (
     TAINT_EFFECT_PREFER_NO_SCHEDULE,
 )
 from wasmsched.api.types import Node, Taint
+from wasmsched.framework.memo import MAX_MEMO_ENTRIES, MemoKey
 from wasmsched.framework.types import NodeInfo
-
-# The facts' entry in NodeInfo.memo(); hot loops may read it directly, checking `.node`.
-FACTS_KEY = "wasmsched.framework.node_facts"
 
 TaintKey = tuple[tuple[str, str, str], ...]
 
@@ -62,7 +58,7 @@ class NodeFacts:
         self.prefer_no_schedule_key: TaintKey = tuple(
             (t.key, t.value, t.effect) for t in self.prefer_no_schedule_taints)
         self.unschedulable = bool(node.spec.unschedulable)
-        # Memoized answers of pure functions of this node object, by token (see `token`).
+        # Memoized answers of pure functions of this node object, by token (framework/memo.py `token`).
         self.results: dict[int, Any] = {}
 
     def remember(self, tok: int, value: Any) -> None:
@@ -73,31 +69,16 @@ class NodeFacts:
         results[tok] = value
 
 
-# The most entries a per-node memo table keeps (it is emptied when full).
-MAX_MEMO_ENTRIES = 256
-_MAX_TOKENS = 4096
-_tokens: dict[Hashable, int] = {}
-_token_ids = itertools.count()
-
-
-def token(key: Hashable) -> int:
-    """A small int naming `key` (compared by equality), so per-node memos hash an int instead of
-    the key. Tokens are never reused: dropping the table only loses sharing."""
-    tok = _tokens.get(key)
-    if tok is None:
-        if len(_tokens) >= _MAX_TOKENS:
-            _tokens.clear()
-        tok = next(_token_ids)
-        _tokens[key] = tok
-    return tok
-
-
 def node_facts(ni: NodeInfo, node: Node) -> NodeFacts:
     """The facts of `node`, which must be `ni.node`: made once per node object and kept in the NodeInfo's
     memo (shared by its clones, replaced with the node object), for the node table and the plugins alike."""
     memo = ni.memo()
-    f: NodeFacts | None = memo.get(FACTS_KEY)
+    f = memo.get(FACTS_KEY)
     if f is None or f.node is not node:
         f = NodeFacts(node)
         memo[FACTS_KEY] = f
     return f
+
+
+# The facts' entry in NodeInfo.memo(); hot loops may read it directly, checking `.node`.
+FACTS_KEY: MemoKey[NodeFacts] = MemoKey("node_facts")

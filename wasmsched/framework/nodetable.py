@@ -30,6 +30,7 @@ if "numpy" not in sys.modules:
 import numpy as np
 
 from wasmsched.framework.interface import NodePluginScores
+from wasmsched.framework.memo import MemoKey
 from wasmsched.framework.node_facts import node_facts
 from wasmsched.framework.types import ImageStateSummary, NodeInfo
 
@@ -88,8 +89,8 @@ class NodeTable:
         # Row changes: `version` counts set_row calls, row_version[i] is the version that last set row i.
         self.version = 0
         self.row_version: NDArray[np.int64] = np.zeros(n, dtype=np.int64)
-        # memoized_rows' entries: key -> [values of every row, the version they are of].
-        self._row_memo: dict[Hashable, list[Any]] = {}
+        # memoized_rows' entries: (key, args) -> [values of every row, the version they are of].
+        self._row_memo: dict[tuple[MemoKey[Any], Hashable], list[Any]] = {}
         # 0..n-1 twice, read-only: every rotation of the rows is a view of it.
         self._rows_twice: NDArray[np.intp] | None = None
         # Built column by column (one conversion each) rather than row by row as set_row does.
@@ -131,18 +132,21 @@ class NodeTable:
             twice.flags.writeable = False
         return twice[start: start + len(self.infos)]
 
-    def memoized_rows(self, key: Hashable, rows: NDArray[np.intp], compute: Callable[[NDArray[np.intp]], NDArray[Any]],
+    def memoized_rows(self, key: MemoKey[Any], args: Hashable, rows: NDArray[np.intp],
+                      compute: Callable[[NDArray[np.intp]], NDArray[Any]],
                       compute_row: Callable[[NodeInfo], Any]) -> NDArray[Any]:
-        """A value per row that depends only on the row's NodeInfo and on `key` (e.g. a score for pods of
-        one shape), at `rows`. It is computed for every row once (compute(rows) -> their numbers, an array
-        pass), then only for the rows set since, one by one with compute_row (the same value for one node):
-        a scheduling cycle changes one row, and consecutive pods are often of one shape."""
-        entry = self._row_memo.get(key)
+        """A value per row that depends only on the row's NodeInfo and on `args` (e.g. a score for pods of
+        one shape; `key` is owned by what computes it), at `rows`. It is computed for every row once
+        (compute(rows) -> their numbers, an array pass), then only for the rows set since, one by one with
+        compute_row (the same value for one node): a scheduling cycle changes one row, and consecutive pods
+        are often of one shape. The only cache of such values: the plugins keep none of their own."""
+        memo_key = (key, args)
+        entry = self._row_memo.get(memo_key)
         if entry is None:
             if len(self._row_memo) >= _ROW_MEMO_ENTRIES:
                 del self._row_memo[next(iter(self._row_memo))]  # the oldest key
             every = compute(np.arange(len(self.infos), dtype=np.intp))
-            entry = self._row_memo[key] = [every, self.version]
+            entry = self._row_memo[memo_key] = [every, self.version]
         elif entry[1] != self.version:
             every, seen = entry
             changed = np.flatnonzero(self.row_version > seen).tolist()

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any
 
 from wasmsched.api import resources as res
 from wasmsched.api.types import Pod
+from wasmsched.framework.memo import Memo, new_memo
 
 # framework.DefaultBindAllHostIP: a host port without hostIP binds every address; and the protocol of a
 # port without one.
@@ -48,7 +48,7 @@ class PodShape:
     requests: res.ResourceList  # resource.PodRequests
     non_zero_requests: tuple[int, int]  # (milli-cpu, memory) with the scheduler's defaults
     host_ports: list[HostPort]
-    memo: dict[str, Any] = field(default_factory=dict)
+    memo: Memo = field(default_factory=new_memo)
 
 
 def read_pod_shape(pod: Pod) -> PodShape:

@@ -16,6 +16,7 @@ from typing import Any
 from wasmsched.api import resources as res
 from wasmsched.api.labels import Selector, compile_label_selector
 from wasmsched.api.types import Node, Pod, pod_key, pod_priority
+from wasmsched.framework.memo import Memo, MemoKey, new_memo
 from wasmsched.framework.pod_shape import DEFAULT_BIND_ALL_HOST_IP, DEFAULT_PROTOCOL, PodShape, read_pod_shape
 
 RESOURCE_CPU = "cpu"
@@ -26,9 +27,9 @@ RESOURCE_PODS = "pods"
 _generation = itertools.count(1)
 
 # PodInfo.memo() entry: what api.resources.pod_requests(pod) gives (shared: read only).
-POD_REQUESTS_MEMO = "api.resources.pod_requests"
+POD_REQUESTS_MEMO: MemoKey[res.ResourceList] = MemoKey("api.resources.pod_requests")
 # PodInfo.memo() entry: api.resources.pod_request_inputs(pod), what every variant of its requests is computed from.
-POD_REQUEST_INPUTS_MEMO = "api.resources.pod_request_inputs"
+POD_REQUEST_INPUTS_MEMO: MemoKey[res.PodRequestInputs] = MemoKey("api.resources.pod_request_inputs")
 
 
 def next_generation() -> int:
@@ -164,7 +165,7 @@ class PodInfo:
         self.priority = pod_priority(pod)
         self.host_ports = shape.host_ports
         # A per-object-version memo for plugins and the wasm host (e.g. serialized bytes).
-        self._cache: dict[str, Any] = {POD_REQUESTS_MEMO: requests, POD_REQUEST_INPUTS_MEMO: shape.request_inputs}
+        self._cache = new_memo((POD_REQUESTS_MEMO, requests), (POD_REQUEST_INPUTS_MEMO, shape.request_inputs))
         aff = pod.spec.affinity
         self.required_affinity_terms: list[AffinityTerm] = []
         self.required_anti_affinity_terms: list[AffinityTerm] = []
@@ -203,8 +204,8 @@ class PodInfo:
         c.priority = self.priority
         c.host_ports = self.host_ports
         # The assumed pod's spec differs (nodeName): what was read holds, plugins' values are its own.
-        c.shape = self.shape if same_shape else dataclasses.replace(self.shape, memo={})
-        c._cache = {}
+        c.shape = self.shape if same_shape else dataclasses.replace(self.shape, memo=new_memo())
+        c._cache = new_memo()
         c.required_affinity_terms = self.required_affinity_terms
         c.required_anti_affinity_terms = self.required_anti_affinity_terms
         c.preferred_affinity_terms = self.preferred_affinity_terms
@@ -227,7 +228,7 @@ class PodInfo:
         a = self.pod.spec.affinity
         return self.pod.spec.HasField("affinity") and (a.HasField("podAffinity") or a.HasField("podAntiAffinity"))
 
-    def memo(self) -> dict[str, Any]:
+    def memo(self) -> Memo:
         return self._cache
 
     def __repr__(self) -> str:
@@ -346,7 +347,7 @@ class NodeInfo:
         self.image_states: dict[str, ImageStateSummary] = {}
         self.pvc_ref_counts: dict[str, int] = {}
         self.generation = next_generation()
-        self._cache: dict[str, Any] = {}
+        self._cache = new_memo()
         if node is not None:
             self.set_node(node)
         for p in pods:
@@ -356,13 +357,13 @@ class NodeInfo:
         self.node = node
         self.name = node.metadata.name
         self.allocatable = Resource.from_list(res.node_allocatable(node))
-        self._cache = {}
+        self._cache = new_memo()
         self.generation = next_generation()
 
     def remove_node(self) -> None:
         self.node = None
         self.name = ""
-        self._cache = {}
+        self._cache = new_memo()
         self.generation = next_generation()
 
     def add_pod(self, pod: Pod) -> PodInfo:
@@ -429,7 +430,7 @@ class NodeInfo:
         c._cache = self._cache
         return c
 
-    def memo(self) -> dict[str, Any]:
+    def memo(self) -> Memo:
         """Per-node-version memo (cleared when the node object changes)."""
         return self._cache
 

@@ -12,15 +12,16 @@ import json
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from wasmsched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
+from wasmsched.framework.memo import MemoKey
 
 if TYPE_CHECKING:
-    from wasmsched.api.types import Pod
-    from wasmsched.framework.types import NodeInfo
+    from wasmsched.api.types import Node, Pod
+    from wasmsched.framework.types import ImageStateSummary, NodeInfo
 
 log = logging.getLogger("wasmsched.wasm")
 
@@ -98,15 +99,18 @@ class PodEncoder:
         return data
 
 
+# NodeInfo memo entries: the node object and its bytes; the image states and their JSON.
+_NODE_BYTES: MemoKey[tuple[Node | None, bytes]] = MemoKey("wasm.node_bytes")
+_IMAGES_JSON: MemoKey[tuple[Mapping[str, ImageStateSummary], bytes]] = MemoKey("wasm.image_states_json")
+
+
 def node_bytes(ni: NodeInfo) -> bytes:
     """A node's protobuf bytes, cached in the NodeInfo's memo (cleared when the Node object changes)."""
     memo = ni.memo()
-    data: bytes | None = memo.get("wasm.node")
-    if data is None or memo.get("wasm.node.obj") is not ni.node:
-        data = ni.node.SerializeToString() if ni.node is not None else b""
-        memo["wasm.node"] = data
-        memo["wasm.node.obj"] = ni.node
-    return data
+    entry = memo.get(_NODE_BYTES)
+    if entry is None or entry[0] is not ni.node:
+        entry = memo[_NODE_BYTES] = (ni.node, ni.node.SerializeToString() if ni.node is not None else b"")
+    return entry[1]
 
 
 def node_list_bytes(infos: Sequence[NodeInfo]) -> bytes:
@@ -147,10 +151,10 @@ def image_states_json(ni: NodeInfo | None) -> bytes:
         return b"null"
     memo = ni.memo()
     states = ni.image_states
-    entry: tuple[Any, bytes] | None = memo.get("wasm.images")
+    entry = memo.get(_IMAGES_JSON)
     if entry is None or entry[0] is not states:
         entry = (states, json_bytes({name: {"Size": s.size, "NumNodes": s.num_nodes} for name, s in states.items()}))
-        memo["wasm.images"] = entry
+        memo[_IMAGES_JSON] = entry
     return entry[1]
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from wasmsched.api.types import Pod
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interface import MAX_NODE_SCORE, BatchScores, Handle, NodeBatch, ScorePlugin
-from wasmsched.framework.node_facts import MAX_MEMO_ENTRIES, token
+from wasmsched.framework.memo import MAX_MEMO_ENTRIES, MemoKey, token
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import ImageStateSummary, NodeInfo
 from wasmsched.plugins.helper.columns import by_projection
@@ -30,7 +30,7 @@ MAX_CONTAINER_THRESHOLD = 1000 * MB
 
 DEFAULT_IMAGE_TAG = "latest"
 
-_MEMO_KEY = "imagelocality.scores"
+_MEMO_KEY: MemoKey[tuple[Mapping[str, ImageStateSummary], dict[int, int]]] = MemoKey("ImageLocality.scores")
 
 
 def normalized_image_name(name: str) -> str:
@@ -104,7 +104,7 @@ class ImageLocality(ScorePlugin):
         f_total = float(total)
         # A score depends on the node's image states (replaced, never mutated, when they change)
         # and on the pod's images and the node count: memoized per node under that key.
-        pod_key = token((_MEMO_KEY, tuple(images), total))
+        pod_key = token(_MEMO_KEY, (tuple(images), total))
         out: list[int] = []
         append = out.append
         for ni in batch.node_infos:

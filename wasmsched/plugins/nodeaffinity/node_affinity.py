@@ -30,7 +30,8 @@ from wasmsched.framework.interface import (
     PreScorePlugin,
     ScorePlugin,
 )
-from wasmsched.framework.node_facts import node_facts, token
+from wasmsched.framework.memo import MemoKey, token
+from wasmsched.framework.node_facts import node_facts
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins.helper.columns import by_label_projection, verdicts_of_rejected
@@ -60,7 +61,7 @@ ERR_REASON_CONFLICT = "pod affinity terms conflict"
 
 OBJECT_NAME_FIELD = "metadata.name"
 
-_FILTER_MEMO = "NodeAffinity.filter"
+_FILTER_MEMO: MemoKey[str] = MemoKey("NodeAffinity.filter")
 
 
 class _PreFilterState:
@@ -263,7 +264,7 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
         added = self.added_node_selector
         # The answer is a pure function of the node object and the two selectors: memoized per
         # node under a token for the selectors ("": matches, else the reason).
-        tok = token((_FILTER_MEMO, required, added))
+        tok = token(_FILTER_MEMO, (required, added))
         out: dict[int, Status] = {}
         for i, ni in enumerate(node_infos):
             node = ni.node

@@ -11,7 +11,6 @@ counterpart here.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,6 +32,7 @@ from wasmsched.framework.interface import (
     PreFilterResult,
     verdicts_of,
 )
+from wasmsched.framework.memo import MemoKey
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import NodeInfo
 from wasmsched.plugins.helper.objects import as_pair, as_update
@@ -43,7 +43,6 @@ from wasmsched.plugins.nodedeclaredfeatures.framework import Framework, PodInfo
 from wasmsched.plugins.nodedeclaredfeatures.version import Version, parse
 
 NAME = "NodeDeclaredFeatures"
-_memo_ids = itertools.count()
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 ERR_REASON_UNSATISFIED_REQUIREMENTS = "node(s) didn't match Pod's required features"
 
@@ -56,7 +55,7 @@ DEFAULT_FRAMEWORK = Framework(features.ALL_FEATURES)
 
 # The node's declared features as a FeatureSet, kept in the NodeInfo's memo (kube computes it in
 # NodeInfo.SetNode); the entry remembers the node object and framework it was made from.
-_NODE_FEATURES_MEMO = "wasmsched.plugins.nodedeclaredfeatures"
+_NODE_FEATURES_MEMO: MemoKey[tuple[Node, Framework, FeatureSet]] = MemoKey("NodeDeclaredFeatures.node")
 
 POD_RESIZE_PENDING = "PodResizePending"
 POD_REASON_DEFERRED = "Deferred"
@@ -77,7 +76,7 @@ def node_declared_features(ni: NodeInfo, framework: Framework = DEFAULT_FRAMEWOR
     if node is None:
         return framework.new_feature_set()
     memo = ni.memo()
-    entry: tuple[Node, Framework, FeatureSet] | None = memo.get(_NODE_FEATURES_MEMO)
+    entry = memo.get(_NODE_FEATURES_MEMO)
     if entry is not None and entry[0] is node and entry[1] is framework:
         return entry[2]
     fs = framework.try_map(node.status.declaredFeatures)
@@ -110,7 +109,7 @@ class NodeDeclaredFeatures(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         self.enable_in_place_pod_vertical_scaling_scheduler_preemption = \
             enable_in_place_pod_vertical_scaling_scheduler_preemption
         # This instance's entry in PodShape memos (its framework and version decide what is inferred).
-        self._memo_key = f"{NAME}.infer#{next(_memo_ids)}"
+        self._infer_key: MemoKey[FeatureSet] = MemoKey(f"{NAME}.infer")
 
     def _framework(self) -> Framework:
         if self.ndf_framework is None:
@@ -130,7 +129,7 @@ class NodeDeclaredFeatures(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             return None, Status.skip()
         try:
             # Inferred from the spec only: once per shape of pod (a workload's replicas share it).
-            reqs = shape_memoized(state, pod, self._memo_key, self._infer)
+            reqs = shape_memoized(state, pod, self._infer_key, self._infer)
         except ValueError as e:
             return None, Status.error(e)
         if reqs.is_empty():

@@ -43,6 +43,7 @@ from wasmsched.framework.interface import (
     ScoreExtensions,
     ScorePlugin,
 )
+from wasmsched.framework.memo import MemoKey
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import (
     POD_REQUEST_INPUTS_MEMO,
@@ -73,9 +74,9 @@ if TYPE_CHECKING:
 NAME = "NodeResourcesFit"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
-_POD_REQUEST_MEMO = "noderesources.fit.request"
-# NodeTable.memoized_rows key of the columnar Filter's verdicts.
-_FIT_FILTER_MEMO = "noderesources.fit.filter"
+_POD_REQUEST_MEMO: MemoKey[Resource] = MemoKey("NodeResourcesFit.request")
+# NodeTable.memoized_rows key of the columnar Filter's verdicts (for a pod's cpu, memory, ephemeral-storage).
+_FIT_FILTER_MEMO: MemoKey[bool] = MemoKey("NodeResourcesFit.filter")
 
 ERR_REASON_TOO_MANY_PODS = "Too many pods"
 ERR_REASON_SIDECAR_DISABLED = "Pod has a restartable init container and the SidecarContainers feature is disabled"
@@ -344,7 +345,7 @@ class Fit(PreFilterPlugin, FilterPlugin, EnqueueExtensions, PreScorePlugin, Scor
 
         # The verdict depends on the node's row and the pod's (cpu, memory, ephemeral-storage) only: kept per
         # shape of pod and recomputed for the rows changed since (see NodeTable.memoized_rows).
-        return table.memoized_rows((_FIT_FILTER_MEMO, cpu, mem, eph), columns.rows, compute, compute_row)
+        return table.memoized_rows(_FIT_FILTER_MEMO, (cpu, mem, eph), columns.rows, compute, compute_row)
 
     # --- PreScore / Score --------------------------------------------------------------------
 

@@ -10,7 +10,6 @@ does not request, are left out of the score.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
@@ -18,7 +17,7 @@ from wasmsched.api import resources as res
 from wasmsched.api.types import Pod
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interface import BatchScores, NodeBatch
-from wasmsched.framework.node_facts import MAX_MEMO_ENTRIES, token
+from wasmsched.framework.memo import MemoKey
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import (
     POD_REQUEST_INPUTS_MEMO,
@@ -35,7 +34,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-    from wasmsched.framework.nodetable import NodeColumns
+    from wasmsched.framework.nodetable import NodeTable
 
 # scorer(requested, allocated, allocatable) -> score. `requested` includes the incoming pod,
 # `allocated` is the node's usage before it; entries of resources left out are 0 everywhere.
@@ -49,8 +48,6 @@ ScorerFn = Callable[[Sequence[int], Sequence[int], Sequence[int]], int]
 # gives them. Used only on values exact in int64/float64 (framework/nodetable.py).
 CpuMemColumnsFn = Callable[["NDArray[np.int64]", "NDArray[np.int64]", "NDArray[np.int64]", "NDArray[np.int64]",
                             int, int], "NDArray[np.int64]"]
-
-_memo_ids = itertools.count()
 
 _CPU, _MEMORY, _EPHEMERAL, _OTHER = 0, 1, 2, 3
 _KINDS = {RESOURCE_CPU: _CPU, RESOURCE_MEMORY: _MEMORY, RESOURCE_EPHEMERAL_STORAGE: _EPHEMERAL}
@@ -97,8 +94,8 @@ def pod_resource_requests(pod: Pod | res.PodRequestInputs, non_zero: bool, pod_l
 class ResourceAllocationScorer:
     """resourceAllocationScorer: the resources to score, their scorer, and which requests to use."""
 
-    __slots__ = ("_memo_key", "_specs", "cpu_mem_columns_fn", "enable_pod_level_resources", "name", "resources",
-                 "scorer", "use_requested")
+    __slots__ = ("_cpu_mem", "_requests_key", "_scores_key", "_specs", "cpu_mem_columns_fn",
+                 "enable_pod_level_resources", "name", "resources", "scorer", "use_requested")
 
     def __init__(self, name: str, scorer: ScorerFn, resources: Sequence[ResourceSpecLike],
                  use_requested: bool = False, enable_pod_level_resources: bool = True,
@@ -108,8 +105,9 @@ class ResourceAllocationScorer:
         # Optional: the scorer's columnar form for the (cpu, memory) configuration (numpy, where it pays: the
         # node table's rows of a new pod shape at once); `scorer` is the one reference per node.
         self.cpu_mem_columns_fn = cpu_mem_columns_fn
-        # This scorer's entry in the NodeInfo memo (see score_nodes).
-        self._memo_key = f"noderesources.scores#{next(_memo_ids)}"
+        # This scorer's keys: its pod request lists in the PodShape memo, its scores in the node table's.
+        self._requests_key: MemoKey[list[int]] = MemoKey(f"{name}.requests")
+        self._scores_key: MemoKey[int] = MemoKey(f"{name}.scores")
         self.resources = list(resources)
         # BalancedAllocation scores the plain requests; the Fit strategies the non-zero ones.
         self.use_requested = use_requested
@@ -119,6 +117,8 @@ class ResourceAllocationScorer:
         self._specs = [
             (_KINDS.get(r.name, _OTHER), r.name, res.is_scalar_resource_name(r.name)) for r in self.resources
         ]
+        # The default configuration, cpu then memory, which has a shortcut per node and a columnar form.
+        self._cpu_mem = [kind for kind, _, _ in self._specs] == [_CPU, _MEMORY]
 
     def calculate_pod_resource_request_list(self, pod: Pod | res.PodRequestInputs) -> list[int]:
         """The pod's request of each configured resource, in the order of `resources`."""
@@ -134,13 +134,13 @@ class ResourceAllocationScorer:
                 reqs = pod_memoized(state, p, POD_REQUESTS_MEMO, res.pod_requests)
                 return [reqs.get(r.name, 0) for r in self.resources]
 
-            return shape_memoized(state, pod, self._memo_key, from_pod_info)
+            return shape_memoized(state, pod, self._requests_key, from_pod_info)
 
         def from_inputs(p: Pod) -> list[int]:
             return self.calculate_pod_resource_request_list(
                 pod_memoized(state, p, POD_REQUEST_INPUTS_MEMO, res.pod_request_inputs))
 
-        return shape_memoized(state, pod, self._memo_key, from_inputs)
+        return shape_memoized(state, pod, self._requests_key, from_inputs)
 
     @staticmethod
     def is_best_effort_pod(pod_requests: Sequence[int]) -> bool:
@@ -179,73 +179,48 @@ class ResourceAllocationScorer:
             allocated[i] = used
         return self.scorer(requested, allocated, allocatable), None
 
-    def score_nodes(self, node_infos: Sequence[NodeInfo],
-                    pod_requests: Sequence[int]) -> tuple[list[int], Status | None]:
-        """score() for every node.
+    def score_batch(self, batch: NodeBatch, pod_requests: Sequence[int]) -> tuple[BatchScores, Status | None]:
+        """score() for every node of the batch.
 
-        A score depends only on the node's allocatable and requests and on the pod's requests, so
-        it is memoized per NodeInfo version (NodeInfo.generation changes with every pod added or
-        removed, and the memo is replaced with the node object) and per pod request: pods of the
-        same shape reuse the scores of the nodes that did not change since.
+        With the nodes' rows in the node table, from the table's scores for this pod request
+        (NodeTable.memoized_rows, the one cache of them: a score depends only on the node's allocatable and
+        requests and on the pod's request, so it is computed once per row and pod shape, then again only
+        for the rows that changed, i.e. the node the previous pod went to), in one array pass by the
+        scorer's columnar form where it applies. Without rows (a small cluster, nodes not the snapshot's),
+        node by node, as kube does.
         """
         if not self.resources:
             return [], Status.error("resources not found")
-        compute: Callable[[NodeInfo], int]
-        if len(self._specs) == 2 and self._specs[0][0] == _CPU and self._specs[1][0] == _MEMORY:
-            # The default cpu + memory configuration takes a shortcut.
-            fn = score_cpu_mem
-            scorer = self.scorer
+        score_node = self._node_scorer(pod_requests)
+        columns = batch.columns
+        if columns is None:
+            return [score_node(ni) for ni in batch.node_infos], None
+        return columns.table.memoized_rows(self._scores_key, tuple(pod_requests), columns.rows,
+                                           self._rows_scorer(columns.table, pod_requests, score_node),
+                                           score_node), None
+
+    def _node_scorer(self, pod_requests: Sequence[int]) -> Callable[[NodeInfo], int]:
+        """score() of one node for `pod_requests` (the default cpu + memory configuration takes a shortcut)."""
+        if self._cpu_mem:
+            scorer, use_requested = self.scorer, self.use_requested
             pod_cpu, pod_mem = pod_requests[0], pod_requests[1]
-            use_requested = self.use_requested
+            return lambda ni: score_cpu_mem(ni, pod_cpu, pod_mem, scorer, use_requested)
+        return lambda ni: self.score(ni, pod_requests)[0]
 
-            def compute(ni: NodeInfo) -> int:
-                return fn(ni, pod_cpu, pod_mem, scorer, use_requested)
-        else:
-            def compute(ni: NodeInfo) -> int:
-                return self.score(ni, pod_requests)[0]
-        memo_key = self._memo_key
-        pod_key = token((memo_key, *pod_requests))
-        out: list[int] = []
-        append = out.append
-        for ni in node_infos:
-            memo = ni.memo()
-            generation = ni.generation
-            entry = memo.get(memo_key)
-            if entry is None or entry[0] != generation:
-                entry = (generation, {})
-                memo[memo_key] = entry
-            scores: dict[int, int] = entry[1]
-            score = scores.get(pod_key)
-            if score is None:
-                score = compute(ni)
-                if len(scores) >= MAX_MEMO_ENTRIES:
-                    scores.clear()
-                scores[pod_key] = score
-            append(score)
-        return out, None
+    def _rows_scorer(self, table: NodeTable, pod_requests: Sequence[int],
+                     score_node: Callable[[NodeInfo], int]) -> Callable[[NDArray[np.intp]], NDArray[np.int64]]:
+        """The scores of the table's nodes at some rows: the columnar form of the (cpu, memory) configuration
+        where it applies (values exact in the array pass), else node by node."""
+        import numpy as np
 
-
-    def score_batch(self, batch: NodeBatch, pod_requests: Sequence[int]) -> tuple[BatchScores, Status | None]:
-        """score() for every node of the batch: from the node table's columns where they apply, else node
-        by node."""
-        if batch.columns is not None:
-            scores = self.score_columns(batch.columns, pod_requests)
-            if scores is not None:
-                return scores, None
-        return self.score_nodes(batch.node_infos, pod_requests)
-
-    def score_columns(self, columns: NodeColumns, pod_requests: Sequence[int]) -> NDArray[np.int64] | None:
-        """score_nodes() for the nodes at `columns`, with the columnar form of the (cpu, memory)
-        configuration; None where that form does not apply (other resources, values not exact)."""
-        fn = self.cpu_mem_columns_fn
-        if fn is None or len(self._specs) != 2 or self._specs[0][0] != _CPU or self._specs[1][0] != _MEMORY:
-            return None
         from wasmsched.framework import nodetable as nt
 
-        table = columns.table
-        pod_cpu, pod_mem = pod_requests[0], pod_requests[1]
-        if not table.regular() or not (0 <= pod_cpu < nt.EXACT_LIMIT and 0 <= pod_mem < nt.EXACT_LIMIT):
-            return None
+        fn = self.cpu_mem_columns_fn
+        pod_cpu, pod_mem = (pod_requests[0], pod_requests[1]) if self._cpu_mem else (-1, -1)
+        if fn is None or not table.regular() or not (0 <= pod_cpu < nt.EXACT_LIMIT and 0 <= pod_mem < nt.EXACT_LIMIT):
+            infos = table.infos
+            return lambda rows: np.fromiter((score_node(infos[r]) for r in rows.tolist()), dtype=np.int64,
+                                            count=len(rows))
         used_cpu_col, used_mem_col = (nt.REQ_CPU, nt.REQ_MEMORY) if self.use_requested else \
             (nt.NONZERO_CPU, nt.NONZERO_MEMORY)
 
@@ -254,14 +229,7 @@ class ResourceAllocationScorer:
             return fn(v[:, nt.ALLOC_CPU], v[:, nt.ALLOC_MEMORY], v[:, used_cpu_col], v[:, used_mem_col], pod_cpu,
                       pod_mem)
 
-        scorer, use_requested = self.scorer, self.use_requested
-
-        def compute_row(ni: NodeInfo) -> int:
-            return score_cpu_mem(ni, pod_cpu, pod_mem, scorer, use_requested)
-
-        # A node's score depends on its row and the pod's (cpu, memory) only: kept per shape of pod, and
-        # recomputed for the rows that changed since (the node the previous pod went to).
-        return table.memoized_rows((self._memo_key, pod_cpu, pod_mem), columns.rows, compute, compute_row)
+        return compute
 
 
 def score_cpu_mem(ni: NodeInfo, pod_cpu: int, pod_mem: int, scorer: ScorerFn, use_requested: bool) -> int:

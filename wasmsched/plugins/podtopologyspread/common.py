@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from wasmsched.api.labels import Selector, compile_label_selector
 from wasmsched.api.taints import find_untolerated_taint
 from wasmsched.api.types import Node, Pod, TopologySpreadConstraint
-from wasmsched.framework.node_facts import MAX_MEMO_ENTRIES, token
+from wasmsched.framework.memo import MAX_MEMO_ENTRIES, MemoKey, token
 from wasmsched.framework.types import NodeInfo, PodInfo
 from wasmsched.plugins.helper.taint import do_not_schedule_taints_filter_func
 
@@ -100,12 +100,12 @@ def count_pods_match_selector(pod_infos: Sequence[PodInfo], c: SpreadConstraint,
 # Counts are memoized per NodeInfo version (NodeInfo.generation changes with every pod added or
 # removed) under a token for (namespace, selector), so hashing the selector happens once per
 # cycle rather than once per node.
-_COUNTS_MEMO_KEY = "podtopologyspread.counts"
+_COUNTS_MEMO_KEY: MemoKey[tuple[int, dict[int, int]]] = MemoKey("PodTopologySpread.counts")
 
 
 def selector_token(c: SpreadConstraint, ns: str) -> int:
     """A token naming the pods count_pods_match_selector(_, c, ns) counts, for count_pods_memo."""
-    return token((_COUNTS_MEMO_KEY, ns, c.selector))
+    return token(_COUNTS_MEMO_KEY, (ns, c.selector))
 
 
 def count_pods_memo(ni: NodeInfo, c: SpreadConstraint, ns: str, tok: int) -> int:

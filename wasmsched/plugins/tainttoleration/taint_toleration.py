@@ -27,6 +27,7 @@ from wasmsched.framework.interface import (
     PreScorePlugin,
     ScorePlugin,
 )
+from wasmsched.framework.memo import MemoKey
 from wasmsched.framework.node_facts import TaintKey, node_facts
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo
@@ -45,7 +46,7 @@ NAME = "TaintToleration"
 # Status.unresolvable(reason), built directly in per-node loops.
 _UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 # PodShape memo entry: the pod's tolerations of PreferNoSchedule taints (PreScore's state).
-_PREFER_NO_SCHEDULE_MEMO = "tainttoleration.prefer_no_schedule"
+_PREFER_NO_SCHEDULE_MEMO: MemoKey[list[Any]] = MemoKey("TaintToleration.prefer_no_schedule")
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 
 # kube >= 1.34 no longer names the taint in the reason (it is logged at V(4) instead).
