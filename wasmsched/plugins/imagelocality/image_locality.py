@@ -96,10 +96,10 @@ class ImageLocality(ScorePlugin):
         return image_locality_score(node_info.image_states, pod_images(pod), self._total_num_nodes()), None
 
     def score_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> tuple[BatchScores, Status | None]:
+        if batch.columns is not None:
+            return self._score_columns(pod, batch.columns), None
         images = pod_images(pod)
         total = self._total_num_nodes()
-        if batch.columns is not None:
-            return self._score_columns(images, total, batch.columns), None
         # A score depends on the node's states of the pod's images only: the nodes with none of them score alike.
         none = image_locality_score({}, images, total)
         scores = []
@@ -108,16 +108,18 @@ class ImageLocality(ScorePlugin):
             scores.append(none if states.keys().isdisjoint(images) else image_locality_score(states, images, total))
         return scores, None
 
-    @staticmethod
-    def _score_columns(images: list[str], total: int, columns: NodeColumns) -> NDArray[np.int64]:
+    def _score_columns(self, pod: Pod, columns: NodeColumns) -> NDArray[np.int64]:
         """A node's score depends on its image states of the pod's images only: image_locality_score once per
         distinct combination of them (by_projection)."""
         import numpy as np
 
         table = columns.table
         if not table.image_rows:
-            # No node has an image state: every node scores as one without any.
-            return np.full(len(columns.rows), image_locality_score({}, images, total), dtype=np.int64)
+            # No node has an image state: each node's sum is 0, which calculate_priority scores 0 whatever the
+            # pod's images (not read, then).
+            return np.zeros(len(columns.rows), dtype=np.int64)
+        images = pod_images(pod)
+        total = self._total_num_nodes()
         names = sorted(set(images))
 
         def score(states: list[ImageStateSummary | None]) -> int:

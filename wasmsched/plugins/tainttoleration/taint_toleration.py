@@ -79,7 +79,7 @@ def _untolerated(taints: Iterable[Taint], tolerations: Iterable[Toleration]) -> 
     """Whether Filter rejects a node with these taints (all of the node's, or only those of the effects it
     looks at, NoSchedule and NoExecute): `filter`'s test for a node, and what its batch forms compute once
     per distinct taint list."""
-    return find_untolerated_taint(taints, tolerations, _DO_NOT_SCHEDULE) is not None
+    return bool(taints) and find_untolerated_taint(taints, tolerations, _DO_NOT_SCHEDULE) is not None
 
 
 def _untolerated_status() -> Status:
@@ -101,21 +101,22 @@ def _score_taints(taints: Sequence[Taint], tolerations_prefer_no_schedule: Seque
     return n
 
 
-def _per_taint_list(columns: NodeColumns, fn: Callable[[tuple[Taint, ...]], T]) -> tuple[list[T], NDArray[np.int32]]:
+def _per_taint_list(columns: NodeColumns,
+                    fn: Callable[[tuple[Taint, ...]], T]) -> tuple[list[T], NDArray[np.int32] | None]:
     """A function of a node's taint list projected onto the node table's rows (as helper/columns.by_projection):
-    fn once per distinct list, as (the answers by taint id, each row's taint id). With few lists in the table
-    every list is asked, which is cheaper than finding the rows' own."""
+    fn once per distinct list, as (the answers by taint id, each row's taint id; None when no row has taints,
+    which all take answers[0], fn of no taints). With few lists in the table every list is asked, which is
+    cheaper than finding the rows' own."""
     import numpy as np
 
     table = columns.table
-    empty = fn(())
     if not table.tainted_rows:
-        return [empty], np.zeros(len(columns.rows), dtype=np.int32)
+        return [fn(())], None
     ids: NDArray[np.int32] = table.taint_id[columns.rows]
     lists = table.taint_lists
     if len(lists) <= _FEW_TAINT_LISTS:
         return [fn(taints) for taints in lists], ids
-    answers = [empty] * len(lists)  # the ids of no row keep a filler
+    answers = [fn(())] * len(lists)  # the ids of no row keep a filler
     for tid in np.unique(ids).tolist():
         answers[tid] = fn(lists[tid])
     return answers, ids
@@ -172,7 +173,7 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
         return None
 
     def filter_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> FilterVerdicts:
-        tolerations = list(pod.spec.tolerations)
+        tolerations = pod.spec.tolerations
 
         def untolerated(taints: tuple[Taint, ...]) -> bool:
             return _untolerated(taints, tolerations)
@@ -205,7 +206,8 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
         answers, ids = _per_taint_list(columns, untolerated)
         if not any(answers):
             return {}
-        return {i: _untolerated_status() for i in np.flatnonzero(np.array(answers, dtype=np.bool_)[ids]).tolist()}
+        rejected = range(len(columns.rows)) if ids is None else np.flatnonzero(np.array(answers)[ids]).tolist()
+        return {i: _untolerated_status() for i in rejected}
 
     # --- PreScore / Score --------------------------------------------------------------------
 
@@ -268,6 +270,8 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
         import numpy as np
 
         answers, ids = _per_taint_list(columns, fn)
+        if ids is None:
+            return np.full(len(columns.rows), answers[0], dtype=np.int64)
         scores: NDArray[np.int64] = np.array(answers, dtype=np.int64)[ids]
         return scores
 
