@@ -75,7 +75,7 @@ def _all_tolerations_prefer_no_schedule(tolerations: Sequence[Any]) -> list[Any]
     return [t for t in tolerations if not t.effect or t.effect == TAINT_EFFECT_PREFER_NO_SCHEDULE]
 
 
-def _untolerated(taints: Iterable[Taint], tolerations: Iterable[Toleration]) -> bool:
+def _untolerated(taints: Sequence[Taint], tolerations: Iterable[Toleration]) -> bool:
     """Whether Filter rejects a node with these taints (all of the node's, or only those of the effects it
     looks at, NoSchedule and NoExecute): `filter`'s test for a node, and what its batch forms compute once
     per distinct taint list."""
