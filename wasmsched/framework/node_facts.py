@@ -9,15 +9,13 @@ served stale facts. The node table (`framework/nodetable.py`) and the plugins re
 
 from __future__ import annotations
 
-from typing import Any
-
 from wasmsched.api.taints import (
     TAINT_EFFECT_NO_EXECUTE,
     TAINT_EFFECT_NO_SCHEDULE,
     TAINT_EFFECT_PREFER_NO_SCHEDULE,
 )
 from wasmsched.api.types import Node, Taint
-from wasmsched.framework.memo import MAX_MEMO_ENTRIES, MemoKey
+from wasmsched.framework.memo import MemoKey
 from wasmsched.framework.types import NodeInfo
 
 TaintKey = tuple[tuple[str, str, str], ...]
@@ -34,7 +32,6 @@ class NodeFacts:
         "node",
         "prefer_no_schedule_key",
         "prefer_no_schedule_taints",
-        "results",
         "taints",
         "taints_key",
         "unschedulable",
@@ -58,15 +55,6 @@ class NodeFacts:
         self.prefer_no_schedule_key: TaintKey = tuple(
             (t.key, t.value, t.effect) for t in self.prefer_no_schedule_taints)
         self.unschedulable = bool(node.spec.unschedulable)
-        # Memoized answers of pure functions of this node object, by token (framework/memo.py `token`).
-        self.results: dict[int, Any] = {}
-
-    def remember(self, tok: int, value: Any) -> None:
-        """Store a result under a token, keeping the table small."""
-        results = self.results
-        if len(results) >= MAX_MEMO_ENTRIES:
-            results.clear()
-        results[tok] = value
 
 
 def node_facts(ni: NodeInfo, node: Node) -> NodeFacts:

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interface import BatchScores, FilterVerdicts, NodeBatch, ScorePlugin
+from wasmsched.framework.node_facts import node_facts
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import NodeInfo
 
@@ -88,3 +89,27 @@ def by_label_projection(columns: NodeColumns, keys: Sequence[str],
         return fn({k: v for k, v in zip(keys, values, strict=True) if v is not None})
 
     return by_projection(columns, keyed, labels_of)
+
+
+def by_node_labels(node_infos: Sequence[NodeInfo], keys: Sequence[str],
+                   fn: Callable[[dict[str, str]], T]) -> list[T | None]:
+    """by_label_projection without the node table: fn(the node's labels restricted to `keys`, node_facts') once
+    per distinct combination of their values among the nodes, for each node in order (None for a NodeInfo
+    without a node)."""
+    seen: dict[Any, tuple[T]] = {}
+    out: list[T | None] = []
+    append = out.append
+    one = keys[0] if len(keys) == 1 else None
+    for ni in node_infos:
+        node = ni.node
+        if node is None:
+            append(None)
+            continue
+        labels = node_facts(ni, node).labels
+        # The values, as a tuple (one key: the value alone, which is cheaper to hash).
+        values = labels.get(one) if one is not None else tuple(map(labels.get, keys))
+        answer = seen.get(values)
+        if answer is None:
+            answer = seen[values] = (fn({k: v for k in keys if (v := labels.get(k)) is not None}),)
+        append(answer[0])
+    return out

@@ -30,12 +30,12 @@ from wasmsched.framework.interface import (
     PreScorePlugin,
     ScorePlugin,
 )
-from wasmsched.framework.memo import MemoKey, token
 from wasmsched.framework.node_facts import node_facts
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo
-from wasmsched.plugins.helper.columns import by_label_projection, verdicts_of_rejected
+from wasmsched.plugins.helper.columns import by_label_projection, by_node_labels
 from wasmsched.plugins.helper.nodefacts import (
+    LabelsAndFields,
     node_selector_matches,
     preferred_terms_score,
     required_node_affinity_matches,
@@ -46,8 +46,6 @@ from wasmsched.plugins.helper.objects import as_update
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
-
-    from wasmsched.framework.nodetable import NodeColumns
 
 NAME = "NodeAffinity"
 # Status.unresolvable(reason), built directly in per-node loops.
@@ -60,8 +58,6 @@ ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
 ERR_REASON_CONFLICT = "pod affinity terms conflict"
 
 OBJECT_NAME_FIELD = "metadata.name"
-
-_FILTER_MEMO: MemoKey[str] = MemoKey("NodeAffinity.filter")
 
 
 class _PreFilterState:
@@ -87,13 +83,37 @@ class _PreScoreState:
 
 class _LabelFacts:
     """What the nodefacts matchers read of a node, for a set of labels: matchFields are never read (the
-    columnar forms leave selectors with matchFields to the per-node forms)."""
+    batch forms leave selectors with matchFields to the per-node function, node by node)."""
 
     __slots__ = ("fields", "labels")
 
     def __init__(self, labels: dict[str, str]) -> None:
         self.labels = labels
         self.fields: dict[str, str] = {}
+
+
+def _filter_reason(added: NodeSelectorMatcher | None, required: RequiredNodeAffinity, f: LabelsAndFields) -> str | None:
+    """Filter's answer for a node (its facts: labels and fields): None when it fits, else the reason; what
+    `filter` returns for a node, and what its batch forms compute once per distinct set of the values of the
+    labels the selectors read. Parse errors never match (kube ignores them here for backwards compatibility)."""
+    if added is not None and not node_selector_matches(added, f):
+        return ERR_REASON_ENFORCED
+    if not required_node_affinity_matches(required, f):
+        return ERR_REASON_POD
+    return None
+
+
+def _score_count(added: PreferredSchedulingTerms | None, preferred: PreferredSchedulingTerms | None,
+                 f: LabelsAndFields) -> int:
+    """Score's raw score for a node (its facts): the weights of the matching preferred terms, the scheduler's
+    (addedAffinity) and the pod's; what `score` returns for a node, and what its batch forms compute once per
+    distinct set of the values of the labels the terms read."""
+    count = 0
+    if added is not None:
+        count += preferred_terms_score(added, f)
+    if preferred is not None:
+        count += preferred_terms_score(preferred, f)
+    return count
 
 
 def _needs_name(keys: set[str], selector: Any) -> bool:
@@ -112,6 +132,16 @@ def _needs_name(keys: set[str], selector: Any) -> bool:
         if term.match_labels is not None:
             keys.update(r.key for r in term.match_labels.requirements)
     return False
+
+
+def _label_keys(*selectors: Any) -> list[str] | None:
+    """The label keys the selectors read (see _needs_name), sorted; None when an answer may depend on the node's
+    name, which leaves the batch forms to ask node by node."""
+    keys: set[str] = set()
+    for selector in selectors:
+        if _needs_name(keys, selector):
+            return None
+    return sorted(keys)
 
 
 def _aggregate(errors: Sequence[str]) -> str:
@@ -246,62 +276,34 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
         node = node_info.node
         if node is None:
             return None
-        if self.added_node_selector is not None and not self.added_node_selector.match(node):
-            return Status.unresolvable(ERR_REASON_ENFORCED)
-        # Parse errors never match (kube ignores them here for backwards compatibility).
-        if not self._required(state, pod).match(node):
-            return Status.unresolvable(ERR_REASON_POD)
-        return None
+        reason = _filter_reason(self.added_node_selector, self._required(state, pod), node_facts(node_info, node))
+        return None if reason is None else Status.unresolvable(reason)
 
     def filter_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> FilterVerdicts:
+        added = self.added_node_selector
         required = self._required(state, pod)
-        ok = self._fits_columns(required, batch.columns) if batch.columns is not None else None
-        if ok is None:
-            return self._filter_each(required, batch.node_infos)
-        return verdicts_of_rejected(ok, batch, lambda node_infos: self._filter_each(required, node_infos))
+        keys = _label_keys(added, required)
+        if keys is None:
+            # _filter_reason node by node (PreFilter's state read once).
+            reasons: Sequence[str | None] = [
+                _filter_reason(added, required, node_facts(ni, ni.node)) if ni.node is not None else None
+                for ni in batch.node_infos]
+            return {i: Status(_UNRESOLVABLE, [r]) for i, r in enumerate(reasons) if r is not None}
 
-    def _filter_each(self, required: Any, node_infos: Sequence[NodeInfo]) -> dict[int, Status]:
-        added = self.added_node_selector
-        # The answer is a pure function of the node object and the two selectors: memoized per
-        # node under a token for the selectors ("": matches, else the reason).
-        tok = token(_FILTER_MEMO, (required, added))
-        out: dict[int, Status] = {}
-        for i, ni in enumerate(node_infos):
-            node = ni.node
-            if node is None:
-                continue
-            f = node_facts(ni, node)
-            reason: str | None = f.results.get(tok)
-            if reason is None:
-                if added is not None and not node_selector_matches(added, f):
-                    reason = ERR_REASON_ENFORCED
-                elif not required_node_affinity_matches(required, f):
-                    reason = ERR_REASON_POD
-                else:
-                    reason = ""
-                f.remember(tok, reason)
-            if reason:
-                out[i] = Status(_UNRESOLVABLE, [reason])
-        return out
+        # The answer depends on the values of the labels `keys` only: _filter_reason once per distinct set of them.
+        def reason(labels: dict[str, str]) -> str | None:
+            return _filter_reason(added, required, _LabelFacts(labels))
 
-    def _fits_columns(self, required: Any, columns: NodeColumns) -> NDArray[np.bool_] | None:
-        """The answer depends on the labels the selectors name (and on the node name only through
-        matchFields, which leaves it to the per-node form: None): one check per distinct set of their
-        values."""
-        added = self.added_node_selector
-        keys: set[str] = set()
-        if _needs_name(keys, added) or _needs_name(keys, required):
-            return None
+        if batch.columns is None:
+            reasons = by_node_labels(batch.node_infos, keys, reason)
+            return {i: Status(_UNRESOLVABLE, [r]) for i, r in enumerate(reasons) if r is not None}
         import numpy as np
 
-        def fits(labels: dict[str, str]) -> bool:
-            f = _LabelFacts(labels)
-            if added is not None and not node_selector_matches(added, f):  # type: ignore[arg-type]
-                return False
-            return required_node_affinity_matches(required, f)  # type: ignore[arg-type]
-
-        answers, which = by_label_projection(columns, sorted(keys), fits)
-        return np.array(answers, dtype=np.bool_)[which]
+        answers, which = by_label_projection(batch.columns, keys, reason)
+        rejects = np.array([r is not None for r in answers], dtype=np.bool_)
+        if not rejects.any():
+            return {}
+        return {i: Status(_UNRESOLVABLE, [answers[which[i]]]) for i in np.flatnonzero(rejects[which]).tolist()}
 
     # --- PreScore / Score --------------------------------------------------------------------
 
@@ -329,38 +331,33 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
         node = node_info.node
         if node is None:
             return 0, None
-        count = 0
-        if self.added_pref_sched_terms is not None:
-            count += self.added_pref_sched_terms.score(node)
         preferred = self._preferred(state, pod)
         if isinstance(preferred, Status):
             return 0, preferred
-        if preferred is not None:
-            count += preferred.score(node)
-        return count, None
+        return _score_count(self.added_pref_sched_terms, preferred, node_facts(node_info, node)), None
 
     def score_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> tuple[BatchScores, Status | None]:
         preferred = self._preferred(state, pod)
         if isinstance(preferred, Status):
             return [], preferred
-        if batch.columns is not None:
-            counts = self._score_columns(preferred, batch.columns)
-            if counts is not None:
-                return counts, None
         added = self.added_pref_sched_terms
-        out = [0] * len(batch)
-        for i, ni in enumerate(batch.node_infos):
-            node = ni.node
-            if node is None:
-                continue
-            f = node_facts(ni, node)
-            count = 0
-            if added is not None:
-                count += preferred_terms_score(added, f)
-            if preferred is not None:
-                count += preferred_terms_score(preferred, f)
-            out[i] = count
-        return out, None
+        keys = _label_keys(added, preferred)
+        if keys is None:
+            # _score_count node by node (PreScore's state read once).
+            return [_score_count(added, preferred, node_facts(ni, ni.node)) if ni.node is not None else 0
+                    for ni in batch.node_infos], None
+
+        # The count depends on the values of the labels `keys` only: _score_count once per distinct set of them.
+        def count(labels: dict[str, str]) -> int:
+            return _score_count(added, preferred, _LabelFacts(labels))
+
+        if batch.columns is None:
+            return [0 if c is None else c for c in by_node_labels(batch.node_infos, keys, count)], None
+        import numpy as np
+
+        answers, which = by_label_projection(batch.columns, keys, count)
+        counts: NDArray[np.int64] = np.array(answers, dtype=np.int64)[which]
+        return counts, None
 
     def normalize_score_batch(self, state: CycleState, pod: Pod,
                               scores: NDArray[np.int64]) -> NDArray[np.int64] | None:
@@ -369,29 +366,6 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
         import numpy as np
 
         return normalized(np, scores)
-
-    def _score_columns(self, preferred: PreferredSchedulingTerms | None,
-                       columns: NodeColumns) -> NDArray[np.int64] | None:
-        """The nodes' sums of matching preferred terms' weights: one count per distinct set of the named labels'
-        values; None where the terms need the node's name (matchFields)."""
-        added = self.added_pref_sched_terms
-        keys: set[str] = set()
-        if _needs_name(keys, added) or _needs_name(keys, preferred):
-            return None
-        import numpy as np
-
-        def count(labels: dict[str, str]) -> int:
-            f = _LabelFacts(labels)
-            n = 0
-            if added is not None:
-                n += preferred_terms_score(added, f)  # type: ignore[arg-type]
-            if preferred is not None:
-                n += preferred_terms_score(preferred, f)  # type: ignore[arg-type]
-            return n
-
-        answers, which = by_label_projection(columns, sorted(keys), count)
-        counts: NDArray[np.int64] = np.array(answers, dtype=np.int64)[which]
-        return counts
 
     def score_extensions(self) -> NodeAffinity:
         return self

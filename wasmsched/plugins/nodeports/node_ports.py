@@ -26,6 +26,7 @@ from wasmsched.framework.pod_shape import HostPort, get_host_ports
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import HostPortInfo, NodeInfo
 from wasmsched.plugins.helper.objects import as_pair
+from wasmsched.plugins.helper.prefilter_state import filter_batch_with_state, filter_with_state
 
 NAME = "NodePorts"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -49,6 +50,13 @@ class _PreFilterState(tuple[HostPort, ...]):
     def clone(self) -> _PreFilterState:
         # Not affected by adding or removing pods: no copy needed.
         return self
+
+
+def _filter_node(want: _PreFilterState, node_info: NodeInfo) -> Status | None:
+    """Filter for one node, given PreFilter's state (the pod's host ports)."""
+    if not _fits_ports(want, node_info.used_ports):
+        return Status.unschedulable(ERR_REASON)
+    return None
 
 
 class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
@@ -75,19 +83,10 @@ class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         return s
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
-        want = self._get_pre_filter_state(state)
-        if isinstance(want, Status):
-            return want
-        if not _fits_ports(want, node_info.used_ports):
-            return Status.unschedulable(ERR_REASON)
-        return None
+        return filter_with_state(self._get_pre_filter_state, _filter_node, state, node_info)
 
     def filter_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> FilterVerdicts:
-        want = self._get_pre_filter_state(state)
-        if isinstance(want, Status):
-            return dict.fromkeys(range(len(batch)), want)
-        return {i: Status.unschedulable(ERR_REASON) for i, ni in enumerate(batch.node_infos)
-                if not _fits_ports(want, ni.used_ports)}
+        return filter_batch_with_state(self._get_pre_filter_state, _filter_node, state, batch)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

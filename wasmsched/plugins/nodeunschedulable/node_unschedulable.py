@@ -41,39 +41,47 @@ def _tolerates_unschedulable(pod: Pod) -> bool:
     return tolerations_tolerate_taint(pod.spec.tolerations, _UNSCHEDULABLE_TAINT)
 
 
+def _rejects(unschedulable: bool, pod: Pod) -> bool:
+    """Whether Filter rejects the pod on a node with this node.spec.unschedulable: `filter`'s test for a node, and
+    what its batch forms compute once per value of the flag."""
+    return unschedulable and not _tolerates_unschedulable(pod)
+
+
+def _unschedulable_status() -> Status:
+    """Filter's status for a node `_rejects` (Status.unresolvable, built directly: batch forms make one per node)."""
+    return Status(_UNRESOLVABLE, [ERR_REASON_UNSCHEDULABLE])
+
+
 class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
     name = NAME
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         node = node_info.node
-        if node is None or not node.spec.unschedulable:
+        if node is None:
             return None
-        if _tolerates_unschedulable(pod):
-            return None
-        return Status.unresolvable(ERR_REASON_UNSCHEDULABLE)
+        return _unschedulable_status() if _rejects(node_facts(node_info, node).unschedulable, pod) else None
 
     def filter_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> FilterVerdicts:
+        # The answer depends on the node's spec.unschedulable only, and a schedulable node always passes
+        # (_rejects(False, pod) is False): _rejects(True, pod) decides for every unschedulable node at once.
         columns = batch.columns
         if columns is not None:
             table = columns.table
-            unschedulable = table.unschedulable[columns.rows] if table.unschedulable_rows else None
-            if unschedulable is None or not unschedulable.any() or _tolerates_unschedulable(pod):
+            flags = table.unschedulable[columns.rows] if table.unschedulable_rows else None
+            if flags is None or not flags.any() or not _rejects(True, pod):
                 return {}
-            return {i: Status(_UNRESOLVABLE, [ERR_REASON_UNSCHEDULABLE]) for i in unschedulable.nonzero()[0].tolist()}
-        # The toleration check depends on the pod only: do it once for the whole list.
+            return {i: _unschedulable_status() for i in flags.nonzero()[0].tolist()}
         out: dict[int, Status] = {}
-        tolerated: bool | None = None
+        rejects: bool | None = None
         for i, ni in enumerate(batch.node_infos):
             node = ni.node
-            if node is None:
+            if node is None or not node_facts(ni, node).unschedulable:
                 continue
-            f = node_facts(ni, node)
-            if not f.unschedulable:
-                continue
-            if tolerated is None:
-                tolerated = _tolerates_unschedulable(pod)
-            if not tolerated:
-                out[i] = Status(_UNRESOLVABLE, [ERR_REASON_UNSCHEDULABLE])
+            if rejects is None:
+                rejects = _rejects(True, pod)
+            if not rejects:
+                return {}
+            out[i] = _unschedulable_status()
         return out
 
     def events_to_register(self) -> list[ClusterEventWithHint]:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from wasmsched.api.taints import find_untolerated_taint, tolerations_tolerate_taint
-from wasmsched.api.types import Node, Pod
+from wasmsched.api.types import Node, Pod, Taint, Toleration
 from wasmsched.framework.cycle_state import CycleState, NotFoundError
 from wasmsched.framework.events import (
     ActionType,
@@ -43,7 +43,6 @@ if TYPE_CHECKING:
     from wasmsched.framework.nodetable import NodeColumns
 
 NAME = "TaintToleration"
-# Status.unresolvable(reason), built directly in per-node loops.
 _UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 # PodShape memo entry: the pod's tolerations of PreferNoSchedule taints (PreScore's state).
 _PREFER_NO_SCHEDULE_MEMO: MemoKey[list[Any]] = MemoKey("TaintToleration.prefer_no_schedule")
@@ -57,6 +56,8 @@ _DO_NOT_SCHEDULE = do_not_schedule_taints_filter_func()
 # Up to this many distinct taint lists in the node table, the columnar forms check each of them
 # rather than finding the ones of the nodes at hand.
 _FEW_TAINT_LISTS = 32
+
+T = TypeVar("T")
 
 
 class _PreScoreState:
@@ -75,18 +76,51 @@ def _all_tolerations_prefer_no_schedule(tolerations: Sequence[Any]) -> list[Any]
     return [t for t in tolerations if not t.effect or t.effect == TAINT_EFFECT_PREFER_NO_SCHEDULE]
 
 
-def _count_intolerable_taints_prefer_no_schedule(taints: Sequence[Any], tolerations: Sequence[Any]) -> int:
+def _untolerated(taints: Sequence[Taint], tolerations: Iterable[Toleration]) -> bool:
+    """Whether Filter rejects a node with these taints (all of the node's, or only those of the effects it
+    looks at, NoSchedule and NoExecute): `filter`'s test for a node, and what its batch forms compute once
+    per distinct taint list."""
+    return bool(taints) and find_untolerated_taint(taints, tolerations, _DO_NOT_SCHEDULE) is not None
+
+
+def _untolerated_status() -> Status:
+    """Filter's status for a node `_untolerated` rejects (Status.unresolvable, built directly: batch forms
+    make one per rejected node)."""
+    return Status(_UNRESOLVABLE, [ERR_REASON_UNTOLERATED])
+
+
+def _score_taints(taints: Sequence[Taint], tolerations_prefer_no_schedule: Sequence[Toleration]) -> int:
+    """Score's raw score for a node with these taints (all of the node's, or only its PreferNoSchedule ones;
+    countIntolerableTaintsPreferNoSchedule): what `score` returns for a node, and what its batch forms compute
+    once per distinct taint list."""
     n = 0
     for taint in taints:
         if taint.effect != TAINT_EFFECT_PREFER_NO_SCHEDULE:
             continue
-        if not tolerations_tolerate_taint(tolerations, taint):
+        if not tolerations_tolerate_taint(tolerations_prefer_no_schedule, taint):
             n += 1
     return n
 
 
-def _untolerated(taints: Sequence[Any], tolerations: Sequence[Any]) -> bool:
-    return find_untolerated_taint(taints, tolerations, _DO_NOT_SCHEDULE) is not None
+def _per_taint_list(columns: NodeColumns,
+                    fn: Callable[[tuple[Taint, ...]], T]) -> tuple[list[T], NDArray[np.int32] | None]:
+    """A function of a node's taint list projected onto the node table's rows (as helper/columns.by_projection):
+    fn once per distinct list, as (the answers by taint id, each row's taint id; None when no row has taints,
+    which all take answers[0], fn of no taints). With few lists in the table every list is asked, which is
+    cheaper than finding the rows' own."""
+    import numpy as np
+
+    table = columns.table
+    if not table.tainted_rows:
+        return [fn(())], None
+    ids: NDArray[np.int32] = table.taint_id[columns.rows]
+    lists = table.taint_lists
+    if len(lists) <= _FEW_TAINT_LISTS:
+        return [fn(taints) for taints in lists], ids
+    answers = [fn(())] * len(lists)  # the ids of no row keep a filler
+    for tid in np.unique(ids).tolist():
+        answers[tid] = fn(lists[tid])
+    return answers, ids
 
 
 class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
@@ -135,20 +169,22 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
         node = node_info.node
         if node is None:
             return None
-        taints = node.spec.taints
-        if not taints:
-            return None
-        if _untolerated(taints, pod.spec.tolerations):
-            return Status.unresolvable(ERR_REASON_UNTOLERATED)
+        if _untolerated(node_facts(node_info, node).taints, pod.spec.tolerations):
+            return _untolerated_status()
         return None
 
     def filter_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> FilterVerdicts:
+        tolerations = pod.spec.tolerations
+
+        def untolerated(taints: tuple[Taint, ...]) -> bool:
+            return _untolerated(taints, tolerations)
+
         if batch.columns is not None:
-            return self._filter_columns(pod, batch.columns)
-        tolerations = list(pod.spec.tolerations)
+            return self._filter_columns(untolerated, batch.columns)
+        # The same projection onto the nodes' own taint lists: _untolerated once per distinct list of NoSchedule
+        # and NoExecute taints (node_facts'; the others do not change its answer). No such taints: tolerated.
         out: dict[int, Status] = {}
-        # The answer depends on the pod's tolerations and the taints' key, value and effect only.
-        untolerated_by_taints: dict[TaintKey, bool] = {}
+        by_taints: dict[TaintKey, bool] = {}
         for i, ni in enumerate(batch.node_infos):
             node = ni.node
             if node is None:
@@ -157,31 +193,22 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
             key = f.do_not_schedule_key
             if not key:
                 continue
-            untolerated = untolerated_by_taints.get(key)
-            if untolerated is None:
-                untolerated = find_untolerated_taint(f.do_not_schedule_taints, tolerations) is not None
-                untolerated_by_taints[key] = untolerated
-            if untolerated:
-                out[i] = Status(_UNRESOLVABLE, [ERR_REASON_UNTOLERATED])
+            rejects = by_taints.get(key)
+            if rejects is None:
+                rejects = by_taints[key] = untolerated(f.do_not_schedule_taints)
+            if rejects:
+                out[i] = _untolerated_status()
         return out
 
     @staticmethod
-    def _filter_columns(pod: Pod, columns: NodeColumns) -> FilterVerdicts:
+    def _filter_columns(untolerated: Callable[[tuple[Taint, ...]], bool], columns: NodeColumns) -> FilterVerdicts:
         import numpy as np
 
-        table = columns.table
-        ids = table.taint_id[columns.rows] if table.tainted_rows else None
-        if ids is None or not ids.any():
+        answers, ids = _per_taint_list(columns, untolerated)
+        if not any(answers):
             return {}
-        tolerations = list(pod.spec.tolerations)
-        # The answer depends on the node's taint list only: one check per distinct list (of the table's,
-        # when they are few; else of these rows').
-        lists = table.taint_lists
-        tids = range(1, len(lists)) if len(lists) <= _FEW_TAINT_LISTS else [t for t in np.unique(ids).tolist() if t]
-        tolerated = np.ones(len(lists), dtype=np.bool_)
-        for tid in tids:
-            tolerated[tid] = find_untolerated_taint(lists[tid], tolerations, _DO_NOT_SCHEDULE) is None
-        return {i: Status(_UNRESOLVABLE, [ERR_REASON_UNTOLERATED]) for i in np.flatnonzero(~tolerated[ids]).tolist()}
+        rejected = range(len(columns.rows)) if ids is None else np.flatnonzero(np.array(answers)[ids]).tolist()
+        return {i: _untolerated_status() for i in rejected}
 
     # --- PreScore / Score --------------------------------------------------------------------
 
@@ -208,17 +235,23 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
         node = node_info.node
         if node is None:
             return 0, None
-        return _count_intolerable_taints_prefer_no_schedule(node.spec.taints, s.tolerations_prefer_no_schedule), None
+        return _score_taints(node_facts(node_info, node).taints, s.tolerations_prefer_no_schedule), None
 
     def score_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> tuple[BatchScores, Status | None]:
         s = self._get_pre_score_state(state)
         if isinstance(s, Status):
             return [], s
-        if batch.columns is not None:
-            return self._score_columns(s, batch.columns), None
         tolerations = s.tolerations_prefer_no_schedule
-        out = [0] * len(batch)
-        count_by_taints: dict[TaintKey, int] = {}
+
+        def fn(taints: tuple[Taint, ...]) -> int:
+            return _score_taints(taints, tolerations)
+
+        if batch.columns is not None:
+            return self._score_columns(fn, batch.columns), None
+        # The same projection onto the nodes' own taint lists: _score_taints once per distinct list of
+        # PreferNoSchedule taints (node_facts'; the others do not change its answer). No such taints: 0.
+        scores = [0] * len(batch)
+        by_taints: dict[TaintKey, int] = {}
         for i, ni in enumerate(batch.node_infos):
             node = ni.node
             if node is None:
@@ -227,29 +260,21 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
             key = f.prefer_no_schedule_key
             if not key:
                 continue
-            n = count_by_taints.get(key)
-            if n is None:
-                n = _count_intolerable_taints_prefer_no_schedule(f.prefer_no_schedule_taints, tolerations)
-                count_by_taints[key] = n
-            out[i] = n
-        return out, None
+            score = by_taints.get(key)
+            if score is None:
+                score = by_taints[key] = fn(f.prefer_no_schedule_taints)
+            scores[i] = score
+        return scores, None
 
     @staticmethod
-    def _score_columns(s: _PreScoreState, columns: NodeColumns) -> NDArray[np.int64]:
-        """The nodes' counts of intolerable PreferNoSchedule taints: one count per distinct taint list."""
+    def _score_columns(fn: Callable[[tuple[Taint, ...]], int], columns: NodeColumns) -> NDArray[np.int64]:
         import numpy as np
 
-        table = columns.table
-        n = len(columns.rows)
-        ids = table.taint_id[columns.rows] if table.tainted_rows else None
-        if ids is None or not ids.any():
-            return np.zeros(n, dtype=np.int64)
-        lists = table.taint_lists
-        tids = range(1, len(lists)) if len(lists) <= _FEW_TAINT_LISTS else [t for t in np.unique(ids).tolist() if t]
-        per_list = np.zeros(len(lists), dtype=np.int64)
-        for tid in tids:
-            per_list[tid] = _count_intolerable_taints_prefer_no_schedule(lists[tid], s.tolerations_prefer_no_schedule)
-        return per_list[ids]  # type: ignore[no-any-return]
+        answers, ids = _per_taint_list(columns, fn)
+        if ids is None:
+            return np.full(len(columns.rows), answers[0], dtype=np.int64)
+        scores: NDArray[np.int64] = np.array(answers, dtype=np.int64)[ids]
+        return scores
 
     def normalize_score_batch(self, state: CycleState, pod: Pod,
                               scores: NDArray[np.int64]) -> NDArray[np.int64] | None:
