@@ -35,10 +35,9 @@ class NodeName(FilterPlugin, EnqueueExtensions):
         return None
 
     def filter_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> FilterVerdicts:
-        want = pod.spec.nodeName
-        if not want:
-            return {}
-        return {i: Status.unresolvable(ERR_REASON) for i, ni in enumerate(batch.node_infos) if ni.name != want}
+        if not pod.spec.nodeName:
+            return {}  # every node fits
+        return {i: Status.unresolvable(ERR_REASON) for i, ni in enumerate(batch.node_infos) if not fits(pod, ni)}
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # No hint: a new node always retries the pod (with backoff), the same as Queue.

@@ -233,7 +233,7 @@ class ResourceAllocationScorer:
 
 
 def score_cpu_mem(ni: NodeInfo, pod_cpu: int, pod_mem: int, scorer: ScorerFn, use_requested: bool) -> int:
-    """One node of ResourceAllocationScorer.score_nodes' (cpu, memory) path."""
+    """score() of one node in the (cpu, memory) configuration, without the per-resource loop."""
     alloc = ni.allocatable
     used = ni.requested if use_requested else ni.non_zero_requested
     a_cpu, a_mem = alloc.milli_cpu, alloc.memory

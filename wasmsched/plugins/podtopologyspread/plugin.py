@@ -149,13 +149,13 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         s = scoring.get_pre_score_state(state)
         if isinstance(s, Status):
             return 0, s
-        return scoring.score_node(s, pod, node_info), None
+        return scoring.node_scorer(s, pod)(node_info), None
 
     def score_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> tuple[BatchScores, Status | None]:
         s = scoring.get_pre_score_state(state)
         if isinstance(s, Status):
             return [], s
-        return scoring.score_nodes(s, pod, batch.node_infos), None
+        return list(map(scoring.node_scorer(s, pod), batch.node_infos)), None
 
     def score_extensions(self) -> PodTopologySpread:
         return self

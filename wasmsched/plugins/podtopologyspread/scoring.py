@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from wasmsched.api.taints import find_untolerated_taint
@@ -19,7 +19,6 @@ from wasmsched.plugins.podtopologyspread.common import (
     POLICY_HONOR,
     SCHEDULE_ANYWAY,
     SpreadConstraint,
-    count_pods_match_selector,
     count_pods_memo,
     filter_topology_spread_constraints,
     selector_token,
@@ -175,54 +174,34 @@ def get_pre_score_state(state: CycleState) -> PreScoreState | Status:
     return s
 
 
-def score_node(s: PreScoreState, pod: Pod, node_info: NodeInfo) -> int:
-    node = node_info.node
-    if node is None or node.metadata.name in s.ignored_nodes:
-        return 0
-    labels = node.metadata.labels
-    score = 0.0
-    ns = pod.metadata.namespace
-    for i, c in enumerate(s.constraints):
-        tp_val = labels.get(c.topology_key)
-        if tp_val is None:
-            continue
-        if c.topology_key == LABEL_HOSTNAME:
-            cnt = count_pods_match_selector(node_info.pods, c, ns)
-        else:
-            cnt = s.topology_value_to_pod_counts[i][tp_val]
-        score += score_for_count(cnt, c.max_skew, s.topology_normalizing_weight[i])
-    # Go's math.Round rounds half away from zero; scores are never negative here.
-    return math.floor(score + 0.5)
-
-
-def score_nodes(s: PreScoreState, pod: Pod, node_infos: Sequence[NodeInfo]) -> list[int]:
-    """score_node for every node."""
+def node_scorer(s: PreScoreState, pod: Pod) -> Callable[[NodeInfo], int]:
+    """scoreNode for the pod's PreScore state: what the constraints need is read once, then one call per
+    node (Score and its batch form alike). A hostname constraint counts the node's matching pods, memoized
+    per node version."""
     ns = pod.metadata.namespace
     ignored = s.ignored_nodes
-    # Per constraint: (topology key, counts per value or None for hostname, maxSkew - 1, weight, constraint).
+    # Per constraint: (topology key, counts per value or None for hostname, constraint, weight, selector token).
     plan = [(c.topology_key, None if c.topology_key == LABEL_HOSTNAME else s.topology_value_to_pod_counts[i],
-             c.max_skew - 1, s.topology_normalizing_weight[i], c, selector_token(c, ns))
+             c, s.topology_normalizing_weight[i], selector_token(c, ns))
             for i, c in enumerate(s.constraints)]
     floor = math.floor
-    out = [0] * len(node_infos)
-    for j, ni in enumerate(node_infos):
-        node = ni.node
-        if node is None:
-            continue
-        f = node_facts(ni, node)
-        if ignored and node.metadata.name in ignored:
-            continue
-        labels = f.labels
+
+    def score_node(node_info: NodeInfo) -> int:
+        node = node_info.node
+        if node is None or (ignored and node.metadata.name in ignored):
+            return 0
+        labels = node_facts(node_info, node).labels
         score = 0.0
-        for key, counts, skew_1, weight, c, token in plan:
+        for key, counts, c, weight, token in plan:
             tp_val = labels.get(key)
             if tp_val is None:
                 continue
-            cnt = count_pods_memo(ni, c, ns, token) if counts is None else counts[tp_val]
-            score += cnt * weight + skew_1
+            cnt = count_pods_memo(node_info, c, ns, token) if counts is None else counts[tp_val]
+            score += score_for_count(cnt, c.max_skew, weight)
         # Go's math.Round rounds half away from zero; scores are never negative here.
-        out[j] = floor(score + 0.5)
-    return out
+        return floor(score + 0.5)
+
+    return score_node
 
 
 def normalize_score(s: PreScoreState, scores: list[NodeScore]) -> None:
