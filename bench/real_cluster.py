@@ -35,7 +35,10 @@ Modes (--mode):
            scheduler_pod_scheduling_sli_duration_seconds, scraped from the scheduler's own /metrics once every
            pod is bound (Prometheus' histogram_quantile: linear within the bucket), and p50/p99 of
            creation-to-bound seen by the watch (from the completion of the pod's create request, measured by
-           the benchmark, to the watch event carrying its nodeName).
+           the benchmark, to the watch event carrying its nodeName). Also the API server's own p50/p99 for the
+           scheduler's bindings (`api bind`: apiserver_request_duration_seconds of POST pods/binding, from a
+           scrape of its /metrics before the scheduler starts and one after the last binding), so that a
+           binding's round trip splits into the server's time and the client's.
 
 CPU (user + system, all threads, from /proc/PID/stat, 10 ms ticks) is the same for every scheduler:
   cpu s        the scheduler's CPU between the first binding and the last one, read when the watch sees
@@ -94,6 +97,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from real_cluster_lib import (  # noqa: E402  (bench/ is not a package; its helpers are found through sys.path)
     count_lines,
     histogram_buckets,
+    histogram_increase,
     histogram_quantile,
     process_cpu_seconds,
     quantile,
@@ -114,6 +118,9 @@ WASMSCHED = "wasmsched"
 NODENUMBER = "wasmsched + NodeNumber wasm"
 SLI = "scheduler_pod_scheduling_sli_duration_seconds"
 ATTEMPTS = "scheduler_schedule_attempts_total"
+# The API server's own time per request (from its /metrics), for the scheduler's bindings.
+APISERVER_DURATION = "apiserver_request_duration_seconds"
+BINDING = {"verb": "POST", "resource": "pods", "subresource": "binding"}
 DROPPED = "Event dropped"
 CREATORS = 8  # threads creating pods (and nodes)
 
@@ -340,6 +347,15 @@ def _unverified() -> ssl.SSLContext:
     return ctx
 
 
+def apiserver_metrics(cluster: DevCluster, token: str) -> str:
+    """The API server's /metrics (empty, with a line on stderr, when it does not answer 200)."""
+    status, body = https_get(f"{cluster.server}/metrics", token, timeout=30.0)
+    if status != 200:
+        log(f"GET {cluster.server}/metrics: {status} {body[:200]}")
+        return ""
+    return body
+
+
 def https_get(url: str, token: str = "", timeout: float = 10.0) -> tuple[int, str]:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     try:
@@ -495,12 +511,16 @@ def run_one(api: KubeApi, cluster: DevCluster, sched: Scheduler, name: str, args
         want = len(creator.done)
         watcher.wait("the pods to be seen", lambda w: len(w.created) >= want, lim.created)
         log(f"{ns}: {want} pods created in {create_seconds:.1f} s and seen; starting {sched.label}")
+    # Only this scheduler binds while it runs: the API server's binding latency between these two scrapes is
+    # the server's time for its bindings (the rest of a binding's round trip is the client's, or unmeasured).
+    api_bind_before = histogram_buckets(apiserver_metrics(cluster, args.admin_token), APISERVER_DURATION, **BINDING)
     port = free_port()
     log_path = tmp / f"{name}.log"
     proc = SchedulerProcess(sched.argv(name, port), sched.cwd, log_path, port)
     watcher.pid = proc.pid
     text = ""
     events = 0
+    api_bind: list[tuple[float, float]] = []
     try:
         ready = proc.wait_ready(lim.ready)
         cpu_ready = process_cpu_seconds(proc.pid)
@@ -531,6 +551,8 @@ def run_one(api: KubeApi, cluster: DevCluster, sched: Scheduler, name: str, args
                     break
                 time.sleep(0.5)
             events = settle_events(api, ns, len(watcher.bound), 10 + pods / (args.qps or 50))
+        api_bind = histogram_increase(api_bind_before, histogram_buckets(
+            apiserver_metrics(cluster, args.admin_token), APISERVER_DURATION, **BINDING))
     finally:
         proc.stop()
         watcher.pid = None
@@ -572,6 +594,8 @@ def run_one(api: KubeApi, cluster: DevCluster, sched: Scheduler, name: str, args
         "attempts": {r: sample_sum(text, ATTEMPTS, result=r) for r in ("scheduled", "unschedulable", "error")},
         "watch_p50_seconds": quantile(lat, 0.5) if mode != "backlog" else math.nan,
         "watch_p99_seconds": quantile(lat, 0.99) if mode != "backlog" else math.nan,
+        "api_bind_p50_seconds": histogram_quantile(0.5, api_bind),
+        "api_bind_p99_seconds": histogram_quantile(0.99, api_bind),
         "scheduled_events": events,
         "events_dropped": dropped,
         "create_max_lag_seconds": round(creator.max_lag, 3),
@@ -644,7 +668,8 @@ def print_table(rows: list[dict[str, Any]], summary: list[dict[str, Any]], mode:
             f"{'seconds':>8} {'pods/s':>7} {'binds/s':>8} {'vs kube':>7} {'cpu s':>7} {'ms/pod':>7} {'vs kube':>7} "
             f"{'start cpu':>9} {'events':>6} {'dropped':>7}")
     if latency:
-        head += f" {'sli p50':>7} {'sli p99':>7} {'vs kube':>7} {'watch p50':>9} {'watch p99':>9}"
+        head += (f" {'sli p50':>7} {'sli p99':>7} {'vs kube':>7} {'watch p50':>9} {'watch p99':>9}"
+                 f" {'api bind p50':>12} {'api bind p99':>12}")
     print(head)
     kube = {r["round"]: r for r in rows if r["scheduler"] == KUBE}
     for r in rows:
@@ -666,7 +691,8 @@ def print_table(rows: list[dict[str, Any]], summary: list[dict[str, Any]], mode:
         if latency:
             line += (f" {_f(_ms(r['sli_p50_seconds']), '.0f', 5)}ms {_f(_ms(r['sli_p99_seconds']), '.0f', 5)}ms "
                      f"{_f(ratio('sli_p99_seconds'), '.2f', 6)}x {_f(_ms(r['watch_p50_seconds']), '.0f', 7)}ms "
-                     f"{_f(_ms(r['watch_p99_seconds']), '.0f', 7)}ms")
+                     f"{_f(_ms(r['watch_p99_seconds']), '.0f', 7)}ms {_f(_ms(r['api_bind_p50_seconds']), '.1f', 10)}ms "
+                     f"{_f(_ms(r['api_bind_p99_seconds']), '.1f', 10)}ms")
         if not r["complete"]:
             line += "  INCOMPLETE"
         print(line)

@@ -61,6 +61,14 @@ def histogram_buckets(text: str, name: str, **labels: str) -> list[tuple[float, 
     return sorted(acc.items())
 
 
+def histogram_increase(before: Sequence[tuple[float, float]],
+                       after: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The cumulative buckets of what a histogram observed between two scrapes (after minus before, per
+    bound; a bound missing before counts from 0), for histogram_quantile over that window."""
+    was = dict(before)
+    return [(le, c - was.get(le, 0.0)) for le, c in sorted(after)]
+
+
 def histogram_quantile(q: float, buckets: Sequence[tuple[float, float]]) -> float:
     """Prometheus' histogram_quantile (promql/quantile.go bucketQuantile) over cumulative buckets: the
     bucket holding rank q*total, linear interpolation within it (from 0 for the first bucket, if its

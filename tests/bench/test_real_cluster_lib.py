@@ -64,6 +64,16 @@ def test_counter_samples_by_label_with_escapes_and_timestamps() -> None:
     assert lib.sample_sum(EXPOSITION, "scheduler_schedule_attempts_total", result="error") == 0
 
 
+def test_histogram_increase_is_what_was_observed_between_two_scrapes() -> None:
+    before = [(0.01, 4.0), (0.02, 6.0), (0.04, 6.0), (math.inf, 6.0)]
+    after = [(0.01, 5.0), (0.02, 15.0), (0.04, 18.0), (math.inf, 20.0)]
+    window = lib.histogram_increase(before, after)
+    assert window == [(0.01, 1.0), (0.02, 9.0), (0.04, 12.0), (math.inf, 14.0)]
+    # rank 7 of 14 falls in (0.01, 0.02], which holds observations 2..9
+    assert lib.histogram_quantile(0.5, window) == pytest.approx(0.01 + 0.01 * (7 - 1) / (9 - 1))
+    assert lib.histogram_increase([], after) == after  # a series first seen in the second scrape
+
+
 def test_histogram_quantile_interpolates_within_the_bucket_like_prometheus() -> None:
     b = lib.histogram_buckets(EXPOSITION, SLI)
     # rank 50 is the whole of the second bucket: its upper bound
