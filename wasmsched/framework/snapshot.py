@@ -12,6 +12,10 @@ if TYPE_CHECKING:
     from wasmsched.framework.nodetable import NodeTable
 
 
+# How many more journal entries than twice the nodes a snapshot keeps before it starts a new epoch.
+JOURNAL_SLACK = 4096
+
+
 class Snapshot:
     """NodeInfos in a stable order plus the lists plugins iterate often.
 
@@ -23,6 +27,8 @@ class Snapshot:
         "generation",
         "have_pods_with_affinity_node_info_list",
         "have_pods_with_required_anti_affinity_node_info_list",
+        "journal",
+        "journal_epoch",
         "node_info_list",
         "node_info_map",
         "order_version",
@@ -38,6 +44,10 @@ class Snapshot:
         # "namespace/name" of every claim a pod on a listed node uses (kube's usedPVCSet).
         self.used_pvc_set: frozenset[str] = frozenset()
         self.generation = 0
+        # Names of the nodes each update changed or removed, in order (docs/abi.md §14.1: a wasm guest's
+        # mirror catches up from its position in it). Cleared, with a new epoch, when it grows long.
+        self.journal: list[str] = []
+        self.journal_epoch = 0
         # The cache's node-order version this snapshot's lists were built from (-1: never).
         self.order_version = -1
         self.positions: dict[str, int] = {}
@@ -65,6 +75,14 @@ class Snapshot:
             ni for ni in ordered if ni.pods_with_required_anti_affinity
         ]
         self.used_pvc_set = frozenset(k for ni in ordered if ni.pvc_ref_counts for k in ni.pvc_ref_counts)
+
+    def record_changes(self, names: Iterable[str]) -> None:
+        """Appends the names of nodes an update changed or removed to the journal."""
+        journal = self.journal
+        journal.extend(names)
+        if len(journal) > JOURNAL_SLACK + 2 * len(self.node_info_map):
+            journal.clear()
+            self.journal_epoch += 1
 
     def replace(self, node_info: NodeInfo) -> None:
         """Puts a newer NodeInfo of a listed node in its place (the map is the caller's), keeping the

@@ -315,10 +315,14 @@ class Cache:
                 if not structural:
                     snap.replace(clone)
                     lists_dirty = lists_dirty or _in_lists(old) or _in_lists(clone)
+            gone: list[str] = []
             if len(snap.node_info_map) > self._live:
-                for name in [n for n, ni in snap.node_info_map.items() if self._is_gone(n)]:
+                gone = [n for n in snap.node_info_map if self._is_gone(n)]
+                for name in gone:
                     del snap.node_info_map[name]
                 structural = True
+            snap.record_changes(changed)
+            snap.record_changes(gone)
             if structural:
                 order = self._tree.list()
                 snap.rebuild_lists([snap.node_info_map[n] for n in order if n in snap.node_info_map])

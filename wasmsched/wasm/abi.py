@@ -31,8 +31,9 @@ def check_module(module: wasmtime.Module) -> set[str]:
     present = [name for name in EXPORTS if name in exports]
     if not present:
         raise WasmLoadError("wasm: guest does not export any plugin functions")
+    present += [n for n in V2_EXPORTS if n in exports]
     for name in (*present, *(n for n in LIFECYCLE_EXPORTS if n in exports)):
-        want = EXPORTS.get(name)
+        want = EXPORTS.get(name, V2_EXPORTS.get(name))
         if not _func_sig_ok(exports[name], want):
             raise WasmLoadError(
                 f"wasm: guest exports the wrong signature for func[{name}]. should be () -> ({want or ''})")
@@ -86,6 +87,11 @@ EXPORTS: dict[str, str | None] = {
     "addpod": I32,
     "removepod": I32,
 }
+# §14 [+]: v2 exports; neither registers an extension point (§14.3 queueinghint, §14.4 cyclestate_clone).
+V2_EXPORTS: dict[str, str | None] = {
+    "queueinghint": I32,
+    "cyclestate_clone": I32,
+}
 LIFECYCLE_EXPORTS = ("_initialize", "_start")  # () -> (), instantiation only
 BINDING_EXPORTS = ("unreserve", "prebind", "bind", "postbind")
 
@@ -136,6 +142,21 @@ IMPORTS: tuple[Import, ...] = (
     Import(SCHED, "handle.reject_waiting_pod", ("uid", "uid_len", "out", "out_limit"), NO_RESULT,
            "reject_waiting_pod"),
     Import(SCHED, "handle.get_waiting_pod", ("uid", "uid_len", "out", "out_limit"), NO_RESULT, "get_waiting_pod"),
+    # §14 [+] ABI v2
+    Import(SCHED, "handle.snapshot.changes", GETTER, RETURNS_I32, "snapshot_changes"),
+    Import(SCHED, "handle.node_info.overlay", GETTER, RETURNS_I32, "node_info_overlay"),
+    Import(SCHED, "handle.objects.list", ("query", "query_len", *GETTER), RETURNS_I32, "objects_list"),
+    Import(SCHED, "handle.objects.get", ("query", "query_len", *GETTER), RETURNS_I32, "objects_get"),
+    Import(SCHED, "result.cluster_events_with_hints", SETTER, NO_RESULT, "result_cluster_events_with_hints"),
+    Import(SCHED, "queueing_hint.event", GETTER, RETURNS_I32, "queueing_hint_event"),
+    Import(SCHED, "queueing_hint.old_object", GETTER, RETURNS_I32, "queueing_hint_old_object"),
+    Import(SCHED, "queueing_hint.new_object", GETTER, RETURNS_I32, "queueing_hint_new_object"),
+    Import(SCHED, "cycle_state.id", GETTER, RETURNS_I32, "cycle_state_id"),
+    Import(SCHED, "cycle_state.released", GETTER, RETURNS_I32, "cycle_state_released"),
+    Import(SCHED, "handle.nominated_pods_for_node", ("name", "name_len", *GETTER), RETURNS_I32,
+           "nominated_pods_for_node"),
+    Import(SCHED, "handle.run_filter_plugins_with_nominated_pods", ("name", "name_len", *GETTER), RETURNS_I32,
+           "run_filter_plugins_with_nominated_pods"),
 )
 IMPORT_INDEX: dict[tuple[str, str], Import] = {(i.module, i.name): i for i in IMPORTS}
 
@@ -158,4 +179,4 @@ WASI_NO_RESULT = frozenset(("proc_exit",))
 
 # §4.2: every export with a result reads result.status_reason (wasm/host.py serves the other setters
 # to their one export each).
-STATUS_REASON_EXPORTS = frozenset(n for n, r in EXPORTS.items() if r is not None)
+STATUS_REASON_EXPORTS = frozenset(n for n, r in (*EXPORTS.items(), *V2_EXPORTS.items()) if r is not None)

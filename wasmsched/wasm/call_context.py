@@ -14,9 +14,12 @@ from typing import TYPE_CHECKING, Protocol
 
 from wasmsched.wasm import native
 from wasmsched.wasm.errors import HostFunctionFailure
+from wasmsched.wasm.snapshot_sync import Mirror
 
 if TYPE_CHECKING:
     from wasmsched.api.types import Pod
+    from wasmsched.framework.cycle_state import CycleState
+    from wasmsched.framework.types import NodeInfo
 
 
 @dataclass(slots=True)
@@ -30,12 +33,21 @@ class CallContext:
     filtered_node_names: Sequence[str] | None = None
     node_statuses: Mapping[str, int] | None = None
     node_scores: Sequence[tuple[str, int]] | None = None
+    # §14 [+] v2 per-call values
+    node_info: NodeInfo | None = None  # filter/score/addpod/removepod on one node: the NodeInfo passed
+    cycle_state: CycleState | None = None  # the framework's CycleState of the call
+    cycle_state_id: int = 0
+    released_states: Sequence[int] = ()
+    hint_event: int = 0
+    old_object: bytes | None = None
+    new_object: bytes | None = None
     # results
     status_reason: str = ""
     node_names: list[str] | None = None
     nominated_node_name: str = ""
     normalized_score_list: bytes | None = None
     cluster_events: bytes | None = None
+    cluster_events_with_hints: bytes | None = None
     _encoded: dict[str, bytes] | None = None
 
     def encoded(self, key: str, make: Callable[[], bytes]) -> bytes:
@@ -59,6 +71,8 @@ class RunningInstance(Protocol):
     interrupt: BaseException | None
     # How the running call's time limit is named in its timeout text (`timeout after <deadline_text>`).
     deadline_text: str
+    # What the instance's guest has been sent of the snapshot (docs/abi.md §14.1).
+    mirror: Mirror
 
     @property
     def deadline(self) -> int | None:

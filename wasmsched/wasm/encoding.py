@@ -16,6 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from google.protobuf.message import Message
+
+from wasmsched.api.convert import message_to_dict
 from wasmsched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from wasmsched.framework.memo import MemoKey
 
@@ -122,6 +125,21 @@ def node_list_bytes(infos: Sequence[NodeInfo]) -> bytes:
         b = node_bytes(ni)
         parts.append(b"\x12" + _varint(len(b)) + b)
     return b"".join(parts)
+
+
+def object_bytes(obj: Any, pods: PodEncoder) -> bytes | None:
+    """A queueing hint's old or new object (docs/abi.md §14.3): protobuf for a Pod or a Node, JSON for any
+    other kind (an API message, or a watched object's dict); None for no object."""
+    if obj is None:
+        return None
+    if isinstance(obj, Message):
+        name = obj.DESCRIPTOR.full_name
+        if name == "k8s.io.api.core.v1.Pod":
+            return pods.encode(obj)  # type: ignore[arg-type]
+        if name == "k8s.io.api.core.v1.Node":
+            return obj.SerializeToString()
+        return json_bytes(message_to_dict(obj))
+    return json_bytes(obj)
 
 
 # ----- JSON ---------------------------------------------------------------------------------------

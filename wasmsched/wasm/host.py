@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 import wasmtime
 
+from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interface import Handle
+from wasmsched.framework.status import Code, Status
 from wasmsched.util import klog
-from wasmsched.wasm import guest_log, native, wasi
+from wasmsched.wasm import guest_log, native, snapshot_sync, wasi
 from wasmsched.wasm.abi import IMPORTS
 from wasmsched.wasm.call_context import CallContext, current
 from wasmsched.wasm.encoding import (
@@ -34,10 +36,11 @@ from wasmsched.wasm.encoding import (
     parse_eventf,
     waiting_pod_bytes,
 )
-from wasmsched.wasm.errors import MemoryFault, WasmLoadError
+from wasmsched.wasm.errors import HostFunctionFailure, MemoryFault, WasmLoadError
 from wasmsched.wasm.import_traps import fault_text, import_error
 
 if TYPE_CHECKING:
+    from wasmsched.framework.snapshot import Snapshot
     from wasmsched.framework.types import NodeInfo
 
 # ===== docs/abi.md §4.1 Functions: all imports on one Linker per plugin ==========================
@@ -240,6 +243,106 @@ class Host:
         wp = self.handle.get_waiting_pod(key) if self.handle is not None else None
         pod_bytes = self.pods.encode(wp.get_pod()) if wp is not None else None
         self._write_or_trap(caller, out, waiting_pod_bytes(pod_bytes, out_limit & 0xFFFFFFFF))
+
+
+    # ----- §14 [+] ABI v2 --------------------------------------------------------------------------
+
+    def _snapshot(self) -> Snapshot | None:
+        return self.handle.snapshot_shared_lister() if self.handle is not None else None
+
+    def snapshot_changes(self, caller: native.Caller, buf: int, limit: int) -> int:
+        """§14.1: a cursor; a value that reached the guest is consumed."""
+        mirror = current().mirror
+        value = mirror.next_value(self._snapshot(), self.pods.encode)
+        n = self._serve(caller, value, buf, limit)
+        if n and n <= (limit & 0xFFFFFFFF):
+            mirror.consumed()
+        return n
+
+    def node_info_overlay(self, caller: native.Caller, buf: int, limit: int) -> int:
+        ctx = current().ctx
+        if ctx is None or ctx.node_info is None:
+            return 0
+        ni = ctx.node_info
+
+        def make() -> bytes:
+            snap = self._snapshot()
+            return snapshot_sync.overlay(ni, snap.get(ni.name) if snap is not None else None, self.pods.encode)
+
+        return self._serve(caller, ctx.encoded("overlay", make), buf, limit)
+
+    def objects_list(self, caller: native.Caller, query: int, query_len: int, buf: int, limit: int) -> int:
+        raise HostFunctionFailure("handle.objects.list is not available yet")
+
+    def objects_get(self, caller: native.Caller, query: int, query_len: int, buf: int, limit: int) -> int:
+        raise HostFunctionFailure("handle.objects.get is not available yet")
+
+    def result_cluster_events_with_hints(self, caller: native.Caller, buf: int, n: int) -> None:
+        ctx = current().ctx
+        if ctx is None or ctx.export != "enqueue":
+            return  # §4.2: a setter the running export does not consume is not read
+        ctx.cluster_events_with_hints = self._read_or_trap(caller, buf, n)
+
+    def _per_call(self, caller: native.Caller, buf: int, limit: int, value: Callable[[CallContext], bytes | None]
+                  ) -> int:
+        ctx = current().ctx
+        if ctx is None:
+            return 0
+        return self._serve(caller, value(ctx) or b"", buf, limit)
+
+    def queueing_hint_event(self, caller: native.Caller, buf: int, limit: int) -> int:
+        return self._per_call(caller, buf, limit, lambda c: _u32(c.hint_event) if c.export == "queueinghint" else None)
+
+    def queueing_hint_old_object(self, caller: native.Caller, buf: int, limit: int) -> int:
+        return self._per_call(caller, buf, limit, lambda c: c.old_object)
+
+    def queueing_hint_new_object(self, caller: native.Caller, buf: int, limit: int) -> int:
+        return self._per_call(caller, buf, limit, lambda c: c.new_object)
+
+    def cycle_state_id(self, caller: native.Caller, buf: int, limit: int) -> int:
+        return self._per_call(caller, buf, limit, lambda c: _u32(c.cycle_state_id))
+
+    def cycle_state_released(self, caller: native.Caller, buf: int, limit: int) -> int:
+        return self._per_call(caller, buf, limit, lambda c: b"".join(_u32(i) for i in c.released_states))
+
+    def nominated_pods_for_node(self, caller: native.Caller, name: int, name_len: int, buf: int, limit: int) -> int:
+        node = self._read_or_trap(caller, name, name_len).decode("utf-8", "replace")
+        ctx = current().ctx
+
+        def make() -> bytes:
+            if self.handle is None:
+                return b""
+            pods = self.handle.pod_nominator().nominated_pods_for_node(node)
+            return b"".join(snapshot_sync.framed(self.pods.encode(pi.pod)) for pi in pods)
+
+        value = ctx.encoded("nominated/" + node, make) if ctx is not None else make()
+        return self._serve(caller, value, buf, limit)
+
+    def run_filter_plugins_with_nominated_pods(self, caller: native.Caller, name: int, name_len: int, buf: int,
+                                               limit: int) -> int:
+        node = self._read_or_trap(caller, name, name_len).decode("utf-8", "replace")
+        ctx = current().ctx
+        if ctx is None or ctx.pod is None or self.handle is None:
+            return 0
+        handle, pod = self.handle, ctx.pod
+        state = ctx.cycle_state if ctx.cycle_state is not None else CycleState()
+
+        def make() -> bytes:
+            snap = handle.snapshot_shared_lister()
+            ni = snap.get(node)
+            if ni is None or ni.node is None:
+                st: Status | None = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [f'node "{node}" not found'])
+            else:
+                st = handle.run_filter_plugins_with_nominated_pods(state, pod, ni)
+            code = int(st.code) if st is not None else 0
+            reason = st.message() if st is not None else ""
+            return code.to_bytes(4, "little", signed=True) + snapshot_sync.framed(reason.encode())
+
+        return self._serve(caller, ctx.encoded("rfpwnp/" + node, make), buf, limit)
+
+
+def _u32(v: int) -> bytes:
+    return (v & 0xFFFFFFFF).to_bytes(4, "little")
 
 
 # Guest lines name where the host makes their record, whichever way they are written.

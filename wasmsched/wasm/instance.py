@@ -9,21 +9,19 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import wasmtime
 
 from wasmsched.wasm import interrupt, native
-from wasmsched.wasm.abi import EXPORTS
+from wasmsched.wasm.abi import EXPORTS, V2_EXPORTS
 from wasmsched.wasm.args import WASM_PAGE, WasmPluginArgs
 from wasmsched.wasm.call_context import CallContext
 from wasmsched.wasm.encoding import nul_list
 from wasmsched.wasm.engine import Runtime, trap_text
 from wasmsched.wasm.errors import GuestCallError, WasmLoadError
 from wasmsched.wasm.host import Host
-
-if TYPE_CHECKING:
-    from wasmsched.api.types import Pod
+from wasmsched.wasm.snapshot_sync import Mirror
 
 _ids = itertools.count(1)
 EXPORT_IDS = native.EXPORT_IDS
@@ -61,7 +59,7 @@ class GuestInstance:
     (call_context.RunningInstance): its ctx, deadline, and the failure or interrupt they record."""
 
     __slots__ = ("_pod_encoder", "_timeout_ns", "_timeout_text", "compiled", "ctx", "deadline_text",
-                 "host_failure", "id", "interrupt", "native", "store")
+                 "host_failure", "id", "interrupt", "mirror", "native", "store")
 
     def __init__(self, compiled: CompiledGuest) -> None:
         self.id = next(_ids)
@@ -72,6 +70,7 @@ class GuestInstance:
         # KeyboardInterrupt or SystemExit raised inside an import (SIGINT handled by the application):
         # the call raises it again instead of failing as a guest error.
         self.interrupt: BaseException | None = None
+        self.mirror = Mirror()
         args = compiled.args
         host = compiled.host
         self._pod_encoder = host.pods.encode
@@ -84,7 +83,7 @@ class GuestInstance:
         argv = tuple(a.encode() for a in args.args)
         self.native = native.NativeInstance(native.address(store), native.address(compiled.pre), (store, compiled.pre),
                                             self, self._epoch_check, host.guest_config, host.log_severity, argv)
-        for name, result in EXPORTS.items():
+        for name, result in (*EXPORTS.items(), *V2_EXPORTS.items()):
             self.native.set_func_result(native.EXPORT_IDS[name], native.RESULT_KINDS[result])
         self._instantiate()
 
@@ -155,12 +154,14 @@ class GuestInstance:
             self._collect(ctx)
         return result
 
-    def call_nodes(self, export: str, pod: Pod, node_names: list[str]
+    def call_nodes(self, ctx: CallContext, node_names: list[str]
                    ) -> tuple[list[int] | None, list[tuple[int, int, bytes | None]], int, GuestCallError | None]:
-        """Runs `export` (filter or score) once per node name, in one crossing: the scores (score) of the
-        calls that ran, (index, code, reason) of each call with a non-zero code or a reason, how many
-        calls succeeded, and the error of the call that failed (nothing runs after it)."""
-        self.ctx = CallContext(export, pod=pod)
+        """Runs ctx.export (filter or score) for ctx.pod once per node name, in one crossing: the scores
+        (score) of the calls that ran, (index, code, reason) of each call with a non-zero code or a reason,
+        how many calls succeeded, and the error of the call that failed (nothing runs after it)."""
+        export, pod = ctx.export, ctx.pod
+        assert pod is not None
+        self.ctx = ctx
         self.host_failure = None
         self.deadline_text = self._timeout_text
         try:
@@ -196,7 +197,7 @@ class GuestInstance:
         elif export == "normalizescore":
             ctx.normalized_score_list = n.result(native.R_NORMALIZED)
         elif export == "enqueue":
-            ctx.cluster_events = n.result(native.R_CLUSTER_EVENTS)
+            ctx.cluster_events = n.result(native.R_CLUSTER_EVENTS)  # with hints: Host sets ctx's own
 
     # ----- test hooks (docs/abi.md §8) ---------------------------------------------------------------
 

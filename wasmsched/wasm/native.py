@@ -18,7 +18,7 @@ from typing import Any
 
 import wasmtime
 
-from wasmsched.wasm.abi import EXPORTS, I32, I64, LIFECYCLE_EXPORTS, STATUS_REASON_EXPORTS
+from wasmsched.wasm.abi import EXPORTS, I32, I64, LIFECYCLE_EXPORTS, STATUS_REASON_EXPORTS, V2_EXPORTS
 
 try:
     import wasmsched.wasm._host as _host
@@ -31,8 +31,8 @@ NativeInstance = _host.Instance
 Caller = _host.Caller
 current_owner = _host.current_owner
 
-# Export ids, shared with the native host: abi.EXPORTS in order, then the lifecycle exports.
-EXPORT_IDS: dict[str, int] = {name: i for i, name in enumerate((*EXPORTS, *LIFECYCLE_EXPORTS))}
+# Export ids, shared with the native host: abi.EXPORTS in order, the v2 exports, then the lifecycle ones.
+EXPORT_IDS: dict[str, int] = {name: i for i, name in enumerate((*EXPORTS, *V2_EXPORTS, *LIFECYCLE_EXPORTS))}
 RESULT_KINDS = {None: 0, I32: 1, I64: 2}
 
 # How imports are served natively (Host.define maps each import of abi.IMPORTS to one of these).

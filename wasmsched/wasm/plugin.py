@@ -7,8 +7,10 @@ pod's instance (wasm/pool.py) even when the guest has no `prefilter`.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
@@ -16,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from wasmsched.api.types import Pod
 from wasmsched.framework import interface as fw
 from wasmsched.framework.cycle_state import CycleState
-from wasmsched.framework.events import ClusterEventWithHint
+from wasmsched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from wasmsched.framework.interface import (
     BatchScores,
     FilterVerdicts,
@@ -91,6 +93,12 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         self._metrics = metrics
         if metrics is not None:
             metrics.watch_wasm_pool(name, pool)
+        imported = {i.name for i in compiled.module.imports if i.module == abi.SCHED}
+        # §14.1: the guest reads how a call's NodeInfo differs from the snapshot's.
+        self._overlay = "handle.node_info.overlay" in imported
+        # §14.4: the guest keeps one state per CycleState id; the framework's CycleState carries it.
+        self._clones_state = "cyclestate_clone" in self.exports
+        self._state_key = f"wasm/{name}/cycle_state"
 
     # ----- calling ------------------------------------------------------------------------------
 
@@ -136,6 +144,18 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
             return f.status
         return _status(ctx, code)
 
+    def _with_state(self, ctx: CallContext, state: CycleState | None) -> CallContext:
+        """ctx with the call's CycleState and, for a guest that clones its state (§14.4), its id; raises
+        _Failed when that CycleState is a copy the guest failed to make."""
+        ctx.cycle_state = state
+        if self._clones_state and state is not None:
+            gs = state.get(self._state_key)
+            if isinstance(gs, GuestCycleState):
+                if gs.error is not None:
+                    raise _Failed(gs.error)
+                ctx.cycle_state_id = gs.id
+        return ctx
+
     # ----- EnqueueExtensions --------------------------------------------------------------------
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
@@ -148,7 +168,52 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         except (_Failed, PoolError) as e:
             log.error('"failed enqueue" plugin="%s" err=%s', self.name, quote(str(e)))
             return encoding.default_events()
+        if ctx.cluster_events_with_hints is not None:
+            try:
+                return self._events_with_hints(ctx.cluster_events_with_hints)
+            except ValueError as e:
+                log.error('"failed enqueue" plugin="%s" err=%s', self.name,
+                          quote(f"invalid result.cluster_events_with_hints: {e}"))
+                return encoding.default_events()
         return encoding.decode_cluster_events(ctx.cluster_events, self.name, self.compiled.host.warned_gvks)
+
+    def _events_with_hints(self, data: bytes) -> list[ClusterEventWithHint]:
+        """§14.3: [{"resource", "action", "hint"}] with the framework's names and values."""
+        try:
+            items = json.loads(data.decode("utf-8", "replace"))
+        except json.JSONDecodeError as e:
+            raise ValueError(str(e)) from None
+        if not isinstance(items, list) or not items:
+            raise ValueError("want a non-empty JSON array")
+        out = []
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise ValueError(f"[{i}] is not an object")
+            resource, action, hint = item.get("resource"), item.get("action"), item.get("hint", False)
+            if not isinstance(resource, str) or not resource:
+                raise ValueError(f"[{i}].resource must be a non-empty string")
+            if isinstance(action, bool) or not isinstance(action, int) or not 0 < action <= ActionType.ALL:
+                raise ValueError(f"[{i}].action must be an ActionType in 1..{int(ActionType.ALL)}")
+            if not isinstance(hint, bool):
+                raise ValueError(f"[{i}].hint must be a boolean")
+            fn = self._hint_fn(i) if hint and "queueinghint" in self.exports else None
+            out.append(ClusterEventWithHint(ClusterEvent(resource, action), fn))
+        return out
+
+    def _hint_fn(self, index: int) -> Callable[[Any, Any, Any], QueueingHint]:
+        def queueing_hint(pod: Pod, old: Any, new: Any) -> QueueingHint:
+            """§14.3: the guest's hint for the registered event `index`; an error makes the queue requeue."""
+            pods = self.compiled.host.pods
+            ctx = CallContext("queueinghint", pod=pod, hint_event=index, old_object=encoding.object_bytes(old, pods),
+                              new_object=encoding.object_bytes(new, pods))
+            with self.pool.borrowed() as inst:
+                r = self._invoke(inst, ctx)
+            if r in (QueueingHint.QUEUE_SKIP, QueueingHint.QUEUE) and not ctx.status_reason:
+                return QueueingHint(r)
+            raise _Failed(Status.error(f"wasm: queueinghint returned {r}" + (
+                f": {ctx.status_reason}" if ctx.status_reason else "")))
+
+        return queueing_hint
 
     # ----- PreFilter (always registered: it pins the pod's instance) -----------------------------
 
@@ -158,7 +223,9 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
             if "prefilter" not in self.exports:
                 with self.pool.pinned(get_pod_key(pod), Pin.PREFILTER):
                     return None, None
-            ctx = CallContext("prefilter", pod=pod)
+            if self._clones_state:
+                state.write(self._state_key, GuestCycleState(self, pod, 0, []))
+            ctx = CallContext("prefilter", pod=pod, cycle_state=state)
             code = self._call(pod, Pin.PREFILTER, ctx)
         except PoolError as e:
             return None, Status.error(f"wasm: prefilter error: {e}")
@@ -172,39 +239,53 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
 
     def add_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo,
                 node_info: NodeInfo) -> Status | None:
-        return self._pod_extension("addpod", pod_to_schedule, pod_info_to_add, node_info)
+        return self._pod_extension("addpod", state, pod_to_schedule, pod_info_to_add, node_info)
 
     def remove_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_remove: PodInfo,
                    node_info: NodeInfo) -> Status | None:
-        return self._pod_extension("removepod", pod_to_schedule, pod_info_to_remove, node_info)
+        return self._pod_extension("removepod", state, pod_to_schedule, pod_info_to_remove, node_info)
 
-    def _pod_extension(self, export: str, pod: Pod, target: PodInfo, node_info: NodeInfo) -> Status | None:
+    def _pod_extension(self, export: str, state: CycleState, pod: Pod, target: PodInfo,
+                       node_info: NodeInfo) -> Status | None:
         if export not in self.exports:
             return None
-        ctx = CallContext(export, pod=pod, node_name=node_info.name, target_pod=target.pod)
+        try:
+            ctx = self._with_state(CallContext(export, pod=pod, node_name=node_info.name, target_pod=target.pod,
+                                               node_info=node_info), state)
+        except _Failed as f:
+            return f.status
         return self._status_call(pod, Pin.SCHEDULING, ctx)
 
     # ----- Filter -------------------------------------------------------------------------------
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
-        return self._filter_statuses(pod, [node_info]).get(0)
+        return self._filter_statuses(state, pod, [node_info]).get(0)
 
     def filter_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> FilterVerdicts:
-        return {i: st for i, st in self._filter_statuses(pod, batch.node_infos).items() if not_success(st)}
+        return {i: st for i, st in self._filter_statuses(state, pod, batch.node_infos).items() if not_success(st)}
 
-    def _filter_statuses(self, pod: Pod, node_infos: Sequence[NodeInfo]) -> dict[int, Status]:
+    def _node_ctx(self, export: str, state: CycleState, pod: Pod, node_infos: Sequence[NodeInfo]) -> CallContext:
+        """The context of filter or score over node_infos: one NodeInfo is the call's own (§14.1's overlay is
+        computed from it; a batch is always of the snapshot's NodeInfos)."""
+        return self._with_state(CallContext(export, pod=pod, node_info=node_infos[0] if len(node_infos) == 1 else None),
+                                state)
+
+    def _filter_statuses(self, state: CycleState, pod: Pod, node_infos: Sequence[NodeInfo]) -> dict[int, Status]:
         """The statuses the guest gave (a Success may carry a reason), by the nodes' positions; a node without
         one passed. One pin and one native crossing for the whole batch; after a trap the remaining nodes fail
         without entering the guest."""
         n = len(node_infos)
         pool = self.pool
         try:
+            ctx = self._node_ctx("filter", state, pod, node_infos)
             inst = pool.enter(get_pod_key(pod), Pin.SCHEDULING)
         except PoolError as e:
             return dict.fromkeys(range(n), Status.error(f"wasm: filter error: {e}"))
+        except _Failed as f:
+            return dict.fromkeys(range(n), f.status)
         assert inst is not None
         try:
-            _, notes, ran, error = self._invoke_nodes(inst, "filter", pod, node_infos)
+            _, notes, ran, error = self._invoke_nodes(inst, ctx, node_infos)
         finally:
             pool.exit(inst)
         out: dict[int, Status] = {}
@@ -217,15 +298,16 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
             out.update(dict.fromkeys(range(ran + 1, n), Status.error(f"wasm: filter error: {DISCARDED_TEXT}")))
         return out
 
-    def _invoke_nodes(self, inst: GuestInstance, export: str, pod: Pod, node_infos: Sequence[NodeInfo]
+    def _invoke_nodes(self, inst: GuestInstance, ctx: CallContext, node_infos: Sequence[NodeInfo]
                       ) -> tuple[list[int] | None, list[tuple[int, int, bytes | None]], int, Status | None]:
-        """export over the nodes on inst (GuestInstance.call_nodes): the scores, the notes of calls with a
+        """ctx.export over the nodes on inst (GuestInstance.call_nodes): the scores, the notes of calls with a
         status, how many calls succeeded, and the Error status of the one that failed (the instance is
         then discarded)."""
         m = self._metrics
+        export = ctx.export
         names = [ni.name for ni in node_infos]
         start = perf_counter() if m is not None and m.should_sample_guest_call() else None
-        values, notes, ran, error = inst.call_nodes(export, pod, names)
+        values, notes, ran, error = inst.call_nodes(ctx, names)
         if start is not None and m is not None:
             # A sampled batch counts as its calls, each taking the batch's average.
             calls = ran + (error is not None)
@@ -245,8 +327,8 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
     def post_filter(self, state: CycleState, pod: Pod,
                     filtered_node_status_map: NodeToStatus) -> tuple[fw.PostFilterResult | None, Status | None]:
         statuses = {name: int(st.code) for name, st in filtered_node_status_map.items()}
-        ctx = CallContext("postfilter", pod=pod, node_statuses=statuses)
         try:
+            ctx = self._with_state(CallContext("postfilter", pod=pod, node_statuses=statuses), state)
             r = self._call(pod, Pin.SCHEDULING, ctx)
         except _Failed as f:
             return None, f.status
@@ -257,7 +339,11 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
     # ----- PreScore / Score / NormalizeScore ----------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
-        ctx = CallContext("prescore", pod=pod, filtered_node_names=[ni.name for ni in nodes])
+        try:
+            ctx = self._with_state(CallContext("prescore", pod=pod, filtered_node_names=[ni.name for ni in nodes]),
+                                   state)
+        except _Failed as f:
+            return f.status
         return self._status_call(pod, Pin.SCHEDULING, ctx)
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
@@ -267,12 +353,15 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
     def score_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> tuple[BatchScores, Status | None]:
         pool = self.pool
         try:
+            ctx = self._node_ctx("score", state, pod, batch.node_infos)
             inst = pool.enter(get_pod_key(pod), Pin.SCHEDULING)
         except PoolError as e:
             return [], Status.error(f"wasm: score error: {e}")
+        except _Failed as f:
+            return [], f.status
         assert inst is not None
         try:
-            scores, notes, _, error = self._invoke_nodes(inst, "score", pod, batch.node_infos)
+            scores, notes, _, error = self._invoke_nodes(inst, ctx, batch.node_infos)
         finally:
             pool.exit(inst)
         for _, code, reason in notes:  # in node order: the first failing status is the result
@@ -287,8 +376,9 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         return self if "normalizescore" in self.exports and "score" in self.exports else None
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
-        ctx = CallContext("normalizescore", pod=pod, node_scores=[(ns.name, ns.score) for ns in scores])
         try:
+            ctx = self._with_state(CallContext("normalizescore", pod=pod,
+                                               node_scores=[(ns.name, ns.score) for ns in scores]), state)
             code = self._call(pod, Pin.SCHEDULING, ctx)
         except _Failed as f:
             return f.status
@@ -303,7 +393,11 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         if "reserve" not in self.exports:
             return None
-        return self._status_call(pod, Pin.SCHEDULING, CallContext("reserve", pod=pod, node_name=node_name))
+        try:
+            ctx = self._with_state(CallContext("reserve", pod=pod, node_name=node_name), state)
+        except _Failed as f:
+            return f.status
+        return self._status_call(pod, Pin.SCHEDULING, ctx)
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         key = get_pod_key(pod)
@@ -314,8 +408,8 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
             self.pool.release(key)
 
     def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
-        ctx = CallContext("permit", pod=pod, node_name=node_name)
         try:
+            ctx = self._with_state(CallContext("permit", pod=pod, node_name=node_name), state)
             r = self._call(pod, Pin.SCHEDULING, ctx)
         except _Failed as f:
             return f.status, 0.0
@@ -369,6 +463,41 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
     def counters(self) -> dict[str, int]:
         return self.pool.counters()
 
+
+
+class GuestCycleState:
+    """The framework-side handle of one of a guest's cycle states (docs/abi.md §14.4), kept in the
+    CycleState under the plugin's key: cloning the CycleState makes the guest copy its state."""
+
+    __slots__ = ("__weakref__", "error", "id", "plugin", "pod", "released")
+
+    def __init__(self, plugin: WasmPlugin, pod: Pod, state_id: int, released: list[int],
+                 error: Status | None = None) -> None:
+        self.plugin = plugin
+        self.pod = pod
+        self.id = state_id
+        # Ids of this cycle's copies the framework dropped, shared by all of them: the guest frees them at
+        # its next copy.
+        self.released = released
+        self.error = error
+
+    def clone(self) -> GuestCycleState:
+        if self.error is not None:
+            return self
+        released = self.released[:]
+        del self.released[:len(released)]
+        ctx = CallContext("cyclestate_clone", pod=self.pod, cycle_state_id=self.id, released_states=released)
+        try:
+            new_id = self.plugin._call(self.pod, Pin.SCHEDULING, ctx)
+        except _Failed as f:
+            return GuestCycleState(self.plugin, self.pod, -1, self.released, f.status)
+        if new_id < 1:
+            detail = f": {ctx.status_reason}" if ctx.status_reason else ""
+            return GuestCycleState(self.plugin, self.pod, -1, self.released, Status.error(
+                f"wasm: cyclestate_clone error: returned {new_id}, want a state id >= 1{detail}"))
+        copy = GuestCycleState(self.plugin, self.pod, new_id, self.released)
+        weakref.finalize(copy, self.released.append, new_id)
+        return copy
 
 
 # ----- class composition and the factory ---------------------------------------------------------

@@ -1,0 +1,23 @@
+;; docs/abi.md §14.3: registers NodeLabel updates with a hint and pod adds without one; queueinghint
+;; records the event index and the new object's length, and answers the global $answer.
+(module
+  (import "k8s.io/scheduler" "result.cluster_events_with_hints" (func $events (param i32 i32)))
+  (import "k8s.io/scheduler" "queueing_hint.event" (func $event (param i32 i32) (result i32)))
+  (import "k8s.io/scheduler" "queueing_hint.new_object" (func $new (param i32 i32) (result i32)))
+  (import "k8s.io/scheduler" "queueing_hint.old_object" (func $old (param i32 i32) (result i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 1024) "[{\"resource\":\"Node\",\"action\":8,\"hint\":true},{\"resource\":\"Pod\",\"action\":1,\"hint\":false}]")
+  (global $answer (export "answer") (mut i32) (i32.const 0))
+  (global $calls (export "calls") (mut i32) (i32.const 0))
+  (global $last_event (export "last_event") (mut i32) (i32.const -1))
+  (global $new_len (export "new_len") (mut i32) (i32.const -1))
+  (global $old_len (export "old_len") (mut i32) (i32.const -1))
+  (func (export "enqueue") (call $events (i32.const 1024) (i32.const 87)))
+  (func (export "filter") (result i32) (i32.const 2))
+  (func (export "queueinghint") (result i32)
+    (global.set $calls (i32.add (global.get $calls) (i32.const 1)))
+    (drop (call $event (i32.const 0) (i32.const 4)))
+    (global.set $last_event (i32.load (i32.const 0)))
+    (global.set $new_len (call $new (i32.const 0) (i32.const 0)))
+    (global.set $old_len (call $old (i32.const 0) (i32.const 0)))
+    (global.get $answer)))

@@ -1,0 +1,16 @@
+;; docs/abi.md §14.1: filter reads `handle.snapshot.changes` three times (limit 0, then twice into 4096..)
+;; and `handle.node_info.overlay` into 70000..; the lengths go to exported globals for the test.
+(module
+  (import "k8s.io/scheduler" "handle.snapshot.changes" (func $changes (param i32 i32) (result i32)))
+  (import "k8s.io/scheduler" "handle.node_info.overlay" (func $overlay (param i32 i32) (result i32)))
+  (memory (export "memory") 2)
+  (global $n0 (export "n0") (mut i32) (i32.const 0))
+  (global $n1 (export "n1") (mut i32) (i32.const 0))
+  (global $n2 (export "n2") (mut i32) (i32.const 0))
+  (global $ov (export "ov") (mut i32) (i32.const 0))
+  (func (export "filter") (result i32)
+    (global.set $n0 (call $changes (i32.const 4096) (i32.const 0)))
+    (global.set $n1 (call $changes (i32.const 4096) (i32.const 60000)))
+    (global.set $n2 (call $changes (i32.const 4096) (i32.const 60000)))
+    (global.set $ov (call $overlay (i32.const 70000) (i32.const 60000)))
+    (i32.const 0)))
