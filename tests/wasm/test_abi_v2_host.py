@@ -402,3 +402,61 @@ def test_queueing_hint_is_a_v2_export_with_a_checked_signature(tmp_path: Path) -
           ' (func (export "queueinghint")))'
     with pytest.raises(WasmLoadError, match=r"func\[queueinghint\]. should be \(\) -> \(i32\)"):
         load(bad, tmp_path, WasmHandle())
+
+
+# ----- nominated pods ----------------------------------------------------------------------------
+
+
+class NominatingHandle(WasmHandle):
+    """Runs 'every Filter' as the framework would: the guest's own filter, and one test filter that
+    rejects a node with a nominated pod."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.plugin: WasmPlugin | None = None
+        self.runs: list[tuple[str, str, bool]] = []
+
+    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: Any) -> Any:
+        from wasmsched.framework.status import Code, Status
+
+        assert self.plugin is not None
+        own = self.plugin.filter(state, pod, node_info)  # type: ignore[attr-defined]
+        self.runs.append((pod.metadata.name, node_info.name, own is None))
+        if self.nominated.get(node_info.name):
+            return Status(Code.UNSCHEDULABLE, ["node has nominated pods"])
+        return None
+
+
+def test_a_guest_reads_nominated_pods_and_runs_the_filters_with_them(tmp_path: Path) -> None:
+    from wasmsched.framework.interface import NodeToStatus
+
+    _, snap = _cluster()
+    handle = NominatingHandle()
+    handle._snapshot = snap
+    plugin = handle.plugin = load("v2/nominated", tmp_path, handle)
+    nominated = [make_pod(f"nom{i}").uid(f"nom{i}").nominated_node("n1").obj() for i in range(2)]
+    handle.nominated["n1"] = [PodInfo(p) for p in nominated]
+    pod = make_pod("x").uid("x").obj()
+    state = CycleState()
+    plugin.pre_filter(state, pod, snap.list())
+    _, st = plugin.post_filter(state, pod, NodeToStatus({}))  # type: ignore[attr-defined]
+    assert st is None
+    inst = _instance(plugin, pod)
+    value = inst.read_memory(4096, inst.get_global("nom_len"))
+    names, i = [], 0
+    while i < len(value):
+        n = int.from_bytes(value[i:i + 4], "little")
+        names.append(Pod.FromString(value[i + 4:i + 4 + n]).metadata.name)
+        i += 4 + n
+    assert names == ["nom0", "nom1"]
+    result = inst.read_memory(8192, inst.get_global("rf_len"))
+    assert int.from_bytes(result[:4], "little", signed=True) == 2
+    assert result[8:] == b"node has nominated pods"
+    # The guest's own filter (which rejects every node) was skipped, not deadlocked on its busy instance.
+    assert handle.runs == [("x", "n1", True)]
+    # An unknown node: UnschedulableAndUnresolvable, without running any filter.
+    inst.write_memory(64, b"zz")
+    plugin.post_filter(state, pod, NodeToStatus({}))  # type: ignore[attr-defined]
+    result = inst.read_memory(8192, inst.get_global("rf_len"))
+    assert int.from_bytes(result[:4], "little") == 3 and result[8:] == b'node "zz" not found'
+    assert len(handle.runs) == 1

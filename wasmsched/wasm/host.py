@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -92,6 +93,12 @@ class Host:
         self._plugin_json = json.dumps(plugin)
         self.warned_gvks: set[int] = set()
         self.dropped_events = 0
+        # Set on the thread running `handle.run_filter_plugins_with_nominated_pods` for this plugin's guest,
+        # whose own Filter is then skipped: its instance is busy with the call that asked (§14.5).
+        self._nested = threading.local()
+
+    def in_nested_filters(self) -> bool:
+        return getattr(self._nested, "active", False)
 
     # ----- memory (§4.2 memory faults) ----------------------------------------------------------
     # An import raises MemoryFault (or any exception): import_traps.import_error, which knows the
@@ -333,7 +340,11 @@ class Host:
             if ni is None or ni.node is None:
                 st: Status | None = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [f'node "{node}" not found'])
             else:
-                st = handle.run_filter_plugins_with_nominated_pods(state, pod, ni)
+                self._nested.active = True
+                try:
+                    st = handle.run_filter_plugins_with_nominated_pods(state, pod, ni)
+                finally:
+                    self._nested.active = False
             code = int(st.code) if st is not None else 0
             reason = st.message() if st is not None else ""
             return code.to_bytes(4, "little", signed=True) + snapshot_sync.framed(reason.encode())

@@ -275,6 +275,8 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         one passed. One pin and one native crossing for the whole batch; after a trap the remaining nodes fail
         without entering the guest."""
         n = len(node_infos)
+        if self.compiled.host.in_nested_filters():
+            return {}  # the guest asked for every Filter from one of its calls: its own is its business (§14.5)
         pool = self.pool
         try:
             ctx = self._node_ctx("filter", state, pod, node_infos)
