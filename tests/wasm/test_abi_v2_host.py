@@ -29,7 +29,7 @@ from wasmsched.wasm import snapshot_sync
 from wasmsched.wasm.encoding import PodEncoder
 from wasmsched.wasm.plugin import WasmPlugin
 
-from .harness import WasmHandle, load
+from .harness import WAT_DIR, WasmHandle, load
 
 # ----- a reader of §14.1's records, and the mirror it builds -------------------------------------
 
@@ -240,20 +240,28 @@ def test_the_cursor_serves_a_value_until_it_fits_then_the_next(tmp_path: Path) -
     assert inst.get_global("ov") > 0
 
 
-@pytest.fixture
-def cloned(tmp_path: Path) -> tuple[WasmPlugin, Snapshot, Pod]:
+def _cloned_state(tmp_path: Path, edit: tuple[str, str] = ("", "")) -> tuple[WasmPlugin, Snapshot, Pod, CycleState]:
+    """tests/wat/v2/cloned_state.wat (with one text replaced) past PreFilter for pod x: plugin, snapshot,
+    pod and the cycle's CycleState."""
     _, snap = _cluster()
     handle = WasmHandle()
     handle._snapshot = snap
-    return load("v2/cloned_state", tmp_path, handle), snap, make_pod("x").uid("x").obj()
+    plugin = load((WAT_DIR / "v2" / "cloned_state.wat").read_text().replace(*edit), tmp_path, handle)
+    pod = make_pod("x").uid("x").obj()
+    state = CycleState()
+    plugin.pre_filter(state, pod, snap.list())
+    return plugin, snap, pod, state
+
+
+@pytest.fixture
+def cloned(tmp_path: Path) -> tuple[WasmPlugin, Snapshot, Pod, CycleState]:
+    return _cloned_state(tmp_path)
 
 
 def test_preemption_changes_a_copy_of_the_guest_state_not_the_cycle_state(
-        cloned: tuple[WasmPlugin, Snapshot, Pod]) -> None:
-    plugin, snap, pod = cloned
+        cloned: tuple[WasmPlugin, Snapshot, Pod, CycleState]) -> None:
+    plugin, snap, pod, state = cloned
     ni = snap.list()[0]
-    state = CycleState()
-    plugin.pre_filter(state, pod, snap.list())
     dry_run = state.clone()
     victim = PodInfo(make_pod("v").uid("v").node(ni.name).obj())
     assert plugin.add_pod(dry_run, pod, victim, ni) is None  # type: ignore[attr-defined]
@@ -267,10 +275,8 @@ def test_preemption_changes_a_copy_of_the_guest_state_not_the_cycle_state(
     assert plugin.filter(dry_run, pod, ni) is not None  # type: ignore[attr-defined]
 
 
-def test_dropped_copies_are_released_to_the_guest(cloned: tuple[WasmPlugin, Snapshot, Pod]) -> None:
-    plugin, snap, pod = cloned
-    state = CycleState()
-    plugin.pre_filter(state, pod, snap.list())
+def test_dropped_copies_are_released_to_the_guest(cloned: tuple[WasmPlugin, Snapshot, Pod, CycleState]) -> None:
+    plugin, _, pod, state = cloned
     for _ in range(5):
         state.clone()  # dropped at once
     gc.collect()
@@ -279,15 +285,7 @@ def test_dropped_copies_are_released_to_the_guest(cloned: tuple[WasmPlugin, Snap
 
 
 def test_a_failed_copy_fails_the_calls_made_with_it(tmp_path: Path) -> None:
-    _, snap = _cluster()
-    handle = WasmHandle()
-    handle._snapshot = snap
-    bad = (Path(__file__).parent.parent / "wat" / "v2" / "cloned_state.wat").read_text().replace(
-        "(local.get $new)))", "(i32.const -1)))")
-    plugin = load(bad, tmp_path, handle)
-    pod = make_pod("x").uid("x").obj()
-    state = CycleState()
-    plugin.pre_filter(state, pod, snap.list())
+    plugin, snap, pod, state = _cloned_state(tmp_path, ("(local.get $new)))", "(i32.const -1)))"))
     st = plugin.filter(state.clone(), pod, snap.list()[0])  # type: ignore[attr-defined]
     assert st is not None and st.code.name == "ERROR"
     assert "cyclestate_clone error: returned -1" in st.message()
@@ -295,16 +293,8 @@ def test_a_failed_copy_fails_the_calls_made_with_it(tmp_path: Path) -> None:
 
 def test_a_guest_without_cyclestate_clone_keeps_v1_semantics(tmp_path: Path) -> None:
     """§8: the v1 guest's one state per instance; the framework's copy is not a guest copy."""
-    _, snap = _cluster()
-    handle = WasmHandle()
-    handle._snapshot = snap
-    v1 = (Path(__file__).parent.parent / "wat" / "v2" / "cloned_state.wat").read_text().replace(
-        '(export "cyclestate_clone")', "")
-    plugin = load(v1, tmp_path, handle)
-    pod = make_pod("x").uid("x").obj()
+    plugin, snap, pod, state = _cloned_state(tmp_path, ('(export "cyclestate_clone")', ""))
     ni = snap.list()[0]
-    state = CycleState()
-    plugin.pre_filter(state, pod, snap.list())
     plugin.add_pod(state.clone(), pod, PodInfo(make_pod("v").uid("v").obj()), ni)  # type: ignore[attr-defined]
     assert plugin.filter(state, pod, ni) is not None  # type: ignore[attr-defined]
 
@@ -368,7 +358,7 @@ def test_a_hint_outside_queue_and_skip_is_an_error_and_requeues(tmp_path: Path, 
 ])
 def test_bad_hint_registrations_fall_back_to_the_default_list(tmp_path: Path, payload: str, why: str,
                                                               caplog: pytest.LogCaptureFixture) -> None:
-    text = (Path(__file__).parent.parent / "wat" / "v2" / "hints.wat").read_text()
+    text = (WAT_DIR / "v2" / "hints.wat").read_text()
     start = text.index('(data (i32.const 1024) "') + len('(data (i32.const 1024) "')
     end = text.index('")', start)
     escaped = payload.replace('"', '\\"')
