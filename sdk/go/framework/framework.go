@@ -175,18 +175,27 @@ func (enqueueV2) Enqueue() {
 	imports.ResultClusterEventsWithHints(b)
 }
 
+// hintError is what `queueinghint` returns for an error: any value but 0 and 1 is one (§14.3), and
+// the queue then queues the pod, as kube does when a hint fails; the text goes with the reason.
+const hintError = 2
+
+func failHint(msg string) int32 {
+	imports.ResultStatusReason(msg)
+	return hintError
+}
+
 func (enqueueV2) QueueingHint() int32 {
 	evs, err := events()
 	if err != nil {
-		return guest.Status(api.AsStatus(fmt.Errorf("EventsToRegister: %w", err)))
+		return failHint("EventsToRegister: " + err.Error())
 	}
 	raw := guest.Fetch(imports.QueueingHintEvent)
 	if len(raw) < 4 {
-		return guest.Status(api.NewStatus(api.Error, "queueinghint: no queueing_hint.event"))
+		return failHint("queueinghint: no queueing_hint.event")
 	}
 	idx := int(uint32(raw[0]) | uint32(raw[1])<<8 | uint32(raw[2])<<16 | uint32(raw[3])<<24)
 	if idx >= len(evs) {
-		return guest.Status(api.NewStatus(api.Error, fmt.Sprintf("queueinghint: event %d, but %d are registered", idx, len(evs))))
+		return failHint(fmt.Sprintf("queueinghint: event %d, but %d are registered", idx, len(evs)))
 	}
 	e := evs[idx]
 	if e.QueueingHintFn == nil {
@@ -196,7 +205,7 @@ func (enqueueV2) QueueingHint() int32 {
 	newObj := decodeObject(e.Event.Resource, imports.QueueingHintNewObject)
 	hint, err := e.QueueingHintFn(guest.CurrentPod().Pod(), oldObj, newObj)
 	if err != nil {
-		return guest.Status(api.AsStatus(err))
+		return failHint(err.Error())
 	}
 	return int32(hint)
 }

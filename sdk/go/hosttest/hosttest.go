@@ -25,12 +25,22 @@ type Host = imports.Host
 // LogRecord is one klog call the guest made.
 type LogRecord = imports.LogRecord
 
-// Install makes h the host for the rest of the test.
+// Install makes h the host for the rest of the test, and starts a new call (NewCall).
 func Install(t testing.TB, h *Host) *Host {
 	prev := imports.Fake
 	imports.Fake = h
 	t.Cleanup(func() { imports.Fake = prev })
+	NewCall()
 	return h
+}
+
+// NewCall starts a new host call, for tests that call plugin methods directly rather than through
+// the SDK's exports: the SDK reads the snapshot's changes (handle.snapshot.changes) and the overlay
+// at most once per call, so a test that changes them between two plugin calls starts a new one.
+func NewCall() {
+	if imports.BeginCall != nil {
+		imports.BeginCall()
+	}
 }
 
 // PodBytes is the protobuf encoding the host sends for a pod.
@@ -84,6 +94,7 @@ func SetSnapshot(t testing.TB, h *Host, nodes ...SnapshotNode) {
 	}
 	h.NodeList = b
 	h.SnapshotChanges = append(h.SnapshotChanges, v)
+	NewCall()
 }
 
 func (n SnapshotNode) sums() NodeSums {

@@ -100,7 +100,9 @@ var EnqueueV2 interface {
 func QueueingHint() int32 {
 	beginCall()
 	if EnqueueV2 == nil || !EnqueueV2.Implemented(mustPlugin()) {
-		return status(api.NewStatus(api.Error, "queueinghint: the plugin registers no queueing hints"))
+		// 2 is an error for the queue (0 and 1 are hints, §14.3): it queues the pod.
+		imports.ResultStatusReason("queueinghint: the plugin registers no queueing hints")
+		return 2
 	}
 	return EnqueueV2.QueueingHint()
 }

@@ -310,3 +310,6 @@ func RunFilterPluginsWithNominatedPods(name string, buf []byte) uint32 {
 	v = append(v, reason...)
 	return serve("handle.run_filter_plugins_with_nominated_pods", v, buf)
 }
+
+// BeginCall starts a new call in the SDK's runtime (set by package guest; hosttest.NewCall).
+var BeginCall func()
