@@ -6,8 +6,8 @@
 // plugin implements one of the two EventsToRegister methods.
 //
 // Importing this package (a plugin implementing its EnqueueExtensions does) makes the `enqueue`
-// export send result.cluster_events_with_hints and lets `queueinghint` call the hints; both exports
-// come from package exports/enqueue, as for v1.
+// export (package exports/enqueue, as for v1) send result.cluster_events_with_hints, and adds the
+// export `queueinghint`, which calls the hints.
 package framework
 
 import (
