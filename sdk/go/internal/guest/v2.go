@@ -123,7 +123,7 @@ type ObjectQuery struct {
 	Group         string `json:"group"`
 	Version       string `json:"version"`
 	Resource      string `json:"resource"`
-	Namespace     string `json:"namespace,omitempty"`
+	Namespace     string `json:"namespace"` // always sent: "" is all namespaces, or a cluster-scoped kind
 	Name          string `json:"name,omitempty"`
 	LabelSelector string `json:"labelSelector,omitempty"`
 }
