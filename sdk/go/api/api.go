@@ -19,6 +19,15 @@ type CycleState interface {
 	Read(key string) (any, bool)
 	Write(key string, val any)
 	Delete(key string)
+	// Clone copies the state as kube's CycleState.Clone does: a value implementing StateData is
+	// cloned with its Clone, any other value is shared. Preemption's dry runs work on clones
+	// (docs/abi.md §14.4), so AddPod/RemovePod must change only cloned values.
+	Clone() CycleState
+}
+
+// StateData is a CycleState value with kube's Clone (framework.StateData).
+type StateData interface {
+	Clone() StateData
 }
 
 // PodInfo is the pod a call is about. Pod decodes the host's protobuf on first use; the decoded pod is
@@ -28,6 +37,11 @@ type PodInfo interface {
 }
 
 // NodeInfo is a node of the scheduler's snapshot. Node and ImageStates ask the host on first use.
+//
+// The pods and sums (ABI v2, docs/abi.md §14.1) come from the SDK's mirror of the snapshot, brought
+// up to date at most once per call and only in calls that read them; in Filter, Score, AddPod and
+// RemovePod they include the differences of the NodeInfo the framework passed (preemption's dry
+// runs, nominated pods). The returned slices and Resources are shared: read them, never write them.
 type NodeInfo interface {
 	Name() string
 	// Node is nil when the node is not in the snapshot.
@@ -35,6 +49,28 @@ type NodeInfo interface {
 	// ImageStates maps image names on this node to their size and spread; nil for an unknown node.
 	// The map is shared with later calls: read it, never write it.
 	ImageStates() map[string]ImageStateSummary
+
+	// GetPods returns the pods on the node, assumed pods included (kube's NodeInfo.GetPods).
+	GetPods() []PodInfo
+	// PodsWithAffinity returns the pods with pod affinity or anti-affinity, required or preferred.
+	PodsWithAffinity() []PodInfo
+	// PodsWithRequiredAntiAffinity returns the pods with required pod anti-affinity.
+	PodsWithRequiredAntiAffinity() []PodInfo
+	// Requested is the sum of the pods' requests (kube's NodeInfo.Requested).
+	Requested() *Resource
+	// NonZeroRequested is Requested with kube's defaults for pods that request no CPU or memory.
+	NonZeroRequested() *Resource
+	// Allocatable is the node's allocatable resources.
+	Allocatable() *Resource
+}
+
+// Resource is kube's framework.Resource: resource quantities as integers (CPU in millicores).
+type Resource struct {
+	MilliCPU         int64                         `json:"milliCPU"`
+	Memory           int64                         `json:"memory"`
+	EphemeralStorage int64                         `json:"ephemeralStorage"`
+	AllowedPodNumber int                           `json:"allowedPodNumber"`
+	ScalarResources  map[corev1.ResourceName]int64 `json:"scalarResources"`
 }
 
 // ImageStateSummary is kube-scheduler's summary of an image on a node.

@@ -139,3 +139,35 @@ func TestTestValues(t *testing.T) {
 		t.Fatal("NodeInfoOf(nil) has a name")
 	}
 }
+
+type cloneCounter struct{ n int }
+
+func (c *cloneCounter) Clone() StateData { return &cloneCounter{c.n} }
+
+// Clone follows kube's CycleState.Clone: StateData is cloned, anything else shared, in both the
+// slice and the map form of the state.
+func TestCycleStateClone(t *testing.T) {
+	for _, keys := range []int{1, smallState + 5} {
+		s := NewCycleState()
+		shared := &[]int{1}
+		s.Write("c", &cloneCounter{1})
+		s.Write("shared", shared)
+		for i := range keys {
+			s.Write(string(rune('a'+i%26))+string(rune('A'+i/26)), i)
+		}
+		c := s.Clone()
+		v, _ := c.Read("c")
+		v.(*cloneCounter).n = 5
+		orig, _ := s.Read("c")
+		if orig.(*cloneCounter).n != 1 {
+			t.Fatalf("%d keys: changing the clone's StateData changed the original", keys)
+		}
+		if v, _ := c.Read("shared"); v.(*[]int) != shared {
+			t.Fatalf("%d keys: a non-StateData value was not shared", keys)
+		}
+		c.Write("new", 1)
+		if _, ok := s.Read("new"); ok {
+			t.Fatalf("%d keys: writing the clone wrote the original", keys)
+		}
+	}
+}

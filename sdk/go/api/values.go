@@ -27,6 +27,12 @@ func (d decodedNodeInfo) Name() string {
 }
 func (d decodedNodeInfo) Node() *corev1.Node                        { return d.n }
 func (d decodedNodeInfo) ImageStates() map[string]ImageStateSummary { return d.images }
+func (d decodedNodeInfo) GetPods() []PodInfo                        { return nil }
+func (d decodedNodeInfo) PodsWithAffinity() []PodInfo               { return nil }
+func (d decodedNodeInfo) PodsWithRequiredAntiAffinity() []PodInfo   { return nil }
+func (d decodedNodeInfo) Requested() *Resource                      { return &Resource{} }
+func (d decodedNodeInfo) NonZeroRequested() *Resource               { return &Resource{} }
+func (d decodedNodeInfo) Allocatable() *Resource                    { return &Resource{} }
 
 // NewCycleState returns an empty CycleState, for tests of plugin packages; the SDK's runtime uses it
 // too.
@@ -81,6 +87,30 @@ func (c *cycleState) Write(key string, val any) {
 	}
 	c.big[key] = val
 	c.small = nil
+}
+
+// Clone follows kube's CycleState.Clone: StateData values are cloned, others shared (kube's state
+// holds only StateData; a guest's may hold anything, and sharing is what a copy of the map gives).
+func (c *cycleState) Clone() CycleState {
+	out := &cycleState{}
+	clone := func(v any) any {
+		if sd, ok := v.(StateData); ok {
+			return sd.Clone()
+		}
+		return v
+	}
+	if c.big != nil {
+		out.big = make(map[string]any, len(c.big))
+		for k, v := range c.big {
+			out.big[k] = clone(v)
+		}
+		return out
+	}
+	out.small = make([]stateEntry, len(c.small), max(len(c.small), 4))
+	for i, e := range c.small {
+		out.small[i] = stateEntry{e.key, clone(e.val)}
+	}
+	return out
 }
 
 func (c *cycleState) Delete(key string) {

@@ -1,5 +1,6 @@
 // Package handle is the guest's view of the framework Handle: the guest config, the snapshot's
-// node lister, the event recorder and the pods waiting at Permit.
+// node lister, the event recorder and the pods waiting at Permit; with ABI v2 (docs/abi.md §14)
+// also the snapshot with pods (SnapshotSharedLister), watched objects (Objects), nominated pods.
 package handle
 
 import (
@@ -8,6 +9,11 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/wasmsched/wasmsched/sdk/go/api"
 	"github.com/wasmsched/wasmsched/sdk/go/internal/guest"
@@ -143,4 +149,110 @@ func reference(obj any) objectReference {
 		panic(fmt.Sprintf("sdk: Eventf: cannot reference a %T; pass a *corev1.Pod, *corev1.Node or "+
 			"*corev1.ObjectReference", obj))
 	}
+}
+
+// SharedLister is kube's SharedLister, for the snapshot's nodes with their pods (ABI v2,
+// docs/abi.md §14.1).
+type SharedLister struct{}
+
+// SnapshotSharedLister returns the lister of the SDK's mirror of the scheduler's snapshot.
+func SnapshotSharedLister() SharedLister { return SharedLister{} }
+
+// NodeInfos returns the snapshot's NodeInfoLister.
+func (SharedLister) NodeInfos() SnapshotNodeInfoLister { return SnapshotNodeInfoLister{} }
+
+// SnapshotNodeInfoLister is kube's NodeInfoLister over the mirror. The mirror is brought up to date
+// at the first use in each call; the lists and NodeInfos are shared and must not be changed.
+type SnapshotNodeInfoLister struct{}
+
+// List returns every node of the snapshot (those with a Node object).
+func (SnapshotNodeInfoLister) List() ([]api.NodeInfo, error) { return guest.Sync().List(), nil }
+
+// HavePodsWithAffinityList returns the nodes with at least one pod with (anti-)affinity.
+func (SnapshotNodeInfoLister) HavePodsWithAffinityList() ([]api.NodeInfo, error) {
+	return guest.Sync().HavePodsWithAffinityList(), nil
+}
+
+// HavePodsWithRequiredAntiAffinityList returns the nodes with at least one pod with required
+// anti-affinity.
+func (SnapshotNodeInfoLister) HavePodsWithRequiredAntiAffinityList() ([]api.NodeInfo, error) {
+	return guest.Sync().HavePodsWithRequiredAntiAffinityList(), nil
+}
+
+// Get returns the named node, with kube's error text when the snapshot has none.
+func (SnapshotNodeInfoLister) Get(name string) (api.NodeInfo, error) {
+	if ni := guest.Sync().Get(name); ni != nil {
+		return ni, nil
+	}
+	return nil, fmt.Errorf("nodeinfo not found for node name %q", name)
+}
+
+// Objects returns a lister of a kind declared in the plugin's args.watch (docs/abi.md §14.2). The
+// objects are the informer's current ones, as kube's listers give.
+func Objects(gvr schema.GroupVersionResource) ObjectLister { return ObjectLister{gvr} }
+
+// ObjectLister lists and gets objects of one watched kind.
+type ObjectLister struct {
+	gvr schema.GroupVersionResource
+}
+
+func (l ObjectLister) query() guest.ObjectQuery {
+	return guest.ObjectQuery{Group: l.gvr.Group, Version: l.gvr.Version, Resource: l.gvr.Resource}
+}
+
+// List returns the objects in namespace ("" for all) whose labels match selector (nil for all), in
+// (namespace, name) order. The host filters by the selector's text; the SDK checks each object
+// against the selector too, so the result never depends on how a host parses it.
+func (l ObjectLister) List(namespace string, selector labels.Selector) ([]*unstructured.Unstructured, error) {
+	if selector == nil {
+		selector = labels.Everything()
+	}
+	if !selector.Empty() && selector.String() == "" { // labels.Nothing(): its text would match all
+		return nil, nil
+	}
+	q := l.query()
+	q.Namespace, q.LabelSelector = namespace, selector.String()
+	var out []*unstructured.Unstructured
+	for _, raw := range guest.ListObjects(q) {
+		u, err := decodeUnstructured(raw)
+		if err != nil {
+			return nil, err
+		}
+		if selector.Matches(labels.Set(u.GetLabels())) {
+			out = append(out, u)
+		}
+	}
+	return out, nil
+}
+
+// Get returns the named object, or a NotFound error (apierrors.IsNotFound).
+func (l ObjectLister) Get(namespace, name string) (*unstructured.Unstructured, error) {
+	q := l.query()
+	q.Namespace, q.Name = namespace, name
+	raw := guest.GetObject(q)
+	if raw == nil {
+		return nil, apierrors.NewNotFound(l.gvr.GroupResource(), name)
+	}
+	return decodeUnstructured(raw)
+}
+
+func decodeUnstructured(raw []byte) (*unstructured.Unstructured, error) {
+	var obj map[string]any
+	// apimachinery's json keeps integers as int64, as unstructured's accessors expect.
+	if err := utiljson.Unmarshal(raw, &obj); err != nil {
+		return nil, fmt.Errorf("decoding a watched object from the host: %w", err)
+	}
+	return &unstructured.Unstructured{Object: obj}, nil
+}
+
+// NominatedPodsForNode returns the pods nominated to the node, highest priority first (kube's
+// PodNominator.NominatedPodsForNode). Pods are decoded when Pod() is first called.
+func NominatedPodsForNode(nodeName string) []api.PodInfo { return guest.NominatedPodsForNode(nodeName) }
+
+// RunFilterPluginsWithNominatedPods runs the profile's Filter plugins for the pod on nodeInfo's node
+// with the nominated pods added, as kube's Handle does. The host runs them for the call's pod and
+// with the call's CycleState, so state must be the state this call was given (an Error status
+// otherwise) and pod the call's pod. The host may call this plugin's Filter from inside it.
+func RunFilterPluginsWithNominatedPods(state api.CycleState, _ api.PodInfo, nodeInfo api.NodeInfo) *api.Status {
+	return guest.RunFilterPluginsWithNominatedPods(state, nodeInfo.Name())
 }

@@ -13,11 +13,33 @@ import (
 	"github.com/wasmsched/wasmsched/sdk/go/internal/imports"
 )
 
-// cycleState is the plugin's CycleState; PreFilter empties it, since PreFilter starts every cycle.
+// cycleState is the plugin's CycleState, id 0 (docs/abi.md §14.4); PreFilter empties it, since
+// PreFilter starts every cycle.
 var cycleState = api.NewCycleState()
 
-// State returns the CycleState of the pod in its cycle.
-func State() api.CycleState { return cycleState }
+// State returns the CycleState of the running call (PreFilter's, or the clone the host names).
+func State() api.CycleState { return stateForCall() }
+
+// callContext is what the SDK knows about the running export call. Every export starts with
+// beginCall, which resets it; RunFilterPluginsWithNominatedPods saves and restores it around the
+// host's re-entrant calls.
+type callContext struct {
+	seq         uint64
+	synced      bool // the mirror was brought up to date in this call
+	overlayDone bool
+	overlay     *overlay
+	state       api.CycleState // nil until the call's state id was asked for
+}
+
+var (
+	call    callContext
+	callSeq uint64
+)
+
+func beginCall() {
+	callSeq++
+	call = callContext{seq: callSeq}
+}
 
 func mustPlugin() api.Plugin {
 	if Plugin == nil {
@@ -42,6 +64,11 @@ func nodeName() string { return fetchString(imports.CurrentNodeName) }
 
 // Enqueue sends the plugin's events; with no enqueue export the host uses its default list.
 func Enqueue() {
+	beginCall()
+	if EnqueueV2 != nil && EnqueueV2.Implemented(mustPlugin()) {
+		EnqueueV2.Enqueue()
+		return
+	}
 	events := mustPlugin().(api.EnqueueExtensions).EventsToRegister()
 	buf := make([]byte, 0, 8*len(events))
 	for _, e := range events {
@@ -53,13 +80,15 @@ func Enqueue() {
 
 // PreFilter starts the pod's cycle: it empties the CycleState and runs the plugin's PreFilter.
 func PreFilter() int32 {
+	beginCall()
 	cycleState = api.NewCycleState()
+	clones = nil
 	preScoreNodes, scoreCursor = nil, 0
 	p, ok := mustPlugin().(api.PreFilterPlugin)
 	if !ok {
 		return int32(api.Success)
 	}
-	names, s := p.PreFilter(cycleState, newCurrentPod())
+	names, s := p.PreFilter(stateForCall(), newCurrentPod())
 	if len(names) > 0 {
 		var buf []byte
 		for _, n := range names {
@@ -71,24 +100,28 @@ func PreFilter() int32 {
 }
 
 func AddPod() int32 {
+	beginCall()
 	p := mustPlugin().(api.PreFilterExtensions)
-	return status(p.AddPod(cycleState, newCurrentPod(), newTargetPod(), NewNodeInfo(nodeName())))
+	return status(p.AddPod(stateForCall(), newCurrentPod(), newTargetPod(), callNodeInfo(nodeName())))
 }
 
 func RemovePod() int32 {
+	beginCall()
 	p := mustPlugin().(api.PreFilterExtensions)
-	return status(p.RemovePod(cycleState, newCurrentPod(), newTargetPod(), NewNodeInfo(nodeName())))
+	return status(p.RemovePod(stateForCall(), newCurrentPod(), newTargetPod(), callNodeInfo(nodeName())))
 }
 
 func Filter() int32 {
+	beginCall()
 	p := filterer
 	if p == nil {
 		p = mustPlugin().(api.FilterPlugin)
 	}
-	return status(p.Filter(cycleState, newCurrentPod(), NewNodeInfo(nodeName())))
+	return status(p.Filter(stateForCall(), newCurrentPod(), callNodeInfo(nodeName())))
 }
 
 func PostFilter() uint64 {
+	beginCall()
 	raw := fetch(imports.NodeToStatusMap)
 	statuses := api.NodeToStatus{}
 	if raw != nil {
@@ -96,12 +129,13 @@ func PostFilter() uint64 {
 			panic(fmt.Sprintf("sdk: decoding nodeToStatusMap: %v", err))
 		}
 	}
-	name, mode, s := mustPlugin().(api.PostFilterPlugin).PostFilter(cycleState, newCurrentPod(), statuses)
+	name, mode, s := mustPlugin().(api.PostFilterPlugin).PostFilter(stateForCall(), newCurrentPod(), statuses)
 	imports.ResultNominatedNodeName(name)
 	return pack(int32(mode), status(s))
 }
 
 func PreScore() int32 {
+	beginCall()
 	names, err := decodeNames(fetch(imports.FilteredNodeList))
 	if err != nil {
 		panic(fmt.Sprintf("sdk: decoding filteredNodeList: %v", err))
@@ -113,7 +147,7 @@ func PreScore() int32 {
 		nodes[i] = &infos[i]
 	}
 	preScoreNodes, scoreCursor = infos, 0
-	return status(mustPlugin().(api.PreScorePlugin).PreScore(cycleState, newCurrentPod(), nodes))
+	return status(mustPlugin().(api.PreScorePlugin).PreScore(stateForCall(), newCurrentPod(), nodes))
 }
 
 // decodeNames reads the host's JSON array of node names. Node names are DNS subdomains, so the host's
@@ -160,11 +194,12 @@ func splitNames(raw []byte) ([]string, bool) {
 }
 
 func Score() uint64 {
+	beginCall()
 	p := scorer
 	if p == nil {
 		p = mustPlugin().(api.ScorePlugin)
 	}
-	score, s := p.Score(cycleState, newCurrentPod(), scoreNode())
+	score, s := p.Score(stateForCall(), newCurrentPod(), scoreNode())
 	// The ABI carries an int32; clamp rather than wrap so that an out-of-range score stays out of range.
 	score = max(math.MinInt32, min(math.MaxInt32, score))
 	return pack(int32(score), status(s))
@@ -186,13 +221,15 @@ func scoreNode() api.NodeInfo {
 	if scoreCursor < len(preScoreNodes) {
 		if n := &preScoreNodes[scoreCursor]; n.name == string(raw) {
 			scoreCursor++
+			n.overlayable, n.overlaySeq = true, call.seq
 			return n
 		}
 	}
-	return NewNodeInfo(string(raw))
+	return callNodeInfo(string(raw))
 }
 
 func NormalizeScore() int32 {
+	beginCall()
 	raw := fetch(imports.NodeScoreList)
 	var scores []api.NodeScore
 	if raw != nil {
@@ -201,7 +238,7 @@ func NormalizeScore() int32 {
 			panic(fmt.Sprintf("sdk: decoding nodeScoreList: %v", err))
 		}
 	}
-	s := mustPlugin().(api.ScoreExtensions).NormalizeScore(cycleState, newCurrentPod(), scores)
+	s := mustPlugin().(api.ScoreExtensions).NormalizeScore(stateForCall(), newCurrentPod(), scores)
 	out := make(map[string]int64, len(scores))
 	for _, ns := range scores {
 		out[ns.Name] = ns.Score
@@ -236,28 +273,34 @@ func decodeScoreList(raw []byte) ([]api.NodeScore, error) {
 }
 
 func Reserve() int32 {
-	return status(mustPlugin().(api.ReservePlugin).Reserve(cycleState, newCurrentPod(), nodeName()))
+	beginCall()
+	return status(mustPlugin().(api.ReservePlugin).Reserve(stateForCall(), newCurrentPod(), nodeName()))
 }
 
 func Unreserve() {
-	mustPlugin().(api.ReservePlugin).Unreserve(cycleState, newCurrentPod(), nodeName())
+	beginCall()
+	mustPlugin().(api.ReservePlugin).Unreserve(stateForCall(), newCurrentPod(), nodeName())
 }
 
 func Permit() uint64 {
-	s, timeout := mustPlugin().(api.PermitPlugin).Permit(cycleState, newCurrentPod(), nodeName())
+	beginCall()
+	s, timeout := mustPlugin().(api.PermitPlugin).Permit(stateForCall(), newCurrentPod(), nodeName())
 	ms := timeout / time.Millisecond
 	ms = max(0, min(math.MaxUint32, ms))
 	return pack(status(s), int32(uint32(ms))) // permit is reversed: status high, timeout low
 }
 
 func PreBind() int32 {
-	return status(mustPlugin().(api.PreBindPlugin).PreBind(cycleState, newCurrentPod(), nodeName()))
+	beginCall()
+	return status(mustPlugin().(api.PreBindPlugin).PreBind(stateForCall(), newCurrentPod(), nodeName()))
 }
 
 func Bind() int32 {
-	return status(mustPlugin().(api.BindPlugin).Bind(cycleState, newCurrentPod(), nodeName()))
+	beginCall()
+	return status(mustPlugin().(api.BindPlugin).Bind(stateForCall(), newCurrentPod(), nodeName()))
 }
 
 func PostBind() {
-	mustPlugin().(api.PostBindPlugin).PostBind(cycleState, newCurrentPod(), nodeName())
+	beginCall()
+	mustPlugin().(api.PostBindPlugin).PostBind(stateForCall(), newCurrentPod(), nodeName())
 }

@@ -42,6 +42,7 @@ func resetCaches(t *testing.T) {
 	nodeCache = map[string]*decoded[corev1.Node]{}
 	nodeListCache = decoded[corev1.NodeList]{}
 	imageCache = map[string]*decoded[map[string]api.ImageStateSummary]{}
+	mirror, clones, call, cycleState = newMirror(), nil, callContext{}, api.NewCycleState()
 	resetScratch(t)
 }
 

@@ -96,6 +96,10 @@ type nodeInfo struct {
 	nodeDone   bool
 	images     map[string]api.ImageStateSummary
 	imagesDone bool
+	// overlayable: this is the NodeInfo the framework passed to call overlaySeq (filter, score,
+	// addpod, removepod), so its pods and sums are the mirror's with the call's overlay (§14.1).
+	overlayable bool
+	overlaySeq  uint64
 }
 
 // NewNodeInfo returns the lazy NodeInfo of a node name.
@@ -125,21 +129,33 @@ func (n *nodeInfo) Node() *corev1.Node {
 	return n.node
 }
 
+// callNodeInfo is the NodeInfo the framework passed to the running call.
+func callNodeInfo(name string) *nodeInfo {
+	n := carve(&nodeFree)
+	n.name, n.overlayable, n.overlaySeq = name, true, call.seq
+	return n
+}
+
 func (n *nodeInfo) ImageStates() map[string]api.ImageStateSummary {
 	if !n.imagesDone {
 		n.imagesDone = true
-		name := n.name
-		raw := fetch(func(b []byte) uint32 { return imports.NodeImageStates(name, b) })
-		if raw != nil && string(raw) != "null" {
-			c := imageCache[name]
-			if c == nil {
-				c = &decoded[map[string]api.ImageStateSummary]{}
-				imageCache[name] = c
-			}
-			n.images = *c.get(raw, unmarshalImageStates, "nodeImageStates of "+name)
-		}
+		n.images = imageStates(n.name)
 	}
 	return n.images
+}
+
+// imageStates asks the host for a node's image states, decoded once per change.
+func imageStates(name string) map[string]api.ImageStateSummary {
+	raw := fetch(func(b []byte) uint32 { return imports.NodeImageStates(name, b) })
+	if raw == nil || string(raw) == "null" {
+		return nil
+	}
+	c := imageCache[name]
+	if c == nil {
+		c = &decoded[map[string]api.ImageStateSummary]{}
+		imageCache[name] = c
+	}
+	return *c.get(raw, unmarshalImageStates, "nodeImageStates of "+name)
 }
 
 func unmarshalImageStates(m *map[string]api.ImageStateSummary, b []byte) error {

@@ -19,8 +19,11 @@ type point struct {
 }
 
 var points = map[string]point{
-	"enqueue": {"exports/enqueue", "api.EnqueueExtensions",
-		func(p api.Plugin) bool { _, ok := p.(api.EnqueueExtensions); return ok }},
+	"enqueue": {"exports/enqueue", "api.EnqueueExtensions or framework.EnqueueExtensions",
+		func(p api.Plugin) bool {
+			_, ok := p.(api.EnqueueExtensions)
+			return ok || EnqueueV2 != nil && EnqueueV2.Implemented(p)
+		}},
 	"prefilterextensions": {"exports/prefilterextensions", "api.PreFilterExtensions",
 		func(p api.Plugin) bool { _, ok := p.(api.PreFilterExtensions); return ok }},
 	"filter": {"exports/filter", "api.FilterPlugin",

@@ -4,9 +4,13 @@ package imports
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 // Fake is the host seen by natively compiled tests. Values are whole encodings; the functions
@@ -29,6 +33,28 @@ type Host struct {
 	ClusterEvents, NodeNames, NormalizedScoreList    []byte
 	NominatedNodeName, StatusReason                  string
 	Calls                                            map[string]int
+
+	// ABI v2 (docs/abi.md §14).
+
+	// SnapshotChanges are the values handle.snapshot.changes returns, one per call that fits
+	// (the cursor); 0 once they are used up. Each starts with its `more` byte.
+	SnapshotChanges [][]byte
+	// Overlay is handle.node_info.overlay's value for the call.
+	Overlay []byte
+	// Objects holds the watched kinds' objects as JSON, by "group/version/resource"; a kind that
+	// is not a key is not declared in args.watch.
+	Objects map[string][][]byte
+	// ClusterEventsWithHints is what the guest sent with result.cluster_events_with_hints.
+	ClusterEventsWithHints []byte
+	// QueueingHintEvent, OldObject, NewObject are queueing_hint.event (u32 LE), .old_object, .new_object.
+	QueueingHintEvent, OldObject, NewObject []byte
+	// CycleStateID is cycle_state.id; Released are the ids cycle_state.released reports next.
+	CycleStateID uint32
+	Released     []uint32
+	// NominatedPods are protobuf Pods per node name, highest priority first.
+	NominatedPods map[string][][]byte
+	// RunFilterWithNominatedPods answers handle.run_filter_plugins_with_nominated_pods.
+	RunFilterWithNominatedPods func(nodeName string) (code int32, reason string)
 }
 
 // LogRecord is one klog call.
@@ -138,3 +164,152 @@ func GetWaitingPod(uid string, out []byte) {
 		binary.LittleEndian.PutUint32(out[4:], uint32(len(v)))
 	}
 }
+
+// ABI v2 (docs/abi.md §14).
+
+// SnapshotChanges is a cursor: a call that fits consumes the value.
+func SnapshotChanges(buf []byte) uint32 {
+	h := host()
+	var v []byte
+	if len(h.SnapshotChanges) > 0 {
+		v = h.SnapshotChanges[0]
+	}
+	n := serve("handle.snapshot.changes", v, buf)
+	if len(v) > 0 && len(v) <= len(buf) {
+		h.SnapshotChanges = h.SnapshotChanges[1:]
+	}
+	return n
+}
+
+func NodeInfoOverlay(buf []byte) uint32 {
+	return serve("handle.node_info.overlay", host().Overlay, buf)
+}
+
+type objectQuery struct {
+	Group, Version, Resource, Namespace, Name, LabelSelector string
+}
+
+type objectMeta struct {
+	Metadata struct {
+		Namespace, Name string
+		Labels          map[string]string
+	}
+}
+
+func (h *Host) objects(call string, query []byte) ([][]byte, objectQuery) {
+	var q objectQuery
+	if err := json.Unmarshal(query, &q); err != nil {
+		panic(fmt.Sprintf("host function k8s.io/scheduler.%s failed: invalid query: %v", call, err))
+	}
+	objs, ok := h.Objects[q.Group+"/"+q.Version+"/"+q.Resource]
+	if !ok {
+		panic(fmt.Sprintf("host function k8s.io/scheduler.%s failed: resource %s is not in args.watch", call, q.Resource))
+	}
+	return objs, q
+}
+
+func ObjectsList(query, buf []byte) uint32 {
+	h := host()
+	objs, q := h.objects("handle.objects.list", query)
+	sel, err := labels.Parse(q.LabelSelector)
+	if err != nil {
+		panic(fmt.Sprintf("host function k8s.io/scheduler.handle.objects.list failed: %v", err))
+	}
+	type match struct {
+		ns, name string
+		raw      []byte
+	}
+	var ms []match
+	for _, o := range objs {
+		var m objectMeta
+		if err := json.Unmarshal(o, &m); err != nil {
+			panic(err)
+		}
+		if (q.Namespace == "" || m.Metadata.Namespace == q.Namespace) && sel.Matches(labels.Set(m.Metadata.Labels)) {
+			ms = append(ms, match{m.Metadata.Namespace, m.Metadata.Name, o})
+		}
+	}
+	sort.Slice(ms, func(i, j int) bool {
+		if ms[i].ns != ms[j].ns {
+			return ms[i].ns < ms[j].ns
+		}
+		return ms[i].name < ms[j].name
+	})
+	var v []byte
+	for _, m := range ms {
+		v = binary.LittleEndian.AppendUint32(v, uint32(len(m.raw)))
+		v = append(v, m.raw...)
+	}
+	return serve("handle.objects.list", v, buf)
+}
+
+func ObjectsGet(query, buf []byte) uint32 {
+	h := host()
+	objs, q := h.objects("handle.objects.get", query)
+	for _, o := range objs {
+		var m objectMeta
+		if err := json.Unmarshal(o, &m); err != nil {
+			panic(err)
+		}
+		if m.Metadata.Namespace == q.Namespace && m.Metadata.Name == q.Name {
+			return serve("handle.objects.get", o, buf)
+		}
+	}
+	return serve("handle.objects.get", nil, buf)
+}
+
+func ResultClusterEventsWithHints(b []byte) { host().ClusterEventsWithHints = append([]byte{}, b...) }
+func QueueingHintEvent(buf []byte) uint32 {
+	return serve("queueing_hint.event", host().QueueingHintEvent, buf)
+}
+func QueueingHintOldObject(buf []byte) uint32 {
+	return serve("queueing_hint.old_object", host().OldObject, buf)
+}
+func QueueingHintNewObject(buf []byte) uint32 {
+	return serve("queueing_hint.new_object", host().NewObject, buf)
+}
+
+func CycleStateID(buf []byte) uint32 {
+	return serve("cycle_state.id", binary.LittleEndian.AppendUint32(nil, host().CycleStateID), buf)
+}
+
+// CycleStateReleased lists the released ids once: a call that fits empties the list.
+func CycleStateReleased(buf []byte) uint32 {
+	h := host()
+	var v []byte
+	for _, id := range h.Released {
+		v = binary.LittleEndian.AppendUint32(v, id)
+	}
+	n := serve("cycle_state.released", v, buf)
+	if len(v) <= len(buf) {
+		h.Released = nil
+	}
+	return n
+}
+
+func NominatedPodsForNode(name string, buf []byte) uint32 {
+	var v []byte
+	for _, p := range host().NominatedPods[name] {
+		v = binary.LittleEndian.AppendUint32(v, uint32(len(p)))
+		v = append(v, p...)
+	}
+	return serve("handle.nominated_pods_for_node", v, buf)
+}
+
+// RunFilterPluginsWithNominatedPods calls the test's function on every import call (the function
+// may call the guest's Filter, as a real host does re-entrantly).
+func RunFilterPluginsWithNominatedPods(name string, buf []byte) uint32 {
+	h := host()
+	if h.RunFilterWithNominatedPods == nil {
+		panic("host function k8s.io/scheduler.handle.run_filter_plugins_with_nominated_pods failed: " +
+			"the fake host has no RunFilterWithNominatedPods")
+	}
+	code, reason := h.RunFilterWithNominatedPods(name)
+	v := binary.LittleEndian.AppendUint32(nil, uint32(code))
+	v = binary.LittleEndian.AppendUint32(v, uint32(len(reason)))
+	v = append(v, reason...)
+	return serve("handle.run_filter_plugins_with_nominated_pods", v, buf)
+}
+
+// BeginCall starts a new call in the SDK's runtime (set by package guest; hosttest.NewCall).
+var BeginCall func()

@@ -116,3 +116,67 @@ func RejectWaitingPod(uid string, out []byte) {
 func GetWaitingPod(uid string, out []byte) {
 	getWaitingPod(sptr(uid), uint32(len(uid)), ptr(out), uint32(len(out)))
 }
+
+// ABI v2 (docs/abi.md §14). The linker drops a //go:wasmimport nobody calls, so a guest imports
+// these only when it uses the SDK's v2 features, and stays a v1 guest otherwise.
+
+//go:wasmimport k8s.io/scheduler handle.snapshot.changes
+func snapshotChanges(buf unsafe.Pointer, limit uint32) uint32
+
+//go:wasmimport k8s.io/scheduler handle.node_info.overlay
+func nodeInfoOverlay(buf unsafe.Pointer, limit uint32) uint32
+
+//go:wasmimport k8s.io/scheduler handle.objects.list
+func objectsList(query unsafe.Pointer, queryLen uint32, buf unsafe.Pointer, limit uint32) uint32
+
+//go:wasmimport k8s.io/scheduler handle.objects.get
+func objectsGet(query unsafe.Pointer, queryLen uint32, buf unsafe.Pointer, limit uint32) uint32
+
+//go:wasmimport k8s.io/scheduler result.cluster_events_with_hints
+func resultClusterEventsWithHints(buf unsafe.Pointer, n uint32)
+
+//go:wasmimport k8s.io/scheduler queueing_hint.event
+func queueingHintEvent(buf unsafe.Pointer, limit uint32) uint32
+
+//go:wasmimport k8s.io/scheduler queueing_hint.old_object
+func queueingHintOldObject(buf unsafe.Pointer, limit uint32) uint32
+
+//go:wasmimport k8s.io/scheduler queueing_hint.new_object
+func queueingHintNewObject(buf unsafe.Pointer, limit uint32) uint32
+
+//go:wasmimport k8s.io/scheduler cycle_state.id
+func cycleStateID(buf unsafe.Pointer, limit uint32) uint32
+
+//go:wasmimport k8s.io/scheduler cycle_state.released
+func cycleStateReleased(buf unsafe.Pointer, limit uint32) uint32
+
+//go:wasmimport k8s.io/scheduler handle.nominated_pods_for_node
+func nominatedPodsForNode(name unsafe.Pointer, nameLen uint32, buf unsafe.Pointer, limit uint32) uint32
+
+//go:wasmimport k8s.io/scheduler handle.run_filter_plugins_with_nominated_pods
+func runFilterPluginsWithNominatedPods(name unsafe.Pointer, nameLen uint32, buf unsafe.Pointer, limit uint32) uint32
+
+func SnapshotChanges(buf []byte) uint32 { return snapshotChanges(ptr(buf), uint32(len(buf))) }
+func NodeInfoOverlay(buf []byte) uint32 { return nodeInfoOverlay(ptr(buf), uint32(len(buf))) }
+func ObjectsList(query, buf []byte) uint32 {
+	return objectsList(ptr(query), uint32(len(query)), ptr(buf), uint32(len(buf)))
+}
+func ObjectsGet(query, buf []byte) uint32 {
+	return objectsGet(ptr(query), uint32(len(query)), ptr(buf), uint32(len(buf)))
+}
+func ResultClusterEventsWithHints(b []byte) { resultClusterEventsWithHints(ptr(b), uint32(len(b))) }
+func QueueingHintEvent(buf []byte) uint32   { return queueingHintEvent(ptr(buf), uint32(len(buf))) }
+func QueueingHintOldObject(buf []byte) uint32 {
+	return queueingHintOldObject(ptr(buf), uint32(len(buf)))
+}
+func QueueingHintNewObject(buf []byte) uint32 {
+	return queueingHintNewObject(ptr(buf), uint32(len(buf)))
+}
+func CycleStateID(buf []byte) uint32       { return cycleStateID(ptr(buf), uint32(len(buf))) }
+func CycleStateReleased(buf []byte) uint32 { return cycleStateReleased(ptr(buf), uint32(len(buf))) }
+func NominatedPodsForNode(name string, buf []byte) uint32 {
+	return nominatedPodsForNode(sptr(name), uint32(len(name)), ptr(buf), uint32(len(buf)))
+}
+func RunFilterPluginsWithNominatedPods(name string, buf []byte) uint32 {
+	return runFilterPluginsWithNominatedPods(sptr(name), uint32(len(name)), ptr(buf), uint32(len(buf)))
+}
