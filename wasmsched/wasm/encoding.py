@@ -127,17 +127,19 @@ def node_list_bytes(infos: Sequence[NodeInfo]) -> bytes:
     return b"".join(parts)
 
 
-def object_bytes(obj: Any, pods: PodEncoder) -> bytes | None:
+def object_bytes(obj: Any, pods: PodEncoder, as_json: bool = False) -> bytes | None:
     """A queueing hint's old or new object (docs/abi.md §14.3): protobuf for a Pod or a Node, JSON for any
-    other kind (an API message, or a watched object's dict); None for no object."""
+    other kind (an API message, or a watched object's dict) and for every kind when as_json (an event
+    registered for `*`, where the guest cannot tell the kind of protobuf bytes); None for no object."""
     if obj is None:
         return None
     if isinstance(obj, Message):
         name = obj.DESCRIPTOR.full_name
-        if name == "k8s.io.api.core.v1.Pod":
-            return pods.encode(obj)  # type: ignore[arg-type]
-        if name == "k8s.io.api.core.v1.Node":
-            return obj.SerializeToString()
+        if not as_json:
+            if name == "k8s.io.api.core.v1.Pod":
+                return pods.encode(obj)  # type: ignore[arg-type]
+            if name == "k8s.io.api.core.v1.Node":
+                return obj.SerializeToString()
         return json_bytes(message_to_dict(obj))
     return json_bytes(obj)
 

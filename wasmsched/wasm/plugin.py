@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from wasmsched.api.types import Pod
 from wasmsched.framework import interface as fw
 from wasmsched.framework.cycle_state import CycleState
-from wasmsched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
+from wasmsched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from wasmsched.framework.interface import (
     BatchScores,
     FilterVerdicts,
@@ -196,16 +196,18 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
                 raise ValueError(f"[{i}].action must be an ActionType in 1..{int(ActionType.ALL)}")
             if not isinstance(hint, bool):
                 raise ValueError(f"[{i}].hint must be a boolean")
-            fn = self._hint_fn(i) if hint and "queueinghint" in self.exports else None
+            fn = self._hint_fn(i, resource == EventResource.WILDCARD) if hint and "queueinghint" in self.exports \
+                else None
             out.append(ClusterEventWithHint(ClusterEvent(resource, action), fn))
         return out
 
-    def _hint_fn(self, index: int) -> Callable[[Any, Any, Any], QueueingHint]:
+    def _hint_fn(self, index: int, wildcard: bool) -> Callable[[Any, Any, Any], QueueingHint]:
         def queueing_hint(pod: Pod, old: Any, new: Any) -> QueueingHint:
             """§14.3: the guest's hint for the registered event `index`; an error makes the queue requeue."""
             pods = self.compiled.host.pods
-            ctx = CallContext("queueinghint", pod=pod, hint_event=index, old_object=encoding.object_bytes(old, pods),
-                              new_object=encoding.object_bytes(new, pods))
+            ctx = CallContext("queueinghint", pod=pod, hint_event=index,
+                              old_object=encoding.object_bytes(old, pods, wildcard),
+                              new_object=encoding.object_bytes(new, pods, wildcard))
             with self.pool.borrowed() as inst:
                 r = self._invoke(inst, ctx)
             if r in (QueueingHint.QUEUE_SKIP, QueueingHint.QUEUE) and not ctx.status_reason:

@@ -108,7 +108,9 @@ class Mirror:
         if snapshot is self._snapshot and snapshot.journal_epoch == self._epoch:
             names: Iterable[str] = dict.fromkeys(journal[self._position:])
         else:
-            names = {*self._nodes, *snapshot.node_info_map}
+            # Every node, the snapshot's in its list order (a guest lists nodes in the order they came).
+            names = dict.fromkeys([*(ni.name for ni in snapshot.node_info_list), *snapshot.node_info_map,
+                                   *self._nodes])
         self._snapshot, self._epoch, self._position = snapshot, snapshot.journal_epoch, len(journal)
         return names
 
