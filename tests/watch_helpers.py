@@ -19,7 +19,9 @@ PLUGIN = "TopologyMatch"
 # A minimal valid CustomResourceDefinition of NodeResourceTopology (no schema for the objects).
 NRT_CRD: dict[str, Any] = {
     "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-    "metadata": {"name": "noderesourcetopologies.topology.node.k8s.io"},
+    # A group under k8s.io needs the approval annotation (the real CRD carries this one).
+    "metadata": {"name": "noderesourcetopologies.topology.node.k8s.io",
+                 "annotations": {"api-approved.kubernetes.io": "https://github.com/kubernetes/enhancements/pull/1178"}},
     "spec": {
         "group": "topology.node.k8s.io", "scope": "Cluster",
         "names": {"kind": "NodeResourceTopology", "plural": "noderesourcetopologies",
