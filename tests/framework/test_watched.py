@@ -52,6 +52,10 @@ def test_list_is_in_namespace_name_order_and_filters_namespaces(store: WatchedOb
     assert names(store.list(FOO)) == ["/c", "a/a", "a/y", "a/z", "b/x"]
     store.delete(FOO, foo("a", "y"))
     assert names(store.list(FOO, "a")) == ["a/a", "a/z"]
+    store.apply(FOO, foo("ab", "a"))
+    store.apply(FOO, foo("a-", "zz"))
+    assert names(store.list(FOO, "a")) == ["a/a", "a/z"]
+    assert names(store.list(FOO, "ab")) == ["ab/a"]
 
 
 def test_label_selectors_are_parsed_as_labels_parse(store: WatchedObjectStore) -> None:

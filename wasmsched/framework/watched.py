@@ -19,7 +19,8 @@ from __future__ import annotations
 import builtins
 import json
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 from wasmsched.api.gvr import GroupVersionResource
@@ -56,6 +57,10 @@ class WatchedObjects(Protocol):
 # the parsed JSON (dicts), read only.
 ChangeListener = Callable[[GroupVersionResource, ActionType, "Mapping[str, Any] | None", "Mapping[str, Any] | None"],
                           None]
+
+
+# Sorts after any object name (names are DNS subdomains, or at least printable text).
+_LAST = "\U0010ffff"
 
 
 class _Entry:
@@ -201,7 +206,8 @@ class WatchedObjectStore:
             res = self._resource(gvr)
             order = res.order()
             if namespace:
-                order = [k for k in order if k[0] == namespace]
+                # The namespace's objects are one run of the sorted keys.
+                order = order[bisect_left(order, (namespace, "")):bisect_right(order, (namespace, _LAST))]
             entries = [res.objects[k] for k in order]
         if selector is not None:
             entries = [e for e in entries if selector.matches(e.labels)]
@@ -258,8 +264,3 @@ def _resource_version(obj: Mapping[str, Any]) -> str:
     rv = meta.get("resourceVersion") if isinstance(meta, Mapping) else None
     return rv if isinstance(rv, str) else ""
 
-
-def declared_view(store: WatchedObjectStore | None, watch: Sequence[GroupVersionResource]) -> WatchedObjects:
-    """`Handle.watched_objects` for a Handle that may have no store (one built without a scheduler): a
-    store of its own, which nothing fills."""
-    return (store if store is not None else WatchedObjectStore()).declare(watch)
