@@ -216,3 +216,178 @@ def compile_optional_label_selector(owner: object, field: str) -> Selector:
         return NOTHING
     sel: LabelSelector = getattr(owner, field)
     return compile_label_selector(sel)
+
+
+# ----- labels.Parse: the selector syntax of `?labelSelector=` and `kubectl -l` ----------------------------
+
+# The lexer's tokens (selector.go's Token constants).
+_ERROR, _END, _CLOSED_PAR, _COMMA, _DOES_NOT_EXIST, _DOUBLE_EQUALS, _EQUALS, _GREATER_THAN, _IDENTIFIER, _IN, \
+    _LESS_THAN, _NOT_EQUALS, _NOT_IN, _OPEN_PAR = range(14)
+_STRING_TO_TOKEN = {
+    ")": _CLOSED_PAR, ",": _COMMA, "!": _DOES_NOT_EXIST, "==": _DOUBLE_EQUALS, "=": _EQUALS, ">": _GREATER_THAN,
+    "in": _IN, "<": _LESS_THAN, "!=": _NOT_EQUALS, "notin": _NOT_IN, "(": _OPEN_PAR,
+}
+_SPECIAL = frozenset("=!(),><")
+_WHITESPACE = frozenset(" \t\r\n")
+# binaryOperators, in selector.go's order (parseOperator's error lists them)
+_BINARY_OPERATORS = (IN, NOT_IN, EQUALS, DOUBLE_EQUALS, NOT_EQUALS, GREATER_THAN, LESS_THAN)
+_OPERATOR_OF_TOKEN = {_IN: IN, _EQUALS: EQUALS, _DOUBLE_EQUALS: DOUBLE_EQUALS, _GREATER_THAN: GREATER_THAN,
+                      _LESS_THAN: LESS_THAN, _NOT_IN: NOT_IN, _NOT_EQUALS: NOT_EQUALS}
+
+
+def _lex(s: str) -> list[tuple[int, str]]:
+    """Lexer.Lex until the end of the string (Parser.scan): every (token, literal)."""
+    out: list[tuple[int, str]] = []
+    pos, n = 0, len(s)
+    while True:
+        while pos < n and s[pos] in _WHITESPACE:
+            pos += 1
+        if pos >= n:
+            out.append((_END, ""))
+            return out
+        if s[pos] in _SPECIAL:
+            # scanSpecialSymbol: the longest run of special symbols that is still a token
+            buf = ""
+            last: tuple[int, str] | None = None
+            while pos < n and s[pos] in _SPECIAL:
+                buf += s[pos]
+                tok = _STRING_TO_TOKEN.get(buf)
+                if tok is not None:
+                    last = (tok, buf)
+                elif last is not None:
+                    break
+                pos += 1
+            if last is None:
+                out.append((_ERROR, f"error expected: keyword found '{buf}'"))
+            else:
+                out.append(last)
+            continue
+        start = pos
+        while pos < n and s[pos] not in _SPECIAL and s[pos] not in _WHITESPACE:
+            pos += 1
+        word = s[start:pos]
+        out.append((_STRING_TO_TOKEN.get(word, _IDENTIFIER), word))
+
+
+class _SelectorParser:
+    def __init__(self, text: str) -> None:
+        self.items = _lex(text)
+        self.position = 0
+
+    def lookahead(self, values: bool) -> tuple[int, str]:
+        tok, lit = self.items[self.position]
+        if values and tok in (_IN, _NOT_IN):
+            tok = _IDENTIFIER
+        return tok, lit
+
+    def consume(self, values: bool) -> tuple[int, str]:
+        tok, lit = self.lookahead(values)
+        self.position += 1
+        return tok, lit
+
+    def parse(self) -> list[Requirement]:
+        reqs: list[Requirement] = []
+        while True:
+            tok, lit = self.lookahead(True)
+            if tok in (_IDENTIFIER, _DOES_NOT_EXIST):
+                try:
+                    reqs.append(self.requirement())
+                except SelectorError as e:
+                    raise SelectorError(f"unable to parse requirement: {e}") from None
+                t, lit2 = self.consume(True)
+                if t == _END:
+                    return reqs
+                if t == _COMMA:
+                    t2, l2 = self.lookahead(True)
+                    if t2 not in (_IDENTIFIER, _DOES_NOT_EXIST):
+                        raise SelectorError(f"found '{l2}', expected: identifier after ','")
+                else:
+                    raise SelectorError(f"found '{lit2}', expected: ',' or 'end of string'")
+            elif tok == _END:
+                return reqs
+            else:
+                raise SelectorError(f"found '{lit}', expected: !, identifier, or 'end of string'")
+
+    def requirement(self) -> Requirement:
+        key, operator = self.key_and_inferred_operator()
+        if operator in (EXISTS, DOES_NOT_EXIST):
+            return new_requirement(key, operator, ())
+        operator = self.operator()
+        values = self.values() if operator in (IN, NOT_IN) else self.exact_value()
+        return new_requirement(key, operator, sorted(values))
+
+    def key_and_inferred_operator(self) -> tuple[str, str]:
+        operator = ""
+        tok, lit = self.consume(True)
+        if tok == _DOES_NOT_EXIST:
+            operator = DOES_NOT_EXIST
+            tok, lit = self.consume(True)
+        if tok != _IDENTIFIER:
+            raise SelectorError(f"found '{lit}', expected: identifier")
+        errs = is_qualified_name(lit)
+        if errs:
+            # validateLabelKey with the parser's (empty) path
+            raise SelectorError(f": Invalid value: {_go_quote(lit)}: {'; '.join(errs)}")
+        if self.lookahead(True)[0] in (_END, _COMMA) and operator != DOES_NOT_EXIST:
+            operator = EXISTS
+        return lit, operator
+
+    def operator(self) -> str:
+        tok, lit = self.consume(False)
+        op = _OPERATOR_OF_TOKEN.get(tok)
+        if op is None:
+            raise SelectorError(f"found '{lit}', expected: {', '.join(_BINARY_OPERATORS)}")
+        return op
+
+    def values(self) -> set[str]:
+        tok, lit = self.consume(True)
+        if tok != _OPEN_PAR:
+            raise SelectorError(f"found '{lit}' expected: '('")
+        tok, lit = self.lookahead(True)
+        if tok in (_IDENTIFIER, _COMMA):
+            s = self.identifiers()
+            if self.consume(True)[0] != _CLOSED_PAR:
+                raise SelectorError(f"found '{lit}', expected: ')'")
+            return s
+        if tok == _CLOSED_PAR:  # "()"
+            self.consume(True)
+            return {""}
+        raise SelectorError(f"found '{lit}', expected: ',', ')' or identifier")
+
+    def identifiers(self) -> set[str]:
+        s: set[str] = set()
+        while True:
+            tok, lit = self.consume(True)
+            if tok == _IDENTIFIER:
+                s.add(lit)
+                tok2, lit2 = self.lookahead(True)
+                if tok2 == _COMMA:
+                    continue
+                if tok2 == _CLOSED_PAR:
+                    return s
+                raise SelectorError(f"found '{lit2}', expected: ',' or ')'")
+            if tok == _COMMA:
+                if not s:
+                    s.add("")  # "(,"
+                tok2 = self.lookahead(True)[0]
+                if tok2 == _CLOSED_PAR:
+                    s.add("")  # ",)"
+                    return s
+                if tok2 == _COMMA:
+                    s.add("")  # ",,"
+                continue
+            raise SelectorError(f"found '{lit}', expected: ',', or identifier")
+
+    def exact_value(self) -> set[str]:
+        if self.lookahead(True)[0] in (_END, _COMMA):
+            return {""}
+        tok, lit = self.consume(True)
+        if tok == _IDENTIFIER:
+            return {lit}
+        raise SelectorError(f"found '{lit}', expected: identifier")
+
+
+def parse_selector(text: str) -> Selector:
+    """labels.Parse: the selector syntax (`a=b,c!=d,e in (f,g),!h,i`) as a Selector, requirements sorted by
+    key; "" selects everything. Raises SelectorError with labels.Parse's text."""
+    return Selector(_sorted(_SelectorParser(text).parse()))

@@ -66,12 +66,27 @@ class LoadedObject:
 
 
 @dataclass(slots=True)
+class UnstructuredObject:
+    """An object of a kind wasmsched has no type for (a CRD's, or a built-in one it does not read), as
+    decoded, not validated; `where` is "file: document N" (and ", items[i]"), `warning` the warning that
+    says it was skipped."""
+
+    api_version: str
+    kind: str
+    obj: Mapping[str, Any]
+    where: str
+    warning: str
+
+
+@dataclass(slots=True)
 class LoadedObjects:
-    """Everything read by load_paths: objects in file order, grouped by kind, and warnings."""
+    """Everything read by load_paths: objects in file order, grouped by kind, and warnings; the objects of
+    kinds without a type apart, in file order."""
 
     objects: list[LoadedObject] = field(default_factory=list)
     by_kind: dict[str, list[Message]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    unstructured: list[UnstructuredObject] = field(default_factory=list)
 
     def of_kind(self, kind: str) -> list[Message]:
         """The messages of one kind ("Pod", "Node", ...), in order of appearance."""
@@ -198,9 +213,11 @@ def _convert(
         return
     cls = KIND_TYPES.get((api_version, kind))
     if cls is None:
-        result.warnings.append(
-            f"{_describe(source, where, obj)}: unsupported kind {api_version} {kind}, skipped"
-        )
+        warning = f"{_describe(source, where, obj)}: unsupported kind {api_version} {kind}, skipped"
+        result.warnings.append(warning)
+        # Kept as it is: a plugin may declare it reads this kind (args.watch, a CRD's objects among them);
+        # whoever takes it drops the warning (embedded/watched.py).
+        result.unstructured.append(UnstructuredObject(api_version, kind, obj, f"{source}: {where}", warning))
         return
     try:
         msg = dict_to_message(obj, cls)

@@ -18,6 +18,7 @@ from wasmsched.config.types import KubeSchedulerConfiguration
 from wasmsched.framework.runtime import FrameworkError
 from wasmsched.kube.api import ClientConfigError, ClientConnection, KubeApi, load_configuration
 from wasmsched.kube.app import SchedulerApp, install_signal_handlers
+from wasmsched.kube.informer import WatchStartupError
 from wasmsched.kube.leaderelection import (
     HEALTH_CHECK_NAME,
     LeaderElectionConfig,
@@ -170,6 +171,9 @@ def run(args: argparse.Namespace) -> int:
         if server is not None:
             server.start()
         return _serve(app, elector)
+    except WatchStartupError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     except OSError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

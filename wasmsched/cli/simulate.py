@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import yaml
 
 from wasmsched.api.kinds import RESOURCES
-from wasmsched.api.manifest import ManifestError, load_paths, write_manifests
+from wasmsched.api.manifest import ManifestError, UnstructuredObject, load_paths, write_manifests
 from wasmsched.api.types import object_key
 from wasmsched.cli.table import format_table, one_line
 from wasmsched.config import ConfigError, load_config
@@ -95,6 +95,7 @@ def _build(args: argparse.Namespace) -> tuple[Simulation, list[str]]:
     objects: dict[str, list[Any]] = {}
     sources: dict[int, str] = {}  # id(message) -> where it was read; generated objects have none
     warnings: list[str] = []
+    unstructured: list[UnstructuredObject] = []
     if args.paths:
         for p in args.paths:
             if not Path(p).exists():
@@ -104,6 +105,7 @@ def _build(args: argparse.Namespace) -> tuple[Simulation, list[str]]:
         except ManifestError as e:
             raise BadInput(str(e)) from e
         warnings.extend(loaded.warnings)
+        unstructured = loaded.unstructured
         if not loaded.objects:
             warnings.append(f"{', '.join(args.paths)}: no Kubernetes objects found")
         sources = {id(o.message): f"{o.source}: document {o.document}" for o in loaded.objects}
@@ -135,6 +137,13 @@ def _build(args: argparse.Namespace) -> tuple[Simulation, list[str]]:
     except FrameworkError as e:
         where = f"{args.config}: " if args.config else ""
         raise BadInput(f"{where}{e}") from e
+    try:
+        # Objects of kinds plugins declared they watch (args.watch), CRDs' among them: no longer skipped.
+        taken = {id(u) for u in sim.load_watched(unstructured)}
+    except ManifestError as e:
+        raise BadInput(str(e)) from e
+    skipped = {u.warning for u in unstructured if id(u) in taken}
+    warnings = [w for w in warnings if w not in skipped]
     try:
         orphans = sim.apply(objects)
     except AdmissionError as e:

@@ -42,9 +42,11 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
+    from wasmsched.api.gvr import GroupVersionResource
     from wasmsched.api.types import Pod
     from wasmsched.framework.nodetable import NodeColumns
     from wasmsched.framework.snapshot import Snapshot
+    from wasmsched.framework.watched import WatchedObjects
     from wasmsched.metrics.metrics import SchedulerMetrics
 
 MAX_NODE_SCORE = 100
@@ -788,6 +790,13 @@ class Handle(Protocol):
         ...
 
     def profile_name(self) -> str: ...
+
+    def watched_objects(self, watch: Sequence[GroupVersionResource]) -> WatchedObjects:
+        """Declares the resources a plugin reads besides pods and nodes (a wasm plugin's `args.watch`,
+        docs/abi.md §14.2) and returns its view of their current objects as JSON. Call it in the plugin's
+        factory: the backends fill what was declared when the scheduler starts (`run` starts an informer
+        for each resource). Reading a resource not in `watch` raises ResourceNotWatchedError."""
+        ...
 
     def scheduler_metrics(self) -> SchedulerMetrics | None:
         """Where kube-scheduler's metrics are recorded (preemption attempts and victims, wasm guest

@@ -8,6 +8,7 @@ its reply-model quirks (37.0.2 fails to deserialize pods/binding's Status reply)
 
 from __future__ import annotations
 
+import builtins
 import json
 import logging
 import os
@@ -393,6 +394,47 @@ class KubeApi:
         finally:
             # Closed before it goes back to the pool: a watch left early (a handler raised, the informer
             # stopped) has unread bytes that the next request on the connection would read as its answer.
+            raw.close()
+            raw.release_conn()
+
+    # ----- untyped reads (any resource, as JSON: the dynamic informers of watched resources) ----------
+
+    def list_json(self, path: str, *, label_selector: str = "") -> tuple[builtins.list[dict[str, Any]], str]:
+        """Every object of a collection (read in pages) as parsed JSON, and the list's resourceVersion to
+        watch from. Each item gets the list's apiVersion and kind (without List), as client-go's dynamic
+        client gives them: the API server leaves them out of a list's items."""
+        items: builtins.list[dict[str, Any]] = []
+        cont = ""
+        while True:
+            query: dict[str, Any] = {"limit": LIST_PAGE_SIZE, "continue": cont, "labelSelector": label_selector}
+            lst = self.request_json("GET", path, query=query)
+            if not isinstance(lst, dict) or not isinstance(lst.get("items", []), list):
+                raise codec.CodecError(f"GET {self.host}{path}: the reply is not a list")
+            api_version, kind = lst.get("apiVersion"), lst.get("kind")
+            item_kind = kind[:-len("List")] if isinstance(kind, str) and kind.endswith("List") else None
+            for item in lst.get("items") or []:
+                if isinstance(item, dict):
+                    typed = {"apiVersion": api_version, "kind": item_kind, **item} if item_kind else item
+                    items.append(typed)
+            meta = lst.get("metadata") or {}
+            cont = meta.get("continue") or ""
+            if not cont:
+                return items, meta.get("resourceVersion") or ""
+
+    @contextmanager
+    def watch_json(self, path: str, resource_version: str, *, timeout_seconds: int) -> Iterator[WatchStream]:
+        """A JSON watch of any collection from resource_version, with bookmarks; events carry parsed JSON."""
+        query = {"watch": "true", "resourceVersion": resource_version, "allowWatchBookmarks": "true",
+                 "timeoutSeconds": timeout_seconds}
+        self._limiter.wait()
+        resp = self._open("GET", path, query=query, accept=codec.JSON, timeout=(10.0, timeout_seconds + 30.0))
+        raw = resp.response
+        try:
+            if resp.status >= 300:
+                raise _status_error(resp.status, resp.reason or "", raw.data, raw.headers.get("Content-Type"),
+                                    "GET", path)
+            yield WatchStream(codec.json_object_watch_events(_lines(raw)), raw)
+        finally:
             raw.close()
             raw.release_conn()
 

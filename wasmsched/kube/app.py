@@ -71,6 +71,10 @@ class SchedulerApp:
                                        seed=int.from_bytes(os.urandom(4), "big"), metrics=self.metrics,
                                        binding_workers=BINDING_WORKERS)
         add_all_event_handlers(self.scheduler, self.informers)
+        # The resources plugins declared they watch (args.watch, CRDs among them): a dynamic informer each,
+        # feeding the scheduler's watched objects, whose changes are cluster events (framework/watched.py).
+        for gvr in self.scheduler.watched.declared():
+            self.informers.watch_resource(gvr, self.scheduler.watched)
         for kind in LISTER_KINDS:
             if RESOURCES[kind].available():
                 self.informers.informer(kind)
@@ -85,20 +89,22 @@ class SchedulerApp:
 
     def caches_synced(self) -> str | None:
         """None when every informer listed once (readyz's sched-handler-sync)."""
-        pending = [k for k, inf in self.informers.informers.items() if not inf.has_synced()]
+        pending = [inf.kind for inf in self.informers.all_informers() if not inf.has_synced()]
         return None if not pending else f"caches not synced: {', '.join(sorted(pending))}"
 
     # ----- lifecycle -------------------------------------------------------------------------
 
     def start_informers(self, sync_timeout: float | None = None) -> bool:
+        """Starts the informers and waits for their first lists; False when stopped before. Raises
+        WatchStartupError when a watched resource (args.watch) cannot be listed (403, 404)."""
         self.events.start()
         self.dispatcher.run()
         self.informers.start(self.stop)
         # client-go's WaitForNamedCacheSync lines, at V(0) as there.
-        log.log(V0, '"Waiting for caches to sync" kinds=%d', len(self.informers.informers))
+        log.log(V0, '"Waiting for caches to sync" kinds=%d', len(self.informers.all_informers()))
         ok = self.informers.wait_for_cache_sync(self.stop, sync_timeout)
         if ok:
-            log.log(V0, '"Caches are synced" kinds=%d', len(self.informers.informers))
+            log.log(V0, '"Caches are synced" kinds=%d', len(self.informers.all_informers()))
             # What was built until now (the caches' objects, the plugins, the modules) lives as long as the
             # process: full collections need not scan it again (each took up to ~40 ms, a p99 latency spike).
             gc.freeze()

@@ -182,3 +182,22 @@ def json_watch_events(lines: Iterator[bytes], cls: type[Message]) -> Iterator[Wa
             raw = {"metadata": raw.get("metadata", {})}
         obj = decode_json(raw, target)
         yield WatchEvent(etype, obj, _resource_version(obj))
+
+
+def json_object_watch_events(lines: Iterator[bytes]) -> Iterator[WatchEvent]:
+    """A JSON watch stream of any resource (a dynamic informer's, kube/dynamic_informer.py): each event's
+    object as parsed JSON (a dict; the Status of an ERROR event too), unconverted."""
+    for raw_line in lines:
+        line = raw_line.strip()
+        if not line:
+            continue
+        try:
+            ev = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise CodecError(f"cannot decode a watch event: {e}") from e
+        if not isinstance(ev, dict) or not isinstance(ev.get("object"), dict):
+            raise CodecError("cannot decode a watch event: not an object with an object")
+        obj = ev["object"]
+        meta = obj.get("metadata")
+        rv = meta.get("resourceVersion", "") if isinstance(meta, dict) else ""
+        yield WatchEvent(str(ev.get("type", "")), obj, rv if isinstance(rv, str) else "")

@@ -14,13 +14,16 @@ import logging
 import random
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
 from wasmsched.api.decoding import shorten
+from wasmsched.api.gvr import GroupVersionResource
 from wasmsched.api.kinds import RESOURCES, Resource
 from wasmsched.api.types import object_key
-from wasmsched.kube.api import ApiError, KubeApi, TransportError
+from wasmsched.framework.watched import WatchedObjectStore, object_name
+from wasmsched.kube.api import ApiError, KubeApi, TransportError, WatchStream
 from wasmsched.kube.codec import CodecError
 from wasmsched.util.klog import quote
 
@@ -51,11 +54,14 @@ class Handler:
     on_delete: Callable[[Any], None] | None
 
 
-class Informer:
-    def __init__(self, api: KubeApi, resource: Resource, *, field_selector: str = "",
-                 transform: Callable[[Any], Any] | None = None, rng: random.Random | None = None) -> None:
+class BaseInformer:
+    """The reflector and store of any informer; what it lists and watches, and how its objects are keyed,
+    is the subclass's (Informer: a kind of api/kinds.py as protobuf messages; kube/dynamic_informer.py: any
+    resource as JSON)."""
+
+    def __init__(self, api: KubeApi, *, field_selector: str = "", transform: Callable[[Any], Any] | None = None,
+                 rng: random.Random | None = None) -> None:
         self.api = api
-        self.resource = resource
         self.field_selector = field_selector
         # client-go's SetTransform: applied to every object listed or watched, before the store sees it.
         self.transform = transform
@@ -68,6 +74,8 @@ class Informer:
         self._rng = rng or random.Random()
         self._stop = threading.Event()
         self._watch_response: Any = None
+        # Set when the informer gave up before its first list (a watched resource the server refuses).
+        self.startup_error: str | None = None
         self.last_resource_version = ""
         # What happened, for logs and tests: lists made (the first plus every relist) and watches opened.
         self.lists = 0
@@ -76,7 +84,34 @@ class Informer:
 
     @property
     def kind(self) -> str:
-        return self.resource.kind
+        """What logs call it."""
+        raise NotImplementedError
+
+    # ----- what the subclass defines -------------------------------------------------------------
+
+    def _list_items(self) -> tuple[builtins.list[Any], str]:
+        """Every object, and the list's resourceVersion."""
+        raise NotImplementedError
+
+    def _open_watch(self, timeout_seconds: int) -> AbstractContextManager[WatchStream]:
+        raise NotImplementedError
+
+    def _watch_error(self, status: Any) -> ApiError:
+        """The ApiError of a watch's ERROR event (its object is a Status)."""
+        raise NotImplementedError
+
+    def _refused_at_start(self, e: ApiError, listing: bool) -> bool:
+        """Whether a failed list ends the informer (and sets `startup_error`) instead of being retried."""
+        return False
+
+    def _key(self, obj: Any) -> str:
+        return object_key(obj)
+
+    def _namespace(self, obj: Any) -> str:
+        return obj.metadata.namespace  # type: ignore[no-any-return]
+
+    def _resource_version(self, obj: Any) -> str:
+        return obj.metadata.resourceVersion  # type: ignore[no-any-return]
 
     def add_handler(self, handler: Handler) -> None:
         if self._synced.is_set():
@@ -119,8 +154,8 @@ class Informer:
                 log.exception('"Event handler failed" kind="%s" event="%s"', self.kind, what)
 
     def _apply(self, etype: str, obj: Any) -> None:
-        key = object_key(obj)
-        ns = obj.metadata.namespace
+        key = self._key(obj)
+        ns = self._namespace(obj)
         with self._lock:
             old = self._store.get(key)
             if etype == "DELETED":
@@ -143,10 +178,10 @@ class Informer:
 
     def _replace(self, items: builtins.list[Any]) -> None:
         """A (re)list: the store becomes `items`; what changed is delivered (client-go's Replace)."""
-        fresh = {object_key(o): o for o in items}
+        fresh = {self._key(o): o for o in items}
         by_namespace: dict[str, dict[str, Any]] = {}
         for key, o in fresh.items():
-            by_namespace.setdefault(o.metadata.namespace, {})[key] = o
+            by_namespace.setdefault(self._namespace(o), {})[key] = o
         with self._lock:
             old_store = self._store
             self._store = fresh
@@ -158,7 +193,7 @@ class Informer:
             old = old_store.get(key)
             if old is None:
                 self._deliver("on_add", obj)
-            elif old.metadata.resourceVersion != obj.metadata.resourceVersion:
+            elif self._resource_version(old) != self._resource_version(obj):
                 self._deliver("on_update", old, obj)
 
     # ----- list and watch --------------------------------------------------------------------
@@ -176,6 +211,8 @@ class Informer:
                 self._watch()
                 backoff = INITIAL_BACKOFF
             except ApiError as e:
+                if self._refused_at_start(e, need_list):
+                    return
                 if e.status == 410:
                     log.info('"Watch expired; relisting" kind="%s" resourceVersion="%s" err=%s',
                              self.kind, self.last_resource_version, quote(e.message))
@@ -210,7 +247,7 @@ class Informer:
 
     def _list(self) -> None:
         try:
-            items, rv = self.api.list(self.resource, field_selector=self.field_selector)
+            items, rv = self._list_items()
         except ApiError as e:
             # 410 on a list is not a reason to relist again; any refusal is reported as client-go does.
             raise ApiError(e.status if e.status != 410 else 500, e.reason, f"failed to list {self.kind}: {e.message}",
@@ -226,8 +263,7 @@ class Informer:
 
     def _watch(self) -> None:
         timeout = int(MIN_WATCH_TIMEOUT_SECONDS * (1.0 + self._rng.random()))
-        with self.api.watch(self.resource, self.last_resource_version, timeout_seconds=timeout,
-                            field_selector=self.field_selector) as stream:
+        with self._open_watch(timeout) as stream:
             self.watches += 1
             self._watch_response = stream
             if self._stop.is_set():
@@ -236,8 +272,7 @@ class Informer:
                 if self._stop.is_set():
                     return
                 if ev.type == "ERROR":
-                    st = ev.object
-                    raise ApiError(int(st.code) or 500, st.reason, st.message, "WATCH", self.resource.path())
+                    raise self._watch_error(ev.object)
                 if ev.type == "BOOKMARK":
                     self.last_resource_version = ev.resource_version or self.last_resource_version
                     continue
@@ -248,6 +283,94 @@ class Informer:
                 self.last_resource_version = ev.resource_version or self.last_resource_version
 
 
+class Informer(BaseInformer):
+    """One kind of api/kinds.py, as its protobuf messages."""
+
+    def __init__(self, api: KubeApi, resource: Resource, *, field_selector: str = "",
+                 transform: Callable[[Any], Any] | None = None, rng: random.Random | None = None) -> None:
+        super().__init__(api, field_selector=field_selector, transform=transform, rng=rng)
+        self.resource = resource
+
+    @property
+    def kind(self) -> str:
+        return self.resource.kind
+
+    def _list_items(self) -> tuple[builtins.list[Any], str]:
+        return self.api.list(self.resource, field_selector=self.field_selector)
+
+    def _open_watch(self, timeout_seconds: int) -> AbstractContextManager[WatchStream]:
+        return self.api.watch(self.resource, self.last_resource_version, timeout_seconds=timeout_seconds,
+                              field_selector=self.field_selector)
+
+    def _watch_error(self, status: Any) -> ApiError:
+        return ApiError(int(status.code) or 500, status.reason, status.message, "WATCH", self.resource.path())
+
+
+class WatchStartupError(Exception):
+    """A resource a plugin declared it watches (args.watch) cannot be listed at start-up: the text is the
+    one line `run` prints before it exits 2."""
+
+
+class DynamicInformer(BaseInformer):
+    """Any resource (a plugin's declared `args.watch`, CRDs included), as parsed JSON: client-go's dynamic
+    informer (`dynamicinformer.ForResource`), through the same KubeApi. Its first list refused with 403 or
+    404 ends it with `startup_error` (the factory's cache sync raises it); later failures are retried as
+    any informer's."""
+
+    def __init__(self, api: KubeApi, gvr: GroupVersionResource, *, rng: random.Random | None = None) -> None:
+        super().__init__(api, rng=rng)
+        self.gvr = gvr
+
+    @property
+    def kind(self) -> str:
+        return self.gvr.event_resource
+
+    def _list_items(self) -> tuple[builtins.list[Any], str]:
+        return self.api.list_json(self.gvr.path())
+
+    def _open_watch(self, timeout_seconds: int) -> AbstractContextManager[WatchStream]:
+        return self.api.watch_json(self.gvr.path(), self.last_resource_version, timeout_seconds=timeout_seconds)
+
+    def _watch_error(self, status: Any) -> ApiError:
+        code = status.get("code") if isinstance(status, dict) else None
+        reason = status.get("reason", "") if isinstance(status, dict) else ""
+        message = status.get("message", "") if isinstance(status, dict) else ""
+        return ApiError(code if isinstance(code, int) and code else 500, str(reason), str(message), "WATCH",
+                        self.gvr.path())
+
+    def _refused_at_start(self, e: ApiError, listing: bool) -> bool:
+        if not listing or self.has_synced() or e.status not in (403, 404):
+            return False
+        cause = e.__cause__ if isinstance(e.__cause__, ApiError) else e
+        self.startup_error = watch_refused_message(self.gvr, cause)
+        log.error('"Failed to list a watched resource" resource="%s" err=%s', self.kind, quote(cause.message))
+        return True
+
+    def _key(self, obj: Any) -> str:
+        ns, name = object_name(obj)
+        return f"{ns}/{name}" if ns else name
+
+    def _namespace(self, obj: Any) -> str:
+        return object_name(obj)[0]
+
+    def _resource_version(self, obj: Any) -> str:
+        meta = obj.get("metadata")
+        rv = meta.get("resourceVersion") if isinstance(meta, dict) else None
+        return rv if isinstance(rv, str) else ""
+
+
+def watch_refused_message(gvr: GroupVersionResource, e: ApiError) -> str:
+    """`watch <resource>.<version>.<group>: forbidden: User "u" cannot list ...; grant list and watch on it
+    (docs/deploy.md)`, or for 404 that the server does not serve the resource."""
+    message = e.message
+    if e.status == 403:
+        _, sep, rest = message.partition(" is forbidden: ")
+        detail = f"forbidden: {rest}" if sep else message
+        return f"watch {gvr}: {detail}; grant list and watch on it (docs/deploy.md)"
+    return (f"watch {gvr}: not found: {message}; the API server does not serve {gvr.group_resource} in version "
+            f"{gvr.version} (is its CustomResourceDefinition installed?)")
+
+
 class InformerFactory:
     """One informer per kind, shared by everyone who watches or lists it; an EventSource for
     scheduler.eventhandlers.add_all_event_handlers."""
@@ -255,6 +378,8 @@ class InformerFactory:
     def __init__(self, api: KubeApi) -> None:
         self.api = api
         self.informers: dict[str, Informer] = {}
+        # The resources plugins declared they watch (args.watch), by resource.
+        self.dynamic: dict[GroupVersionResource, DynamicInformer] = {}
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
 
@@ -278,20 +403,39 @@ class InformerFactory:
             return
         self.informer(kind).add_handler(Handler(on_add, on_update, on_delete))
 
+    def watch_resource(self, gvr: GroupVersionResource, store: WatchedObjectStore) -> DynamicInformer:
+        """A dynamic informer for a declared resource, which keeps `store`'s objects of it current."""
+        inf = self.dynamic.get(gvr)
+        if inf is None:
+            inf = DynamicInformer(self.api, gvr)
+            inf.add_handler(Handler(lambda o: store.apply(gvr, o), lambda _old, o: store.apply(gvr, o),
+                                    lambda o: store.delete(gvr, o)))
+            self.dynamic[gvr] = inf
+            if self._threads:
+                self._start_one(inf)
+        return inf
+
+    def all_informers(self) -> builtins.list[BaseInformer]:
+        return [*self.informers.values(), *self.dynamic.values()]
+
     def start(self, stop: threading.Event) -> None:
         self._stop = stop
-        for inf in list(self.informers.values()):
+        for inf in self.all_informers():
             self._start_one(inf)
 
-    def _start_one(self, inf: Informer) -> None:
+    def _start_one(self, inf: BaseInformer) -> None:
         t = threading.Thread(target=inf.run, args=(self._stop,), name=f"informer-{inf.kind}", daemon=True)
         t.start()
         self._threads.append(t)
 
     def wait_for_cache_sync(self, stop: threading.Event, timeout: float | None = None) -> bool:
-        """Waits until every informer has listed once (or stop is set, or the timeout passes)."""
-        for inf in list(self.informers.values()):
+        """Waits until every informer has listed once (or stop is set, or the timeout passes). Raises
+        WatchStartupError when a watched resource's informer gave up at its first list."""
+        for inf in self.all_informers():
             while not inf.wait_for_sync(0.2):
+                refused = [i.startup_error for i in self.dynamic.values() if i.startup_error]
+                if refused:
+                    raise WatchStartupError(refused[0])
                 if stop.is_set():
                     return False
                 if timeout is not None:
@@ -301,11 +445,11 @@ class InformerFactory:
         return True
 
     def all_synced(self) -> bool:
-        return all(inf.has_synced() for inf in self.informers.values())
+        return all(inf.has_synced() for inf in self.all_informers())
 
     def stop(self, timeout: float = 5.0) -> None:
         self._stop.set()
-        for inf in self.informers.values():
+        for inf in self.all_informers():
             inf.stop_watch()
         for t in self._threads:
             t.join(timeout)

@@ -11,6 +11,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from wasmsched.api.gvr import GroupVersionResource
+
 READ = ("get", "list", "watch")
 
 
@@ -92,9 +94,17 @@ def lease_access(namespace: str, name: str) -> tuple[Access, ...]:
     )
 
 
-def scheduler_access(lease_namespace: str = "kube-system", lease_name: str = "kube-scheduler") -> tuple[Access, ...]:
-    """Everything `wasmsched run` requests, with leader election on the given Lease."""
-    return SCHEDULER_ACCESS + lease_access(lease_namespace, lease_name)
+def watched_access(watch: Iterable[GroupVersionResource]) -> tuple[Access, ...]:
+    """The resources plugins declare they watch (args.watch, docs/abi.md §14.2): each listed and watched in
+    every namespace by its dynamic informer (docs/deploy.md section 4.1 grants them)."""
+    return tuple(Access(verb, gvr.group, gvr.resource) for gvr in watch for verb in ("list", "watch"))
+
+
+def scheduler_access(lease_namespace: str = "kube-system", lease_name: str = "kube-scheduler",
+                     watch: Iterable[GroupVersionResource] = ()) -> tuple[Access, ...]:
+    """Everything `wasmsched run` requests, with leader election on the given Lease and the plugins'
+    watched resources."""
+    return SCHEDULER_ACCESS + lease_access(lease_namespace, lease_name) + watched_access(watch)
 
 
 @dataclass(frozen=True)

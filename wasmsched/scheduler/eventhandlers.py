@@ -6,9 +6,10 @@ behind them knows which one feeds them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from wasmsched.api.gvr import GroupVersionResource
 from wasmsched.api.types import Node, Pod, pod_priority
 from wasmsched.framework.events import (
     EVENT_ASSIGNED_POD_ADD,
@@ -152,6 +153,14 @@ class EventHandlers:
     def on_event(self, event: ClusterEvent, old: Any = None, new: Any = None) -> None:
         """Any other object change a plugin registered for (PDBs, namespaces, storage, ...)."""
         self.queue.move_all_to_active_or_backoff_queue(event, old, new)
+
+    def on_watched_change(self, gvr: GroupVersionResource, action: ActionType, old: Mapping[str, Any] | None,
+                          new: Mapping[str, Any] | None) -> None:
+        """A change of a resource a plugin declared it watches (framework/watched.py), whoever fed it: a
+        cluster event named `<resource>.<version>.<group>` with the objects as parsed JSON, as
+        kube-scheduler's handlers of a dynamic informer send an Add (nil, obj), Update (old, obj) or
+        Delete (obj, nil) (eventhandlers.go addAllEventHandlers, buildEvtResHandler)."""
+        self.queue.move_all_to_active_or_backoff_queue(ClusterEvent(gvr.event_resource, action), old, new)
 
 
 def add_all_event_handlers(handlers: EventHandlers, source: EventSource) -> None:

@@ -17,6 +17,7 @@ from wasmsched.framework.runtime import Framework, FrameworkError, ProfilePlugin
 from wasmsched.framework.snapshot import Snapshot
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import QueuedPodInfo
+from wasmsched.framework.watched import WatchedObjectStore
 from wasmsched.scheduler.algorithm import SchedulingAlgorithm
 from wasmsched.scheduler.binding_workers import BindingWorkers
 from wasmsched.scheduler.cache import Cache
@@ -84,6 +85,10 @@ class Scheduler(EventHandlers, ScheduleOne):
         self.records = PodRecords()
         self.binding_workers = BindingWorkers(self.options.binding_workers)
         self.profiles: dict[str, Framework] = {}
+        # The objects of every resource a plugin declared it watches (framework/watched.py); the backend
+        # fills it, and each change is a cluster event (eventhandlers.py on_watched_change).
+        self.watched = WatchedObjectStore()
+        self.watched.subscribe(self.on_watched_change)
         pre_enqueue: dict[str, Callable[[Pod], Status | None]] = {}
         hints = {}
         # The queue is created before the frameworks (they need its nominator), with a late-bound less.
@@ -108,6 +113,7 @@ class Scheduler(EventHandlers, ScheduleOne):
                 client=client, event_recorder=recorder, snapshot=lambda: self.snapshot,
                 pod_nominator=self.queue.nominator, clock=clock,
                 percentage_of_nodes_to_score=spec.percentage_of_nodes_to_score, metrics=metrics,
+                watched=self.watched,
             )
             self.profiles[spec.scheduler_name] = fwk
             less_fns[spec.scheduler_name] = fwk.queue_sort_less()

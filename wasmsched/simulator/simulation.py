@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from wasmsched.api.kinds import RESOURCES
+from wasmsched.api.manifest import UnstructuredObject
 from wasmsched.api.types import Pod, object_key
 from wasmsched.config.types import KubeSchedulerConfiguration
 from wasmsched.embedded.memory import (
@@ -25,6 +26,7 @@ from wasmsched.embedded.memory import (
 )
 from wasmsched.embedded.pv_provisioner import attach_volume_controllers
 from wasmsched.embedded.resourceclaim_controller import attach_resourceclaim_controller
+from wasmsched.embedded.watched import follow_cluster, load_manifest_objects
 from wasmsched.framework.interface import PluginFactory
 from wasmsched.framework.status import Status, is_rejected
 from wasmsched.scheduler.algorithm import CycleExplain
@@ -108,10 +110,18 @@ class Simulation:
                                        max_consecutive_errors=MAX_CONSECUTIVE_ERRORS, binding_workers=0,
                                        metrics=metrics)
         add_all_event_handlers(self.scheduler, self.cluster)
+        # The resources plugins declared they watch (args.watch) follow the cluster's objects of their kind.
+        follow_cluster(self.cluster, self.scheduler.watched)
         attach_volume_controllers(self.cluster, provision=provision_volumes)
         attach_resourceclaim_controller(self.cluster, random.Random(seed))
         self._pending: list[str] = []
         self._running: list[str] = []
+
+    def load_watched(self, objects: Iterable[UnstructuredObject]) -> list[UnstructuredObject]:
+        """The manifests' objects of kinds without a type that plugins declared they watch (a CRD's), into
+        the scheduler's watched objects, before `apply`; returns those taken (embedded/watched.py).
+        Raises ManifestError for a taken object that is malformed or defined twice."""
+        return load_manifest_objects(self.scheduler.watched, objects)
 
     def apply(self, objects_by_kind: Mapping[str, Iterable[Any]]) -> list[Pod]:
         """Creates the objects: cluster-scoped and supporting kinds first, then running, then pending pods.

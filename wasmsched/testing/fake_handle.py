@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from wasmsched.api.gvr import GroupVersionResource
 from wasmsched.api.types import Pod, object_key
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interface import NominatingInfo, NominatingMode, PodCondition, WaitingPod
 from wasmsched.framework.snapshot import Snapshot, new_snapshot
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import NodeInfo, PodInfo
+from wasmsched.framework.watched import WatchedObjects, WatchedObjectStore
 
 if TYPE_CHECKING:
     from wasmsched.metrics.metrics import SchedulerMetrics
@@ -94,6 +96,7 @@ class FakeHandle:
         self._events = RecordingEvents()
         self.nominated: dict[str, list[PodInfo]] = {}
         self.metrics: SchedulerMetrics | None = None
+        self.watched = WatchedObjectStore()
 
     def snapshot_shared_lister(self) -> Snapshot:
         return self._snapshot
@@ -137,6 +140,10 @@ class FakeHandle:
 
     def profile_name(self) -> str:
         return "default-scheduler"
+
+    def watched_objects(self, watch: Sequence[GroupVersionResource]) -> WatchedObjects:
+        """A view of `self.watched`, which a test fills (`watched.apply(gvr, obj)`)."""
+        return self.watched.declare(watch)
 
     def scheduler_metrics(self) -> SchedulerMetrics | None:
         return self.metrics

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wasmsched.api.decoding import json_type_name
+from wasmsched.api.gvr import GroupVersionResource
 from wasmsched.api.wellknown import parse_go_duration
 from wasmsched.util.intbounds import INT32_MAX, INT32_MIN
 from wasmsched.wasm.errors import WasmLoadError
@@ -28,6 +29,10 @@ WASM_PAGE = 65536
 MAX_PAGES = 65536
 
 _HEX = re.compile(r"^[0-9a-fA-F]{64}$")
+# An API group is a DNS subdomain (or "" for the core group), a version and a resource DNS labels, as the
+# API server accepts them in a CustomResourceDefinition (spec.group, spec.versions[].name, spec.names.plural).
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_GVR_KEYS = ("group", "version", "resource")
 
 
 @dataclass
@@ -44,6 +49,9 @@ class WasmPluginArgs:
     memory_limit_pages: int = DEFAULT_MEMORY_LIMIT_PAGES
     max_instances: int = DEFAULT_MAX_INSTANCES
     guest_sha256: str | None = None
+    # The resources the plugin reads besides pods and nodes (§14.2): `run` watches each one, `simulate`
+    # reads their objects from the manifests; through `Handle.watched_objects`.
+    watch: tuple[GroupVersionResource, ...] = ()
     warnings: list[str] = field(default_factory=list)
 
 
@@ -90,6 +98,8 @@ def decode_args(plugin: str, raw: object) -> WasmPluginArgs:
             if not _HEX.match(text):
                 raise fail(f"guestSHA256: expected 64 hex digits, got {text!r}")
             out.guest_sha256 = text.lower()
+        elif key == "watch":
+            out.watch = _watch(fail, value)
         else:
             out.warnings.append(f"plugin {plugin}: unknown key {key!r} in args, ignored")
     for w in out.warnings:
@@ -121,3 +131,38 @@ def _duration(fail: Any, key: str, value: object) -> tuple[float | None, str]:
     if nanos < 0:
         raise fail(f"{key}: must not be negative")
     return (None if nanos == 0 else nanos / 1e9), value
+
+
+def _watch(fail: Any, value: object) -> tuple[GroupVersionResource, ...]:
+    """`watch`: a list of {group, version, resource} (group "" is the core group); no duplicates."""
+    if not isinstance(value, list):
+        raise fail(f"watch: expected a list of {{group, version, resource}}, got {json_type_name(value)}")
+    out: list[GroupVersionResource] = []
+    for i, entry in enumerate(value):
+        where = f"watch[{i}]"
+        if not isinstance(entry, Mapping):
+            raise fail(f"{where}: expected an object with group, version and resource, got {json_type_name(entry)}")
+        for key in entry:
+            if key not in _GVR_KEYS:
+                raise fail(f'{where}: unknown field "{key}" (expected group, version and resource)')
+        fields: dict[str, str] = {}
+        for key in _GVR_KEYS:
+            if key not in entry:
+                raise fail(f"{where}.{key}: required field is missing")
+            text = entry[key]
+            if not isinstance(text, str):
+                raise fail(f"{where}.{key}: expected a string, got {json_type_name(text)}")
+            fields[key] = text
+        group, version, resource = fields["group"], fields["version"], fields["resource"]
+        if group and (len(group) > 253 or not all(_DNS_LABEL.match(p) for p in group.split("."))):
+            raise fail(f'{where}.group: {group!r} is not an API group (a DNS subdomain, or "" for the core group)')
+        if not _DNS_LABEL.match(version) or len(version) > 63:
+            raise fail(f"{where}.version: {version!r} is not an API version (a DNS label such as \"v1\")")
+        if not _DNS_LABEL.match(resource) or len(resource) > 63:
+            raise fail(f"{where}.resource: {resource!r} is not a resource name (lower-case plural, "
+                       'such as "namespaces")')
+        gvr = GroupVersionResource(group, version, resource)
+        if gvr in out:
+            raise fail(f"{where}: duplicate of watch[{out.index(gvr)}] ({gvr})")
+        out.append(gvr)
+    return tuple(out)

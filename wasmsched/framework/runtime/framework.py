@@ -4,9 +4,10 @@ semantics. The runners of the extension points are in the modules beside this on
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec
 
+from wasmsched.api.gvr import GroupVersionResource
 from wasmsched.api.types import Pod
 from wasmsched.framework import interface as fw
 from wasmsched.framework.interface import ClusterClient, EventRecorder, PluginFactory, PodNominator
@@ -18,6 +19,7 @@ from wasmsched.framework.runtime.profile import ProfilePlugins, build_profile
 from wasmsched.framework.runtime.score import ScoreRunners
 from wasmsched.framework.runtime.waiting_pods import WaitingPodImpl, WaitingPodsMap
 from wasmsched.framework.snapshot import Snapshot
+from wasmsched.framework.watched import WatchedObjects, WatchedObjectStore
 
 if TYPE_CHECKING:
     from wasmsched.metrics.metrics import SchedulerMetrics
@@ -43,8 +45,12 @@ class Framework(EnqueueRunners, FilterRunners, ScoreRunners, BindingRunners):
         clock: Callable[[], float],
         percentage_of_nodes_to_score: int | None = None,
         metrics: SchedulerMetrics | None = None,
+        watched: WatchedObjectStore | None = None,
     ) -> None:
+        """`watched`: the scheduler's store of watched objects, shared by its profiles (None: a store of
+        the framework's own, which no backend fills)."""
         self._profile_name = profile_name
+        self._watched = watched if watched is not None else WatchedObjectStore()
         self._metrics = metrics
         self.timer = PluginTimer(metrics)
         self._client = client
@@ -68,6 +74,9 @@ class Framework(EnqueueRunners, FilterRunners, ScoreRunners, BindingRunners):
 
     def profile_name(self) -> str:
         return self._profile_name
+
+    def watched_objects(self, watch: Sequence[GroupVersionResource]) -> WatchedObjects:
+        return self._watched.declare(watch)
 
     def snapshot_shared_lister(self) -> Snapshot:
         return self._snapshot()
