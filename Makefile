@@ -55,10 +55,12 @@ kube-oracle:
 
 # wasmsched against kube-scheduler 1.37.2 (kube-oracle) on SEEDS random clusters, both modes, on JOBS
 # processes; differences are printed shrunk and written to .cache/fuzz-kube (docs/compatibility.md).
+# SWAP=interpodaffinity runs wasmsched with that in-tree plugin replaced by its wasm guest (examples/).
 SEEDS ?= 20000
 JOBS ?= 2
-fuzz-kube: setup kube-oracle
-	$(PY) -m tests.differential.fuzz --seeds $(SEEDS) --jobs $(JOBS) --out .cache/fuzz-kube
+SWAP ?=
+fuzz-kube: setup kube-oracle $(if $(SWAP),examples)
+	$(PY) -m tests.differential.fuzz --seeds $(SEEDS) --jobs $(JOBS) --out .cache/fuzz-kube $(if $(SWAP),--swap $(SWAP))
 
 # Issue 13's benchmarks (never part of `make test`): tables on stdout, JSON in bench/results/; under 20 minutes
 # on 2 cores once the Go programs are cached. KSWE=PATH, a kube-scheduler-wasm-extension checkout at 9b2791f1bbea,

@@ -38,9 +38,11 @@ ORACLE_RETRIES = 2
 
 
 def run_both(oracle: Oracle, objects: Sequence[Mapping[str, Any]], config: Mapping[str, Any] | None,
-             mode: str) -> Outcome:
+             mode: str, swap: str | None = None) -> Outcome:
+    """`swap`: run wasmsched with an in-tree plugin replaced by its wasm guest (tests/differential/swap.py);
+    kube keeps its own."""
     try:
-        ours = run_case(objects, config, mode)
+        ours = run_case(objects, config, mode, swap)
     except CaseError as e:
         ours = {"error": str(e)}
     kube = oracle.ask(objects, config, mode)
@@ -58,9 +60,9 @@ def run_both(oracle: Oracle, objects: Sequence[Mapping[str, Any]], config: Mappi
     return outcome
 
 
-def _still_differs(oracle: Oracle, mode: str) -> Callable[[Objects, Config], bool]:
+def _still_differs(oracle: Oracle, mode: str, swap: str | None) -> Callable[[Objects, Config], bool]:
     def differs(objects: Objects, config: Config) -> bool:
-        out = run_both(oracle, objects, config, mode)
+        out = run_both(oracle, objects, config, mode, swap)
         # A smaller case that one side rejects is a different problem, not a smaller instance of this one.
         return not out.comparison.equal and "error" not in out.ours and "error" not in out.kube
     return differs
@@ -106,9 +108,10 @@ def _candidates(objects: Objects) -> list[Objects]:
     return out
 
 
-def shrink(oracle: Oracle, objects: Objects, config: Config, mode: str) -> tuple[Objects, Config]:
+def shrink(oracle: Oracle, objects: Objects, config: Config, mode: str, swap: str | None = None
+           ) -> tuple[Objects, Config]:
     """Greedy reduction (drop the config, an object, a field) while the case still differs."""
-    differs = _still_differs(oracle, mode)
+    differs = _still_differs(oracle, mode, swap)
     runs = 0
     if config is not None and differs(objects, None):
         config = None
@@ -149,10 +152,11 @@ def report(seed: int | str, outcome: Outcome, shrunk: tuple[Objects, Config] | N
 
 
 def check(oracle: Oracle, seed: int | str, objects: Objects, config: Config, mode: str,
-          shrink_on_difference: bool = True, compared: Callable[[Comparison], None] | None = None) -> str | None:
+          shrink_on_difference: bool = True, compared: Callable[[Comparison], None] | None = None,
+          swap: str | None = None) -> str | None:
     """None when both sides agree; otherwise the report of the difference (shrunk). `compared` sees
     the comparison (e.g. to count runs that parted ways legitimately)."""
-    outcome = run_both(oracle, objects, config, mode)
+    outcome = run_both(oracle, objects, config, mode, swap)
     if compared is not None:
         compared(outcome.comparison)
     if outcome.comparison.equal:
@@ -160,6 +164,6 @@ def check(oracle: Oracle, seed: int | str, objects: Objects, config: Config, mod
     shrunk: tuple[Objects, Config] | None = None
     shrunk_outcome: Outcome | None = None
     if shrink_on_difference and "error" not in outcome.ours and "error" not in outcome.kube:
-        shrunk = shrink(oracle, objects, config, mode)
-        shrunk_outcome = run_both(oracle, *shrunk, mode)
+        shrunk = shrink(oracle, objects, config, mode, swap)
+        shrunk_outcome = run_both(oracle, *shrunk, mode, swap)
     return report(seed, outcome, shrunk, shrunk_outcome)

@@ -20,6 +20,7 @@ from tests.differential.compare import Comparison
 from tests.differential.generate import generate_case
 from tests.differential.local import MODES
 from tests.differential.oracle import Oracle, oracle_binary
+from tests.differential.swap import SWAPS
 
 
 @dataclass
@@ -47,14 +48,16 @@ class _Worker:
 
     oracle: Oracle | None = None
     modes: tuple[str, ...] = MODES
+    swap: str | None = None
 
 
 _worker = _Worker()
 
 
-def _init(binary: str, modes: tuple[str, ...]) -> None:
+def _init(binary: str, modes: tuple[str, ...], swap: str | None) -> None:
     _worker.oracle = Oracle(Path(binary))
     _worker.modes = modes
+    _worker.swap = swap
 
 
 def _run_seed(seed: int) -> SeedResult:
@@ -68,18 +71,19 @@ def _run_seed(seed: int) -> SeedResult:
         result.oracle_retried += c.oracle_retried
 
     for mode in _worker.modes:
-        r = check(_worker.oracle, seed, case.objects, case.config, mode, compared=count)
+        r = check(_worker.oracle, seed, case.objects, case.config, mode, compared=count, swap=_worker.swap)
         if r is not None:
             result.reports.append(r)
     return result
 
 
-def run(seeds: Iterable[int], jobs: int, modes: tuple[str, ...], binary: Path) -> Iterator[SeedResult]:
+def run(seeds: Iterable[int], jobs: int, modes: tuple[str, ...], binary: Path, swap: str | None = None
+        ) -> Iterator[SeedResult]:
     if jobs <= 1:
-        _init(str(binary), modes)
+        _init(str(binary), modes, swap)
         yield from map(_run_seed, seeds)
         return
-    with multiprocessing.get_context("fork").Pool(jobs, _init, (str(binary), modes)) as pool:
+    with multiprocessing.get_context("fork").Pool(jobs, _init, (str(binary), modes, swap)) as pool:
         yield from pool.imap(_run_seed, seeds, chunksize=8)
 
 
@@ -92,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", default="", metavar="PREFIX",
                    help="run only the seeds whose case has a feature tag starting with PREFIX (e.g. dra.)")
     p.add_argument("--max-failures", type=int, default=20, help="stop after this many differing seeds")
+    p.add_argument("--swap", choices=sorted(SWAPS), default=None,
+                   help="run wasmsched with this in-tree plugin replaced by its wasm guest (kube keeps its own)")
     args = p.parse_args(argv)
     modes = tuple(m for m in args.modes.split(",") if m)
     for m in modes:
@@ -108,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     # Seeds whose kube answers varied (the oracle's timing), worth asking again by hand.
     parted_seeds: list[int] = []
     retried_seeds: list[int] = []
-    for res in run(seeds, args.jobs, modes, binary):
+    for res in run(seeds, args.jobs, modes, binary, args.swap):
         done += 1
         attempts += res.attempts
         diverged += res.diverged
@@ -130,7 +136,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"fuzz-kube: {done} seeds, {failed} differing, {time.monotonic() - start:.0f} s",
                   file=sys.stderr, flush=True)
     seconds = time.monotonic() - start
-    print(f"fuzz-kube: {done} seeds (of {args.seeds.start}..{args.seeds.stop - 1}), modes {','.join(modes)}: "
+    swapped = f", {args.swap} as its wasm guest" if args.swap else ""
+    print(f"fuzz-kube: {done} seeds (of {args.seeds.start}..{args.seeds.stop - 1}), modes {','.join(modes)}{swapped}: "
           f"{failed} with differences, in {seconds:.0f} s ({done / max(seconds, 1e-9):.1f} seeds/s); "
           f"{attempts} scheduling attempts compared, {diverged} runs parted ways at a preemption kube could "
           f"have decided either way, {retried} kube-oracle answers that changed when asked again")

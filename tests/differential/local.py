@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, cast
 
+from tests.differential.swap import swapped_registry
 from wasmsched.api.manifest import load_text
 from wasmsched.api.types import Node, Pod, object_key
 from wasmsched.config.load import API_VERSION, KIND, config_from_dict
@@ -69,7 +70,8 @@ def _preemption_from_first_node() -> Iterator[None]:
 class LocalCase:
     """One case on wasmsched's scheduler, built once, run in one mode."""
 
-    def __init__(self, objects: Sequence[Mapping[str, Any]], config: Mapping[str, Any] | None) -> None:
+    def __init__(self, objects: Sequence[Mapping[str, Any]], config: Mapping[str, Any] | None,
+                 swap: str | None = None) -> None:
         try:
             cfg = scheduler_config(config)
             loaded = load_text("\n---\n".join(json.dumps(o) for o in objects), "case")
@@ -77,9 +79,10 @@ class LocalCase:
             raise CaseError(str(e)) from e
         self.clock = SimClock(CLOCK_START)
         self.cluster = MemoryCluster(start_pods_on_bind=self.clock.now)
+        registry = swapped_registry(swap) if swap else in_tree_registry()
         self.scheduler: Scheduler = new_scheduler(
-            cfg, in_tree_registry(), self.cluster, self.cluster, self.clock.now, explain=True,
-            binding_workers=0, max_consecutive_errors=MAX_ATTEMPTS_PER_POD, lowest_name_tie_break=True)
+            cfg, registry, self.cluster, self.cluster, self.clock.now, explain=True, binding_workers=0,
+            max_consecutive_errors=MAX_ATTEMPTS_PER_POD, lowest_name_tie_break=True)
         add_all_event_handlers(self.scheduler, self.cluster)
         # kube-oracle's fake clientset lists objects sorted by name, so kube's informer adds the nodes, and
         # its node tree interleaves their zones, in name order: the order of the Filter walk (which node's
@@ -178,5 +181,6 @@ def _attempt(pod: Pod, profile: str, ex: CycleExplain | None, result: ScheduleRe
     return doc
 
 
-def run_case(objects: Sequence[Mapping[str, Any]], config: Mapping[str, Any] | None, mode: str) -> dict[str, Any]:
-    return LocalCase(objects, config).run(mode)
+def run_case(objects: Sequence[Mapping[str, Any]], config: Mapping[str, Any] | None, mode: str,
+             swap: str | None = None) -> dict[str, Any]:
+    return LocalCase(objects, config, swap).run(mode)

@@ -13,8 +13,11 @@ import yaml
 from tests.differential.check import check
 from tests.differential.compare import compare
 from tests.differential.generate import generate_case
-from tests.differential.local import MODES, run_case
+from tests.differential.local import MODES, LocalCase, run_case
 from tests.differential.oracle import Oracle
+from tests.differential.swap import INTERPODAFFINITY_GUEST
+from tests.go_guests import ROOT, builds_go, run_ok
+from wasmsched.wasm.plugin import WasmPlugin
 
 # A fixed slice, about 20 s: six hundred seeds in both modes.
 SLICE = range(600)
@@ -29,6 +32,42 @@ def test_random_clusters_agree_with_kube(kube_oracle: Oracle, first: int) -> Non
         case = generate_case(seed)
         for mode in MODES:
             r = check(kube_oracle, seed, case.objects, case.config, mode)
+            if r is not None:
+                reports.append(r)
+    assert not reports, "\n\n".join(reports)
+
+
+# The swapped slice (docs/compatibility.md): InterPodAffinity's wasm guest on wasmsched's side, kube's own
+# plugin on kube's; `make fuzz-kube SWAP=interpodaffinity` runs the 20,000 seeds.
+SWAPPED_SLICE = range(200)
+
+
+@pytest.fixture(scope="module")
+@builds_go
+def interpodaffinity_guest() -> Path:
+    run_ok(["make", "-s", "examples/interpodaffinity/interpodaffinity.wasm"], ROOT)
+    return INTERPODAFFINITY_GUEST
+
+
+def test_the_swap_runs_the_guest_in_the_in_tree_plugin_s_place(interpodaffinity_guest: Path) -> None:
+    case = LocalCase(generate_case(0).objects, None, "interpodaffinity")
+    try:
+        fwk = next(iter(case.scheduler.profiles.values()))
+        plugin = fwk.plugins_map["InterPodAffinity"]
+        assert isinstance(plugin, WasmPlugin)
+        assert {"addpod", "removepod", "cyclestate_clone", "queueinghint"} <= plugin.exports
+    finally:
+        case.scheduler.close()
+
+
+@pytest.mark.parametrize("first", range(SWAPPED_SLICE.start, SWAPPED_SLICE.stop, CHUNK), ids=lambda s: f"seeds-{s}")
+def test_the_interpodaffinity_guest_agrees_with_kube_s_plugin(kube_oracle: Oracle, interpodaffinity_guest: Path,
+                                                               first: int) -> None:
+    reports = []
+    for seed in range(first, min(first + CHUNK, SWAPPED_SLICE.stop)):
+        case = generate_case(seed)
+        for mode in MODES:
+            r = check(kube_oracle, seed, case.objects, case.config, mode, swap="interpodaffinity")
             if r is not None:
                 reports.append(r)
     assert not reports, "\n\n".join(reports)

@@ -20,7 +20,7 @@ from tests.go_guests import MODULE_CACHE, ROOT, builds_go, run_ok
 from wasmsched.wasm import abi
 from wasmsched.wasm.engine import Runtime
 
-EXAMPLES = ["nodenumber", "imagelocality", "advanced"]
+EXAMPLES = ["nodenumber", "imagelocality", "advanced", "interpodaffinity"]
 
 
 @pytest.fixture(scope="session")
@@ -118,6 +118,9 @@ EXPECTED_EXPORTS = {
     "nodenumber": {"enqueue", "prefilter", "prescore", "score"},
     "imagelocality": {"prefilter", "prescore", "score"},
     "advanced": {"prefilter", "filter", "prescore", "score", "reserve", "unreserve", "permit", "postbind"},
+    # ABI v2 (docs/abi.md §14): cyclestate_clone with AddPod/RemovePod, queueinghint with its hints.
+    "interpodaffinity": {"enqueue", "prefilter", "filter", "addpod", "removepod", "prescore", "score",
+                         "normalizescore", "cyclestate_clone", "queueinghint"},
 }
 
 
@@ -126,7 +129,7 @@ def test_only_the_needed_exports_are_in_the_module(example: str, built: None) ->
     """The scheduler activates an extension point when its export exists (docs/abi.md §2)."""
     module = Runtime(MODULE_CACHE).compile((ROOT / "examples" / example / f"{example}.wasm").read_bytes())
     names = {e.name for e in module.exports}
-    assert names & set(abi.EXPORTS) == EXPECTED_EXPORTS[example]
+    assert names & {*abi.EXPORTS, *abi.V2_EXPORTS} == EXPECTED_EXPORTS[example]
     assert {"memory", "_initialize"} <= names
 
 

@@ -18,9 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 import wasmtime
 
+from wasmsched.api.gvr import GroupVersionResource
+from wasmsched.api.labels import SelectorError
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interface import Handle
 from wasmsched.framework.status import Code, Status
+from wasmsched.framework.watched import ResourceNotWatchedError, WatchedObjects
 from wasmsched.util import klog
 from wasmsched.wasm import guest_log, native, snapshot_sync, wasi
 from wasmsched.wasm.abi import IMPORTS
@@ -83,12 +86,14 @@ class Host:
     """
 
     def __init__(self, plugin: str, guest_config: str, log_severity: int, handle: Handle | None,
-                 pods: PodEncoder | None = None) -> None:
+                 pods: PodEncoder | None = None, objects: WatchedObjects | None = None) -> None:
         self.plugin = plugin
         self.guest_config = guest_config.encode()
         self.log_severity = log_severity
         self.handle = handle
         self.pods = pods if pods is not None else PodEncoder()
+        # The resources the plugin's args.watch declared (§14.2); None: it declared none.
+        self.objects = objects
         self.guest_log = logging.getLogger(guest_log.LOGGER)
         self._plugin_json = json.dumps(plugin)
         self.warned_gvks: set[int] = set()
@@ -278,11 +283,56 @@ class Host:
 
         return self._serve(caller, ctx.encoded("overlay", make), buf, limit)
 
+    def _object_query(self, caller: native.Caller, query: int, query_len: int, keys: tuple[str, ...]
+                      ) -> tuple[bytes, GroupVersionResource, dict[str, str]]:
+        """§14.2's JSON query: its bytes, the resource and the other string fields named by keys."""
+        raw = self._read_or_trap(caller, query, query_len)
+        try:
+            q = json.loads(raw)
+        except ValueError as e:
+            raise HostFunctionFailure(f"invalid query JSON: {e}") from None
+        if not isinstance(q, dict):
+            raise HostFunctionFailure("invalid query: not a JSON object")
+        fields: dict[str, str] = {}
+        for key in ("group", "version", "resource", *keys):
+            v = q.get(key, "")
+            if not isinstance(v, str):
+                raise HostFunctionFailure(f"invalid query: {key} must be a string")
+            fields[key] = v
+        if not fields["version"] or not fields["resource"]:
+            raise HostFunctionFailure("invalid query: version and resource are required")
+        gvr = GroupVersionResource(fields.pop("group"), fields.pop("version"), fields.pop("resource"))
+        if self.objects is None:
+            raise ResourceNotWatchedError(gvr)
+        return raw, gvr, fields
+
     def objects_list(self, caller: native.Caller, query: int, query_len: int, buf: int, limit: int) -> int:
-        raise HostFunctionFailure("handle.objects.list is not available yet")
+        raw, gvr, f = self._object_query(caller, query, query_len, ("namespace", "labelSelector"))
+        objects = self.objects
+        assert objects is not None
+
+        def make() -> bytes:
+            try:
+                items = objects.list(gvr, f["namespace"], f["labelSelector"])
+            except SelectorError as e:
+                raise HostFunctionFailure(f"invalid labelSelector: {e}") from None
+            return b"".join(snapshot_sync.framed(o) for o in items)
+
+        ctx = current().ctx
+        value = ctx.encoded("objects.list" + raw.decode("utf-8", "replace"), make) if ctx is not None else make()
+        return self._serve(caller, value, buf, limit)
 
     def objects_get(self, caller: native.Caller, query: int, query_len: int, buf: int, limit: int) -> int:
-        raise HostFunctionFailure("handle.objects.get is not available yet")
+        raw, gvr, f = self._object_query(caller, query, query_len, ("namespace", "name"))
+        objects = self.objects
+        assert objects is not None
+
+        def make() -> bytes:
+            return objects.get(gvr, f["namespace"], f["name"]) or b""
+
+        ctx = current().ctx
+        value = ctx.encoded("objects.get" + raw.decode("utf-8", "replace"), make) if ctx is not None else make()
+        return self._serve(caller, value, buf, limit)
 
     def result_cluster_events_with_hints(self, caller: native.Caller, buf: int, n: int) -> None:
         ctx = current().ctx

@@ -545,7 +545,8 @@ def new_wasm_plugin(name: str, raw_args: Mapping[str, Any] | None, handle: Handl
     exports = abi.check_module(module)
     if "normalizescore" in exports and "score" not in exports:
         log.warning('"normalizescore without score is ignored" plugin="%s"', name)
-    host = Host(name, args.guest_config, args.log_severity, handle, rt.pods)
+    objects = handle.watched_objects(args.watch) if handle is not None and args.watch else None
+    host = Host(name, args.guest_config, args.log_severity, handle, rt.pods, objects)
     compiled = CompiledGuest.link(name, rt, module, host, args, exports)
     pool = InstancePool(lambda: GuestInstance(compiled), args.max_instances, args.timeout,
                         hand_off_to_binding=any(e in exports for e in abi.BINDING_EXPORTS))
