@@ -453,3 +453,41 @@ def test_a_guest_reads_nominated_pods_and_runs_the_filters_with_them(tmp_path: P
     result = inst.read_memory(8192, inst.get_global("rf_len"))
     assert int.from_bytes(result[:4], "little") == 3 and result[8:] == b'node "zz" not found'
     assert len(handle.runs) == 1
+
+
+# ----- watched objects ---------------------------------------------------------------------------
+
+
+def test_a_guest_lists_and_gets_the_objects_its_args_watch(tmp_path: Path) -> None:
+    from wasmsched.api.gvr import GroupVersionResource
+
+    nrt = GroupVersionResource("topology.node.k8s.io", "v1alpha2", "noderesourcetopologies")
+    handle = WasmHandle()
+    plugin = load("v2/objects", tmp_path, handle, watch=[
+        {"group": "topology.node.k8s.io", "version": "v1alpha2", "resource": "noderesourcetopologies"}])
+    for name, zone in (("n2", "a"), ("n1", "a"), ("n3", "b")):
+        handle.watched.apply(nrt, {"apiVersion": "topology.node.k8s.io/v1alpha2", "kind": "NodeResourceTopology",
+                                   "metadata": {"name": name, "labels": {"zone": zone}}})
+    pod = make_pod("x").uid("x").obj()
+    state = CycleState()
+    plugin.pre_filter(state, pod, [])
+    assert plugin.filter(state, pod, make_node_info("n1")) is None  # type: ignore[attr-defined]
+    inst = _instance(plugin, pod)
+    value, names, i = inst.read_memory(8192, inst.get_global("list_len")), [], 0
+    while i < len(value):
+        n = int.from_bytes(value[i:i + 4], "little")
+        names.append(json.loads(value[i + 4:i + 4 + n])["metadata"]["name"])
+        i += 4 + n
+    assert names == ["n1", "n2"]  # the selector's, in (namespace, name) order
+    got = json.loads(inst.read_memory(16384, inst.get_global("get_len")))
+    assert got["kind"] == "NodeResourceTopology" and got["metadata"]["name"] == "n1"
+    # A resource the args do not watch fails the call.
+    inst.set_global("undeclared", 1)
+    st = plugin.filter(state, pod, make_node_info("n1"))  # type: ignore[attr-defined]
+    assert st is not None and "handle.objects.list failed: resource namespaces is not in args.watch" in st.message()
+
+
+def make_node_info(name: str) -> Any:
+    from wasmsched.framework.types import NodeInfo
+
+    return NodeInfo(make_node(name).obj())
