@@ -19,6 +19,7 @@ from wasmsched.api.types import Node, Pod, object_key
 from wasmsched.config.load import API_VERSION, KIND, config_from_dict
 from wasmsched.config.types import KubeSchedulerConfiguration
 from wasmsched.embedded.memory import KIND_POD, AdmissionError, ConflictError, MemoryCluster
+from wasmsched.embedded.watched import follow_cluster
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.diagnosis import FitError
 from wasmsched.framework.interface import NominatingMode
@@ -84,6 +85,8 @@ class LocalCase:
             cfg, registry, self.cluster, self.cluster, self.clock.now, explain=True, binding_workers=0,
             max_consecutive_errors=MAX_ATTEMPTS_PER_POD, lowest_name_tie_break=True)
         add_all_event_handlers(self.scheduler, self.cluster)
+        # Resources a swapped-in guest declared it watches follow the cluster, as in `simulate`.
+        follow_cluster(self.cluster, self.scheduler.watched)
         # kube-oracle's fake clientset lists objects sorted by name, so kube's informer adds the nodes, and
         # its node tree interleaves their zones, in name order: the order of the Filter walk (which node's
         # Error ends a cycle) depends on it.
