@@ -15,7 +15,7 @@ limitations under the License.
 */
 
 // Package plugin is the NodeResourceTopologyMatch plugin of kubernetes-sigs/scheduler-plugins
-// (pkg/noderesourcetopology, the release that requires noderesourcetopology-api v0.1.2) on the Go
+// (pkg/noderesourcetopology at commit 903da7df82cb, which pins noderesourcetopology-api v0.1.2) on the Go
 // guest SDK's ABI v2: Filter for the single-numa-node TopologyManager policy (container and pod
 // scope) and Score with the LeastAllocated strategy. The files follow upstream's (plugin.go,
 // filter.go, score.go, least_allocated.go, numaresources.go, pluginhelpers.go, nodeconfig/,
