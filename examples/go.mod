@@ -3,6 +3,7 @@ module github.com/wasmsched/wasmsched/examples
 go 1.26.0
 
 require (
+	github.com/k8stopologyawareschedwg/noderesourcetopology-api v0.1.2
 	github.com/wasmsched/wasmsched/sdk/go v0.0.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
@@ -11,6 +12,7 @@ require (
 require (
 	github.com/fxamacker/cbor/v2 v2.9.1 // indirect
 	github.com/go-logr/logr v1.4.3 // indirect
+	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
