@@ -16,7 +16,8 @@ def test_summary_names_the_seeds_kube_answered_differently(monkeypatch: pytest.M
     results = [SeedResult(7, [], attempts=3), SeedResult(9, [], attempts=2, oracle_retried=1),
                SeedResult(8, [], attempts=4, diverged=1), SeedResult(5, [], attempts=1, oracle_retried=2)]
 
-    def run(seeds: Iterable[int], jobs: int, modes: tuple[str, ...], binary: Path) -> Iterator[SeedResult]:
+    def run(seeds: Iterable[int], jobs: int, modes: tuple[str, ...], binary: Path,
+            swap: str | None = None) -> Iterator[SeedResult]:
         return iter(results)
 
     monkeypatch.setattr(fuzz, "run", run)
