@@ -165,15 +165,12 @@ class Host:
         return node_bytes(ni) if ni is not None else b""
 
     def node_list(self, caller: native.Caller, buf: int, limit: int) -> int:
-        ctx = current().ctx
-
         def make() -> bytes:
             if self.handle is None:
                 return b""
             return node_list_bytes(self.handle.snapshot_shared_lister().list())
 
-        value = ctx.encoded("nodeList", make) if ctx is not None else make()
-        return self._serve(caller, value, buf, limit)
+        return self._serve(caller, _once_per_call("nodeList", make), buf, limit)
 
     # k8s.io/klog: what the native host does not write itself (no sink with a file descriptor, or text that
     # is not valid UTF-8); it calls these only for severities at or above log_severity.
@@ -318,9 +315,7 @@ class Host:
                 raise HostFunctionFailure(f"invalid labelSelector: {e}") from None
             return b"".join(snapshot_sync.framed(o) for o in items)
 
-        ctx = current().ctx
-        value = ctx.encoded("objects.list" + raw.decode("utf-8", "replace"), make) if ctx is not None else make()
-        return self._serve(caller, value, buf, limit)
+        return self._serve(caller, _once_per_call("objects.list" + raw.decode("utf-8", "replace"), make), buf, limit)
 
     def objects_get(self, caller: native.Caller, query: int, query_len: int, buf: int, limit: int) -> int:
         raw, gvr, f = self._object_query(caller, query, query_len, ("namespace", "name"))
@@ -330,9 +325,7 @@ class Host:
         def make() -> bytes:
             return objects.get(gvr, f["namespace"], f["name"]) or b""
 
-        ctx = current().ctx
-        value = ctx.encoded("objects.get" + raw.decode("utf-8", "replace"), make) if ctx is not None else make()
-        return self._serve(caller, value, buf, limit)
+        return self._serve(caller, _once_per_call("objects.get" + raw.decode("utf-8", "replace"), make), buf, limit)
 
     def result_cluster_events_with_hints(self, caller: native.Caller, buf: int, n: int) -> None:
         ctx = current().ctx
@@ -364,7 +357,6 @@ class Host:
 
     def nominated_pods_for_node(self, caller: native.Caller, name: int, name_len: int, buf: int, limit: int) -> int:
         node = self._read_or_trap(caller, name, name_len).decode("utf-8", "replace")
-        ctx = current().ctx
 
         def make() -> bytes:
             if self.handle is None:
@@ -372,8 +364,7 @@ class Host:
             pods = self.handle.pod_nominator().nominated_pods_for_node(node)
             return b"".join(snapshot_sync.framed(self.pods.encode(pi.pod)) for pi in pods)
 
-        value = ctx.encoded("nominated/" + node, make) if ctx is not None else make()
-        return self._serve(caller, value, buf, limit)
+        return self._serve(caller, _once_per_call("nominated/" + node, make), buf, limit)
 
     def run_filter_plugins_with_nominated_pods(self, caller: native.Caller, name: int, name_len: int, buf: int,
                                                limit: int) -> int:
@@ -400,6 +391,12 @@ class Host:
             return code.to_bytes(4, "little", signed=True) + snapshot_sync.framed(reason.encode())
 
         return self._serve(caller, ctx.encoded("rfpwnp/" + node, make), buf, limit)
+
+
+def _once_per_call(key: str, make: Callable[[], bytes]) -> bytes:
+    """A getter's value, made once per call (§5 stability); made afresh outside a call."""
+    ctx = current().ctx
+    return ctx.encoded(key, make) if ctx is not None else make()
 
 
 def _u32(v: int) -> bytes:

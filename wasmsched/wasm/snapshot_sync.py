@@ -39,8 +39,6 @@ def framed(b: bytes) -> bytes:
     return len(b).to_bytes(4, "little") + b
 
 
-_str = framed
-
 
 def _resource(r: Resource) -> dict[str, object]:
     return {"milliCPU": r.milli_cpu, "memory": r.memory, "ephemeralStorage": r.ephemeral_storage,
@@ -123,7 +121,7 @@ class Mirror:
             if ni is None or ni.node is None:
                 if sent is not None:
                     del self._nodes[name]
-                    out += b"\x02" + _str(name.encode())
+                    out += b"\x02" + framed(name.encode())
             else:
                 self._node_records(out, name, ni, sent, encode_pod)
             if len(out) >= CHUNK_BYTES:
@@ -136,10 +134,10 @@ class Mirror:
     def _node_records(self, out: bytearray, name: str, ni: NodeInfo, sent: _SentNode | None,
                       encode_pod: Callable[[Pod], bytes]) -> None:
         assert ni.node is not None
-        bname = _str(name.encode())
+        bname = framed(name.encode())
         sums = sums_json(ni)
         if sent is None or sent.node is not ni.node or sent.sums != sums:
-            out += b"\x01" + bname + _str(node_bytes(ni)) + _str(sums)
+            out += b"\x01" + bname + framed(node_bytes(ni)) + framed(sums)
             if sent is None:
                 sent = self._nodes[name] = _SentNode(ni.node, sums)
             else:
@@ -159,12 +157,12 @@ def pod_records(out: bytearray, bname: bytes, have: dict[str, Pod], pods: Iterab
         old = have.get(key)
         kept += old is not None
         if old is not pi.pod:
-            out += b"\x03" + bname + _str(key.encode()) + bytes((pod_flags(pi),)) + _str(encode_pod(pi.pod))
+            out += b"\x03" + bname + framed(key.encode()) + bytes((pod_flags(pi),)) + framed(encode_pod(pi.pod))
             if update:
                 have[key] = pi.pod
     if kept != had:
         for key in [k for k in have if k not in seen]:
-            out += b"\x04" + bname + _str(key.encode())
+            out += b"\x04" + bname + framed(key.encode())
             if update:
                 del have[key]
 
@@ -176,6 +174,6 @@ def overlay(ni: NodeInfo, base: NodeInfo | None, encode_pod: Callable[[Pod], byt
         return b""
     out = bytearray()
     have = {get_pod_key(pi.pod): pi.pod for pi in base.pods} if base is not None else {}
-    pod_records(out, _str(ni.name.encode()), have, ni.pods, encode_pod, update=False)
-    out += b"\x06" + _str(sums_json(ni))
+    pod_records(out, framed(ni.name.encode()), have, ni.pods, encode_pod, update=False)
+    out += b"\x06" + framed(sums_json(ni))
     return bytes(out)
