@@ -491,3 +491,17 @@ def make_node_info(name: str) -> Any:
     from wasmsched.framework.types import NodeInfo
 
     return NodeInfo(make_node(name).obj())
+
+
+def test_a_new_mirror_gets_the_nodes_in_the_snapshot_s_list_order() -> None:
+    """A guest lists nodes in the order of their first NODE record (§14.1)."""
+    cache = Cache()
+    for name in ("n-c", "n-a", "n-b"):
+        cache.add_node(make_node(name).label("topology.kubernetes.io/zone", name[-1]).obj())
+    snap = Snapshot()
+    cache.update_snapshot(snap)
+    model = MirrorModel()
+    model.pull(snapshot_sync.Mirror(), snap, PodEncoder())
+    # The snapshot's map holds them in another order (the cache's most recently changed first).
+    assert list(snap.node_info_map) != [ni.name for ni in snap.list()]
+    assert [r[1] for r in model.records if r[0] == "NODE"] == [ni.name for ni in snap.list()]
