@@ -1,5 +1,5 @@
 """Shared helpers for wasm host tests: compile WAT, load a guest as a plugin, a Handle with
-recording events and real waiting pods."""
+recording events and pods put at Permit."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import wasmtime
 
 from wasmsched.api.types import Node, Pod
-from wasmsched.framework.runtime.waiting_pods import WaitingPodImpl, WaitingPodsMap
+from wasmsched.framework.runtime.waiting_pods import WaitingPodImpl
 from wasmsched.framework.snapshot import new_snapshot
 from wasmsched.framework.types import get_pod_key
 from wasmsched.testing.fake_handle import FakeHandle
@@ -46,12 +46,11 @@ class RecordedGuestEvents:
 
 
 class WasmHandle(FakeHandle):
-    """FakeHandle plus a recording event recorder and a real waiting-pods map."""
+    """FakeHandle plus a recording event recorder and a way to put pods at Permit."""
 
     def __init__(self, pods: list[Pod] | None = None, nodes: list[Node] | None = None) -> None:
         super().__init__(pods=pods, nodes=nodes)
         self.recorder = RecordedGuestEvents()
-        self.waiting_pods = WaitingPodsMap()
 
     def set_cluster(self, pods: list[Pod], nodes: list[Node]) -> None:
         self._snapshot = new_snapshot(pods, nodes)
@@ -63,16 +62,6 @@ class WasmHandle(FakeHandle):
         wp = WaitingPodImpl(pod, {plugin: (timeout, timeout)})
         self.waiting_pods.add(get_pod_key(pod), wp)
         return wp
-
-    def get_waiting_pod(self, uid: str) -> WaitingPodImpl | None:  # type: ignore[override]
-        return self.waiting_pods.get(uid)
-
-    def reject_waiting_pod(self, uid: str) -> bool:
-        wp = self.waiting_pods.get(uid)
-        if wp is None:
-            return False
-        wp.reject("", "removed")
-        return True
 
 
 def load(name_or_text: str, tmp_path: Path, handle: Any = None, name: str = "wasm", runtime: Runtime | None = None,

@@ -167,7 +167,7 @@ def test_image_states_json_is_encoded_once_per_change() -> None:
 
 def test_each_import_is_in_the_table_once_and_served_by_a_host_method() -> None:
     keys = [(i.module, i.name) for i in abi.IMPORTS]
-    assert len(keys) == len(set(keys)) == len(abi.IMPORT_INDEX) == 21 + 12  # v1, then §14 v2
+    assert len(keys) == len(set(keys)) == len(abi.IMPORT_INDEX) == 21 + 12 + 8  # v1, then §14 and §15 v2
     for imp in abi.IMPORTS:
         assert imp.results in ((), ("i32",)), imp
         handler = NATIVE.get(imp.host_method, (native.H_PYTHON,))[0]

@@ -732,9 +732,19 @@ class PodNominator(Protocol):
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]: ...
 
 
+class PodActivator(Protocol):
+    def activate(self, pods: Iterable[Pod]) -> None:
+        """Moves each pod that is in the backoff queue or among the unschedulable pods to the active
+        queue (kube's PodActivator.Activate); a pod being scheduled is activated if its attempt fails."""
+        ...
+
+
 class Handle(Protocol):
     """What plugins get from the framework (framework.Handle): passed to the plugin factory, to be
     kept by the plugin. One Handle per profile (the Framework itself)."""
+
+    # The scheduler's clock (seconds; time.monotonic in `run`, the simulated clock in `simulate`).
+    clock: Callable[[], float]
 
     def snapshot_shared_lister(self) -> Snapshot:
         """The NodeInfo snapshot, brought up to date at the start of each scheduling cycle and
@@ -763,6 +773,10 @@ class Handle(Protocol):
 
     def pod_nominator(self) -> PodNominator:
         """The pods nominated to nodes (by preemption) that are not bound yet."""
+        ...
+
+    def activate(self, pods: Iterable[Pod]) -> None:
+        """kube's Handle.Activate (PodActivator)."""
         ...
 
     def parallelize_until(self, pieces: int, fn: Callable[[int], None]) -> None:

@@ -113,7 +113,7 @@ class Scheduler(EventHandlers, ScheduleOne):
                 client=client, event_recorder=recorder, snapshot=lambda: self.snapshot,
                 pod_nominator=self.queue.nominator, clock=clock,
                 percentage_of_nodes_to_score=spec.percentage_of_nodes_to_score, metrics=metrics,
-                watched=self.watched,
+                watched=self.watched, pod_activator=self.queue,
             )
             self.profiles[spec.scheduler_name] = fwk
             less_fns[spec.scheduler_name] = fwk.queue_sort_less()

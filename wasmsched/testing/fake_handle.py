@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from wasmsched.api.gvr import GroupVersionResource
 from wasmsched.api.types import Pod, object_key
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interface import NominatingInfo, NominatingMode, PodCondition, WaitingPod
+from wasmsched.framework.runtime.waiting_pods import WaitingPodsMap
 from wasmsched.framework.snapshot import Snapshot, new_snapshot
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import NodeInfo, PodInfo
@@ -36,7 +38,8 @@ class RecordingClient:
         self.updates: list[tuple[str, str, str]] = []
 
     def get_pod(self, namespace: str, name: str) -> Pod | None:
-        return None
+        pod: Pod | None = self.get_object("Pod", f"{namespace}/{name}")
+        return pod
 
     def bind(self, pod: Pod, node_name: str) -> None:
         self.bindings.append((pod.metadata.name, node_name))
@@ -97,6 +100,9 @@ class FakeHandle:
         self.nominated: dict[str, list[PodInfo]] = {}
         self.metrics: SchedulerMetrics | None = None
         self.watched = WatchedObjectStore()
+        self.clock: Callable[[], float] = time.monotonic
+        self.waiting_pods = WaitingPodsMap()
+        self.activated: list[str] = []  # keys of the pods activate() was given, in order
 
     def snapshot_shared_lister(self) -> Snapshot:
         return self._snapshot
@@ -108,13 +114,21 @@ class FakeHandle:
         return self._events
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
-        return None
+        return self.waiting_pods.get(uid)
 
     def reject_waiting_pod(self, uid: str) -> bool:
-        return False
+        wp = self.waiting_pods.get(uid)
+        if wp is None:
+            return False
+        wp.reject("", "removed")
+        return True
 
     def iterate_over_waiting_pods(self, fn: Callable[[WaitingPod], None]) -> None:
-        return None
+        for wp in self.waiting_pods.all():
+            fn(wp)
+
+    def activate(self, pods: Iterable[Pod]) -> None:
+        self.activated.extend(object_key(p) for p in pods)
 
     def pod_nominator(self) -> FakeHandle:
         return self

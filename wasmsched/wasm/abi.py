@@ -28,10 +28,10 @@ def check_module(module: wasmtime.Module) -> set[str]:
     exports = {e.name: e.type for e in module.exports}
     if not isinstance(exports.get("memory"), wasmtime.MemoryType):
         raise WasmLoadError("wasm: guest doesn't export memory[memory]")
-    present = [name for name in EXPORTS if name in exports]
+    present = [name for name in (*EXPORTS, *V2_POINT_EXPORTS) if name in exports]
     if not present:
         raise WasmLoadError("wasm: guest does not export any plugin functions")
-    present += [n for n in V2_EXPORTS if n in exports]
+    present += [n for n in V2_EXPORTS if n in exports and n not in V2_POINT_EXPORTS]
     for name in (*present, *(n for n in LIFECYCLE_EXPORTS if n in exports)):
         want = EXPORTS.get(name, V2_EXPORTS.get(name))
         if not _func_sig_ok(exports[name], want):
@@ -87,11 +87,15 @@ EXPORTS: dict[str, str | None] = {
     "addpod": I32,
     "removepod": I32,
 }
-# §14 [+]: v2 exports; neither registers an extension point (§14.3 queueinghint, §14.4 cyclestate_clone).
+# §14, §15 [+]: v2 exports. queueinghint (§14.3) and cyclestate_clone (§14.4) register no extension point;
+# preenqueue (§15.1) and queuesort (§15.2) do, as the v1 exports.
 V2_EXPORTS: dict[str, str | None] = {
     "queueinghint": I32,
     "cyclestate_clone": I32,
+    "preenqueue": I32,
+    "queuesort": I32,
 }
+V2_POINT_EXPORTS = ("preenqueue", "queuesort")
 LIFECYCLE_EXPORTS = ("_initialize", "_start")  # () -> (), instantiation only
 BINDING_EXPORTS = ("unreserve", "prebind", "bind", "postbind")
 
@@ -157,6 +161,15 @@ IMPORTS: tuple[Import, ...] = (
            "nominated_pods_for_node"),
     Import(SCHED, "handle.run_filter_plugins_with_nominated_pods", ("name", "name_len", *GETTER), RETURNS_I32,
            "run_filter_plugins_with_nominated_pods"),
+    # §15 [+] the queue and gangs
+    Import(SCHED, "queued_pod_info", GETTER, RETURNS_I32, "queued_pod_info"),
+    Import(SCHED, "result.sort_key", SETTER, NO_RESULT, "result_sort_key"),
+    Import(SCHED, "handle.waiting_pods", GETTER, RETURNS_I32, "waiting_pods"),
+    Import(SCHED, "handle.waiting_pod.allow", ("query", "query_len"), RETURNS_I32, "waiting_pod_allow"),
+    Import(SCHED, "handle.waiting_pod.reject", ("query", "query_len"), RETURNS_I32, "waiting_pod_reject"),
+    Import(SCHED, "handle.pods.list", ("query", "query_len", *GETTER), RETURNS_I32, "pods_list"),
+    Import(SCHED, "handle.activate", SETTER, NO_RESULT, "activate"),
+    Import(SCHED, "handle.clock", GETTER, RETURNS_I32, "clock"),
 )
 IMPORT_INDEX: dict[tuple[str, str], Import] = {(i.module, i.name): i for i in IMPORTS}
 

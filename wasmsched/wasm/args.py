@@ -52,6 +52,8 @@ class WasmPluginArgs:
     # The resources the plugin reads besides pods and nodes (§14.2): `run` watches each one, `simulate`
     # reads their objects from the manifests; through `Handle.watched_objects`.
     watch: tuple[GroupVersionResource, ...] = ()
+    # §15.6: one instance serves every pod, its memory the plugin's state across pods.
+    shared_instance: bool = False
     warnings: list[str] = field(default_factory=list)
 
 
@@ -100,8 +102,16 @@ def decode_args(plugin: str, raw: object) -> WasmPluginArgs:
             out.guest_sha256 = text.lower()
         elif key == "watch":
             out.watch = _watch(fail, value)
+        elif key == "sharedInstance":
+            if not isinstance(value, bool):
+                raise fail(f"sharedInstance: expected a boolean, got {json_type_name(value)}")
+            out.shared_instance = value
         else:
             out.warnings.append(f"plugin {plugin}: unknown key {key!r} in args, ignored")
+    if out.shared_instance:
+        if "maxInstances" in raw and out.max_instances != 1:
+            raise fail("sharedInstance requires maxInstances: 1")
+        out.max_instances = 1
     for w in out.warnings:
         log.warning(w)
     return out

@@ -41,7 +41,10 @@ class CallContext:
     hint_event: int = 0
     old_object: bytes | None = None
     new_object: bytes | None = None
+    queued_pod_info: bytes | None = None  # §15.2, queuesort's
     # results
+    sort_key: bytes | None = None  # §15.2
+    pods_to_activate: list[str] | None = None  # §15.4: keys handle.activate named, activated after the call
     status_reason: str = ""
     node_names: list[str] | None = None
     nominated_node_name: str = ""

@@ -13,13 +13,15 @@ import json
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import wasmtime
 
 from wasmsched.api.gvr import GroupVersionResource
-from wasmsched.api.labels import SelectorError
+from wasmsched.api.labels import SelectorError, parse_selector
+from wasmsched.api.types import object_key
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interface import Handle
 from wasmsched.framework.status import Code, Status
@@ -101,6 +103,12 @@ class Host:
         # Set on the thread running `handle.run_filter_plugins_with_nominated_pods` for this plugin's guest,
         # whose own Filter is then skipped: its instance is busy with the call that asked (§14.5).
         self._nested = threading.local()
+        # §15.5: the scheduler's clock as Unix time; a simulation's clock starts at the wall time it is loaded.
+        self._unix_offset = time.time() - handle.clock() if handle is not None else 0.0
+
+    def unix_ns(self, t: float) -> int:
+        """A time on the scheduler's clock as Unix nanoseconds (§15.5)."""
+        return round((t + self._unix_offset) * 1e9)
 
     def in_nested_filters(self) -> bool:
         return getattr(self._nested, "active", False)
@@ -284,12 +292,7 @@ class Host:
                       ) -> tuple[bytes, GroupVersionResource, dict[str, str]]:
         """§14.2's JSON query: its bytes, the resource and the other string fields named by keys."""
         raw = self._read_or_trap(caller, query, query_len)
-        try:
-            q = json.loads(raw)
-        except ValueError as e:
-            raise HostFunctionFailure(f"invalid query JSON: {e}") from None
-        if not isinstance(q, dict):
-            raise HostFunctionFailure("invalid query: not a JSON object")
+        q = _json_query(raw)
         fields: dict[str, str] = {}
         for key in ("group", "version", "resource", *keys):
             v = q.get(key, "")
@@ -391,6 +394,110 @@ class Host:
             return code.to_bytes(4, "little", signed=True) + snapshot_sync.framed(reason.encode())
 
         return self._serve(caller, ctx.encoded("rfpwnp/" + node, make), buf, limit)
+
+    # ----- §15 [+] the queue and gangs ---------------------------------------------------------------
+
+    def queued_pod_info(self, caller: native.Caller, buf: int, limit: int) -> int:
+        return self._per_call(caller, buf, limit, lambda c: c.queued_pod_info)
+
+    def result_sort_key(self, caller: native.Caller, buf: int, n: int) -> None:
+        ctx = current().ctx
+        if ctx is None or ctx.export != "queuesort":
+            return  # §4.2: a setter the running export does not consume is not read
+        ctx.sort_key = self._read_or_trap(caller, buf, n)
+
+    def waiting_pods(self, caller: native.Caller, buf: int, limit: int) -> int:
+        def make() -> bytes:
+            if self.handle is None:
+                return b""
+            pods: list[Any] = []
+            self.handle.iterate_over_waiting_pods(pods.append)
+            pods.sort(key=lambda wp: object_key(wp.get_pod()))
+            return b"".join(snapshot_sync.framed(self.pods.encode(wp.get_pod()))
+                            + snapshot_sync.framed(json.dumps(wp.get_pending_plugins()).encode()) for wp in pods)
+
+        return self._serve(caller, _once_per_call("waiting_pods", make), buf, limit)
+
+    def _waiting_pod_query(self, caller: native.Caller, query: int, query_len: int, keys: tuple[str, ...]
+                           ) -> dict[str, str]:
+        q = _json_query(self._read_or_trap(caller, query, query_len))
+        out: dict[str, str] = {}
+        for key in ("uid", "plugin", *keys):
+            v = q.get(key, "")
+            if not isinstance(v, str):
+                raise HostFunctionFailure(f"invalid query: {key} must be a string")
+            out[key] = v
+        if not out["uid"]:
+            raise HostFunctionFailure("invalid query: uid is required")
+        out["plugin"] = out["plugin"] or self.plugin
+        return out
+
+    def waiting_pod_allow(self, caller: native.Caller, query: int, query_len: int) -> int:
+        q = self._waiting_pod_query(caller, query, query_len, ())
+        wp = self.handle.get_waiting_pod(q["uid"]) if self.handle is not None else None
+        if wp is None:
+            return 0
+        wp.allow(q["plugin"])
+        return 1
+
+    def waiting_pod_reject(self, caller: native.Caller, query: int, query_len: int) -> int:
+        q = self._waiting_pod_query(caller, query, query_len, ("message",))
+        wp = self.handle.get_waiting_pod(q["uid"]) if self.handle is not None else None
+        if wp is None:
+            return 0
+        wp.reject(q["plugin"], q["message"])
+        return 1
+
+    def pods_list(self, caller: native.Caller, query: int, query_len: int, buf: int, limit: int) -> int:
+        raw = self._read_or_trap(caller, query, query_len)
+        q = _json_query(raw) if raw else {}
+        namespace, selector_text = q.get("namespace", ""), q.get("labelSelector", "")
+        if not isinstance(namespace, str) or not isinstance(selector_text, str):
+            raise HostFunctionFailure("invalid query: namespace and labelSelector must be strings")
+        try:
+            selector = parse_selector(selector_text)
+        except SelectorError as e:
+            raise HostFunctionFailure(f"invalid labelSelector: {e}") from None
+
+        def make() -> bytes:
+            if self.handle is None:
+                return b""
+            client = self.handle.client()
+            pods = client.list_in_namespace("Pod", namespace) if namespace else client.list_objects("Pod")
+            chosen = sorted((p for p in pods if selector.matches(p.metadata.labels)), key=object_key)
+            return b"".join(snapshot_sync.framed(self.pods.encode(p)) for p in chosen)
+
+        return self._serve(caller, _once_per_call("pods.list" + raw.decode("utf-8", "replace"), make), buf, limit)
+
+    def activate(self, caller: native.Caller, buf: int, n: int) -> None:
+        data = self._read_or_trap(caller, buf, n)
+        try:
+            keys = json.loads(data)
+        except ValueError as e:
+            raise HostFunctionFailure(f"invalid pod keys JSON: {e}") from None
+        if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+            raise HostFunctionFailure("invalid pod keys: want a JSON array of \"namespace/name\" strings")
+        ctx = current().ctx
+        if ctx is None:
+            return
+        # Activated once the call returns: the activated pods' queue entry may call this very guest (§15.2).
+        if ctx.pods_to_activate is None:
+            ctx.pods_to_activate = []
+        ctx.pods_to_activate.extend(keys)
+
+    def clock(self, caller: native.Caller, buf: int, limit: int) -> int:
+        now = self.unix_ns(self.handle.clock()) if self.handle is not None else time.time_ns()
+        return self._serve(caller, now.to_bytes(8, "little"), buf, limit)
+
+
+def _json_query(raw: bytes) -> dict[str, Any]:
+    try:
+        q = json.loads(raw)
+    except ValueError as e:
+        raise HostFunctionFailure(f"invalid query JSON: {e}") from None
+    if not isinstance(q, dict):
+        raise HostFunctionFailure("invalid query: not a JSON object")
+    return q
 
 
 def _once_per_call(key: str, make: Callable[[], bytes]) -> bytes:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
-from wasmsched.api.types import Pod
+from wasmsched.api.types import Pod, object_key
 from wasmsched.framework import interface as fw
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
@@ -29,7 +29,7 @@ from wasmsched.framework.interface import (
     PreFilterResult,
 )
 from wasmsched.framework.status import Code, Status, not_success
-from wasmsched.framework.types import NodeInfo, PodInfo, get_pod_key
+from wasmsched.framework.types import NodeInfo, PodInfo, QueuedPodInfo, get_pod_key
 from wasmsched.util.klog import quote
 from wasmsched.wasm import abi, encoding
 from wasmsched.wasm.args import WasmPluginArgs, decode_args, is_wasm_args
@@ -86,6 +86,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
     def __init__(self, name: str, compiled: CompiledGuest, pool: InstancePool,
                  metrics: SchedulerMetrics | None = None) -> None:
         self.name = name
+        self._handle = compiled.host.handle
         self.compiled = compiled
         self.pool = pool
         self.exports = compiled.exports
@@ -135,6 +136,35 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
             return self._invoke(inst, ctx)
         finally:
             pool.exit(inst)
+            self._after_call(ctx)
+
+    def _unpinned_call(self, ctx: CallContext) -> Any:
+        """Runs ctx.export on any instance (the shared one with §15.6): calls that belong to no pod's cycle.
+        Raises _Failed with the Error status on failure."""
+        try:
+            with self.pool.borrowed() as inst:
+                return self._invoke(inst, ctx)
+        except PoolError as e:
+            raise _Failed(Status.error(f"wasm: {ctx.export} error: {e}")) from None
+        finally:
+            self._after_call(ctx)
+
+    def _after_call(self, ctx: CallContext) -> None:
+        """§15.4: the pods the call asked to activate, once its instance is free again (an activated pod's
+        queue entry may call this guest's queuesort)."""
+        keys = ctx.pods_to_activate
+        if not keys or self._handle is None:
+            return
+        ctx.pods_to_activate = None
+        client = self._handle.client()
+        pods = []
+        for key in keys:
+            namespace, _, name = key.rpartition("/")
+            pod = client.get_pod(namespace, name)
+            if pod is not None:
+                pods.append(pod)
+        if pods:
+            self._handle.activate(pods)
 
     def _status_call(self, pod: Pod, pin: Pin, ctx: CallContext) -> Status | None:
         """An export returning just a status (i32)."""
@@ -163,9 +193,8 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
             return encoding.default_events()
         ctx = CallContext("enqueue")
         try:
-            with self.pool.borrowed() as inst:
-                self._invoke(inst, ctx)
-        except (_Failed, PoolError) as e:
+            self._unpinned_call(ctx)
+        except _Failed as e:
             log.error('"failed enqueue" plugin="%s" err=%s', self.name, quote(str(e)))
             return encoding.default_events()
         if ctx.cluster_events_with_hints is not None:
@@ -208,14 +237,48 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
             ctx = CallContext("queueinghint", pod=pod, hint_event=index,
                               old_object=encoding.object_bytes(old, pods, wildcard),
                               new_object=encoding.object_bytes(new, pods, wildcard))
-            with self.pool.borrowed() as inst:
-                r = self._invoke(inst, ctx)
+            r = self._unpinned_call(ctx)
             if r in (QueueingHint.QUEUE_SKIP, QueueingHint.QUEUE) and not ctx.status_reason:
                 return QueueingHint(r)
             raise _Failed(Status.error(f"wasm: queueinghint returned {r}" + (
                 f": {ctx.status_reason}" if ctx.status_reason else "")))
 
         return queueing_hint
+
+    # ----- PreEnqueue and QueueSort (§15.1, §15.2; registered when exported) ----------------------
+
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        ctx = CallContext("preenqueue", pod=pod)
+        try:
+            code = self._unpinned_call(ctx)
+        except _Failed as f:
+            return f.status
+        return _status(ctx, code)
+
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        return self.sort_key(a) < self.sort_key(b)
+
+    def sort_key(self, qpi: QueuedPodInfo) -> tuple[int, bytes]:
+        """The guest's key for the pod (§15.2): (0, key); (1, b"") after a failed call, logged, so that the
+        pod sorts after every pod with a key and is still scheduled."""
+        host = self.compiled.host
+        first = qpi.initial_attempt_timestamp
+        info = {"timestamp": host.unix_ns(qpi.timestamp),
+                "initialAttemptTimestamp": None if first is None else host.unix_ns(first), "attempts": qpi.attempts}
+        ctx = CallContext("queuesort", pod=qpi.pod, queued_pod_info=json.dumps(info).encode())
+        try:
+            code = self._unpinned_call(ctx)
+            err = "" if code == Code.SUCCESS else f"wasm: queuesort returned status {Code(code)}" + (
+                f": {ctx.status_reason}" if ctx.status_reason else "")
+            if not err and ctx.sort_key is None:
+                err = "wasm: queuesort set no result.sort_key"
+        except _Failed as f:
+            err = f.status.message()
+        if err:
+            log.error('"QueueSort failed, the pod sorts last" plugin="%s" pod="%s" err=%s', self.name,
+                      object_key(qpi.pod), quote(err))
+            return (1, b"")
+        return (0, ctx.sort_key or b"")
 
     # ----- PreFilter (always registered: it pins the pod's instance) -----------------------------
 
@@ -447,6 +510,8 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
                 self._invoke(inst, ctx)
         except (_Failed, PoolError) as e:
             log.error('"failed %s" plugin="%s" pod="%s" err=%s', export, self.name, get_pod_key(pod), quote(str(e)))
+        finally:
+            self._after_call(ctx)
 
     # ----- the framework's own hooks (interface.py) -------------------------------------------
 
@@ -507,6 +572,8 @@ class GuestCycleState:
 # ----- class composition and the factory ---------------------------------------------------------
 
 _POINTS: list[tuple[tuple[str, ...], type[fw.Plugin]]] = [
+    (("preenqueue",), fw.PreEnqueuePlugin),
+    (("queuesort",), fw.QueueSortPlugin),
     (("filter",), fw.FilterPlugin),
     (("postfilter",), fw.PostFilterPlugin),
     (("prescore",), fw.PreScorePlugin),
@@ -549,12 +616,13 @@ def new_wasm_plugin(name: str, raw_args: Mapping[str, Any] | None, handle: Handl
     host = Host(name, args.guest_config, args.log_severity, handle, rt.pods, objects)
     compiled = CompiledGuest.link(name, rt, module, host, args, exports)
     pool = InstancePool(lambda: GuestInstance(compiled), args.max_instances, args.timeout,
-                        hand_off_to_binding=any(e in exports for e in abi.BINDING_EXPORTS))
+                        hand_off_to_binding=any(e in exports for e in abi.BINDING_EXPORTS),
+                        shared=args.shared_instance)
     pool.prime()
     metrics = handle.scheduler_metrics() if handle is not None else None
     plugin = plugin_class(frozenset(exports))(name, compiled, pool, metrics)
     log.info('"Loaded wasm plugin" plugin="%s" url="%s" exports="%s"', name, args.guest_url,
-             ",".join(e for e in abi.EXPORTS if e in exports))
+             ",".join(e for e in (*abi.EXPORTS, *abi.V2_POINT_EXPORTS) if e in exports))
     return plugin
 
 

@@ -5,11 +5,15 @@ scheduling-cycle calls run on it; when P's scheduling cycle succeeds it is hande
 cycle and the next pod gets another; Unreserve, the end of the binding cycle, P's deletion, a
 failed cycle, or the next PreFilter return it to the idle set. Calls on one instance never overlap.
 The number of live instances is bounded; a trapped instance is discarded and replaced on demand.
+
+A shared pool (docs/abi.md §15.6, `sharedInstance`) has one instance that every call runs on, one at a
+time: nothing is pinned, and its memory is the plugin's state across pods.
 """
 
 from __future__ import annotations
 
 import enum
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -17,6 +21,8 @@ from contextlib import contextmanager
 
 from wasmsched.wasm.errors import WasmLoadError
 from wasmsched.wasm.instance import GuestInstance
+
+log = logging.getLogger("wasmsched.wasm")
 
 # Without a per-call timeout ("0s"), waiting for a free instance is still bounded.
 DEFAULT_WAIT_SECONDS = 60.0
@@ -36,8 +42,13 @@ class Pin(enum.Enum):
 
 class InstancePool:
     def __init__(self, create: Callable[[], GuestInstance], max_instances: int, wait_timeout: float | None,
-                 hand_off_to_binding: bool) -> None:
+                 hand_off_to_binding: bool, shared: bool = False) -> None:
+        """`shared`: one instance for every call, never pinned (max_instances is then 1)."""
         self._create = create
+        self.shared = shared
+        self._shared: GuestInstance | None = None
+        if shared:
+            max_instances = 1
         self.max_instances = max_instances
         self.wait_timeout = wait_timeout if wait_timeout is not None else DEFAULT_WAIT_SECONDS
         # With none of unreserve/prebind/bind/postbind exported, nothing runs in the binding cycle.
@@ -145,6 +156,8 @@ class InstancePool:
     def _resolve_locked(self, pod_key: str, pin: Pin) -> GuestInstance | None:
         if self._closed:
             raise PoolError("plugin closed")
+        if self.shared:
+            return self._shared_locked()
         if pin is Pin.PREFILTER:
             self._discarded_pods.discard(pod_key)
             held = self._binding.pop(pod_key, None)
@@ -174,13 +187,39 @@ class InstancePool:
         self._scheduling[pod_key] = inst
         return inst
 
+    def _shared_locked(self) -> GuestInstance:
+        """The shared pool's instance: a new one when there is none or it was discarded."""
+        inst = self._shared
+        if inst is not None and inst.id in self._live and inst.id not in self._discarded_ids:
+            return inst
+        lost = inst is not None
+        while self._idle:  # the primed instance
+            cand = self._idle.pop()
+            if cand.id not in self._discarded_ids:
+                self._shared = cand
+                return cand
+        new = self._take_free_locked()
+        if self._shared is not inst and self._shared is not None and self._shared.id not in self._discarded_ids:
+            # Another call made one while creating released the lock.
+            self._idle.append(new)
+            return self._shared
+        self._shared = new
+        if lost:
+            log.warning('"Shared guest instance replaced after a failure: the plugin\'s state was lost" '
+                        "instance=%d", new.id)
+        return new
+
     @contextmanager
     def borrowed(self) -> Iterator[GuestInstance]:
-        """An idle (or new) instance for a call that belongs to no pod (EventsToRegister)."""
+        """An idle (or new) instance for a call that belongs to no pod (EventsToRegister, PreEnqueue,
+        QueueSort, queueing hints); the shared pool's one instance."""
         with self._cv:
-            inst = self._take_free_locked()
+            if self.shared:
+                inst = self._shared_locked()
+            else:
+                inst = self._take_free_locked()
+                self._release_after_call.add(inst.id)
             self._busy[inst.id] += 1
-            self._release_after_call.add(inst.id)
         lock = self._locks[inst.id]
         lock.acquire()
         try:

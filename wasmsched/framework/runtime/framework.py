@@ -4,13 +4,13 @@ semantics. The runners of the extension points are in the modules beside this on
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec
 
 from wasmsched.api.gvr import GroupVersionResource
 from wasmsched.api.types import Pod
 from wasmsched.framework import interface as fw
-from wasmsched.framework.interface import ClusterClient, EventRecorder, PluginFactory, PodNominator
+from wasmsched.framework.interface import ClusterClient, EventRecorder, PluginFactory, PodActivator, PodNominator
 from wasmsched.framework.runtime.binding import BindingRunners
 from wasmsched.framework.runtime.enqueue import EnqueueRunners
 from wasmsched.framework.runtime.filter import FilterRunners
@@ -46,9 +46,12 @@ class Framework(EnqueueRunners, FilterRunners, ScoreRunners, BindingRunners):
         percentage_of_nodes_to_score: int | None = None,
         metrics: SchedulerMetrics | None = None,
         watched: WatchedObjectStore | None = None,
+        pod_activator: PodActivator | None = None,
     ) -> None:
         """`watched`: the scheduler's store of watched objects, shared by its profiles (None: a store of
-        the framework's own, which no backend fills)."""
+        the framework's own, which no backend fills). `pod_activator`: the scheduling queue (None: a
+        framework without one, in unit tests, has nothing to activate)."""
+        self._pod_activator = pod_activator
         self._profile_name = profile_name
         self._watched = watched if watched is not None else WatchedObjectStore()
         self._metrics = metrics
@@ -89,6 +92,10 @@ class Framework(EnqueueRunners, FilterRunners, ScoreRunners, BindingRunners):
 
     def pod_nominator(self) -> PodNominator:
         return self._pod_nominator
+
+    def activate(self, pods: Iterable[Pod]) -> None:
+        if self._pod_activator is not None:
+            self._pod_activator.activate(pods)
 
     def parallelize_until(self, pieces: int, fn: Callable[[int], None]) -> None:
         # Plugin work per piece is short Python; threads would only contend for the GIL.
