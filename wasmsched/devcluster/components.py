@@ -79,8 +79,9 @@ def kube_apiserver_argv(binary: Path, pki: Pki, token_file: Path, cert_dir: Path
 # workloads for the rest): the PV controller binds PersistentVolumeClaims, and provisions the ones of
 # `kubernetes.io/host-path` StorageClasses once VolumeBinding's PreBind picks their node (WaitForFirstConsumer);
 # the resourceclaim controller makes pods' claims from ResourceClaimTemplates and drops reservations of
-# pods that are gone.
-CONTROLLERS = ("persistentvolume-binder-controller", "resourceclaim-controller")
+# pods that are gone; the Job controller makes a Job's pods, the workload gang scheduling is for
+# (examples/coscheduling).
+CONTROLLERS = ("persistentvolume-binder-controller", "resourceclaim-controller", "job-controller")
 
 
 def kube_controller_manager_argv(binary: Path, kubeconfig: Path, cert_dir: Path, ports: Ports) -> list[str]:

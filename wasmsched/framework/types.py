@@ -250,6 +250,7 @@ class QueuedPodInfo:
     unschedulable_plugins: set[str] = field(default_factory=set)
     pending_plugins: set[str] = field(default_factory=set)
     gating_plugin: str = ""
+    gating_message: str = ""  # the gating PreEnqueue plugin's status message (kube only logs it)
     consecutive_errors_count: int = 0
 
     @property

@@ -249,13 +249,14 @@ class SchedulingQueue:
     def _run_pre_enqueue(self, qpi: QueuedPodInfo) -> bool:
         fn = self._pre_enqueue.get(qpi.pod.spec.schedulerName)
         if fn is None:
-            qpi.gating_plugin = ""
+            qpi.gating_plugin = qpi.gating_message = ""
             return True
         st = fn(qpi.pod)
         if is_success(st):
-            qpi.gating_plugin = ""
+            qpi.gating_plugin = qpi.gating_message = ""
             return True
         qpi.gating_plugin = st.plugin or "PreEnqueue"
+        qpi.gating_message = st.message()
         return False
 
     def _move_to_active(self, qpi: QueuedPodInfo, event: str) -> bool:

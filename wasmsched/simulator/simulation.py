@@ -220,9 +220,9 @@ class Simulation:
                 msg = f'no profile for schedulerName "{pod.spec.schedulerName}"'
                 out.append(PodResult(ns, name, None, "Ignored", msg, None, 0, None))
             elif key in gated:
-                gates = "[" + " ".join(g.name for g in pod.spec.schedulingGates) + "]"
-                out.append(PodResult(ns, name, None, "Unschedulable", f"waiting for scheduling gates: {gates}",
-                                     nominated, attempts, explain))
+                # The gating PreEnqueue plugin's message (SchedulingGates': "waiting for scheduling gates: [...]").
+                out.append(PodResult(ns, name, None, "Unschedulable", gated[key].gating_message, nominated,
+                                     attempts, explain))
             else:
                 phase = "Unschedulable"
                 msg = rec.message if rec else ""
