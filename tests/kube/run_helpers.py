@@ -205,3 +205,29 @@ class PodHistory:
         if self._stream is not None:
             self._stream.shutdown()
         self._thread.join(5)
+
+
+def lease(admin: KubeApi, name: str) -> dict[str, Any] | None:
+    try:
+        return admin.request_json("GET", f"/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/{name}")  # type: ignore[no-any-return]
+    except ApiError as e:
+        if is_not_found(e):
+            return None
+        raise
+
+
+def scheduled_once(admin: KubeApi, namespace: str, names: list[str]) -> None:
+    """Every pod is bound and has exactly one Scheduled event (no pod was bound twice)."""
+    bound = bound_pods(admin, namespace)
+    assert sorted(bound) == sorted(names), (sorted(bound), sorted(names))
+
+    def counts() -> dict[str, int]:
+        out: dict[str, int] = {}
+        for e in events(admin, namespace):
+            if e["reason"] == "Scheduled":
+                out[e["regarding"]["name"]] = out.get(e["regarding"]["name"], 0) + 1
+        return out
+
+    # Events are written in the background: wait until every pod has one, then look for doubles.
+    wait_for("a Scheduled event for every pod", lambda: set(counts()) >= set(names) or None)
+    assert counts() == dict.fromkeys(names, 1), counts()

@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 from tests.go_guests import ROOT
-from wasmsched.api.errors import is_not_found
 from wasmsched.devcluster.kubeconfig import write_kubeconfig
 from wasmsched.devcluster.processes import free_port
 from wasmsched.kube.api import ApiError, KubeApi
@@ -33,8 +32,10 @@ from .run_helpers import (
     get_pod,
     https_get,
     kube_api,
+    lease,
     node_json,
     pod_json,
+    scheduled_once,
     scheduler_config,
     unique,
     wait_bound,
@@ -264,32 +265,6 @@ def test_forbidden_names_verb_and_resource(dev_cluster: Any, tmp_path: Path) -> 
     finally:
         p.stop()
     assert "Traceback" not in p.log()
-
-
-def lease(admin: KubeApi, name: str) -> dict[str, Any] | None:
-    try:
-        return admin.request_json("GET", f"/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/{name}")  # type: ignore[no-any-return]
-    except ApiError as e:
-        if is_not_found(e):
-            return None
-        raise
-
-
-def scheduled_once(admin: KubeApi, namespace: str, names: list[str]) -> None:
-    """Every pod is bound and has exactly one Scheduled event (no pod was bound twice)."""
-    bound = bound_pods(admin, namespace)
-    assert sorted(bound) == sorted(names), (sorted(bound), sorted(names))
-
-    def counts() -> dict[str, int]:
-        out: dict[str, int] = {}
-        for e in events(admin, namespace):
-            if e["reason"] == "Scheduled":
-                out[e["regarding"]["name"]] = out.get(e["regarding"]["name"], 0) + 1
-        return out
-
-    # Events are written in the background: wait until every pod has one, then look for doubles.
-    wait_for("a Scheduled event for every pod", lambda: set(counts()) >= set(names) or None)
-    assert counts() == dict.fromkeys(names, 1), counts()
 
 
 def test_leader_election_failover_after_kill_9(admin: KubeApi, namespace: str, nodes: Nodes, run_scheduler: Any,
