@@ -112,3 +112,5 @@ func qpi(p *corev1.Pod, initial *time.Time) api.QueuedPodInfo {
 }
 
 func ptrTime(tm time.Time) *time.Time { return &tm }
+
+func mustJSON(t *testing.T, v any) []byte { return hosttest.Object(t, v) }
