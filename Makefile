@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 NATIVE_HOST := wasmsched/wasm/_host$(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
 
 # The Go guest examples (examples/<name>/<name>.wasm), built with the standard Go toolchain.
-EXAMPLES := nodenumber imagelocality advanced interpodaffinity noderesourcetopology
+EXAMPLES := nodenumber imagelocality advanced interpodaffinity noderesourcetopology coscheduling
 EXAMPLE_WASM := $(foreach e,$(EXAMPLES),examples/$(e)/$(e).wasm)
 SDK_SRC := $(shell find sdk/go -name '*.go' -not -name '*_test.go') sdk/go/go.mod sdk/go/go.sum
 # Reproducible builds: the same sources give the same bytes, so the compiled-module cache keeps hitting.

@@ -124,6 +124,9 @@ EXPECTED_EXPORTS = {
     # ABI v2 through handle.objects and the framework package's EventsToRegister: importing the package
     # links queueinghint, which the host never calls, as no event has a hint.
     "noderesourcetopology": {"enqueue", "prefilter", "filter", "score", "queueinghint"},
+    # ABI v2 §15: preenqueue and queuesort (abi.V2_EXPORTS must list them, with the host side of §15).
+    "coscheduling": {"enqueue", "prefilter", "postfilter", "reserve", "unreserve", "permit", "postbind",
+                     "queueinghint", "preenqueue", "queuesort"},
 }
 
 

@@ -1,6 +1,8 @@
 // Package handle is the guest's view of the framework Handle: the guest config, the snapshot's
 // node lister, the event recorder and the pods waiting at Permit; with ABI v2 (docs/abi.md §14)
-// also the snapshot with pods (SnapshotSharedLister), watched objects (Objects), nominated pods.
+// also the snapshot with pods (SnapshotSharedLister), watched objects (Objects), nominated pods,
+// and (§15) every waiting pod with kube's Allow and Reject (IterateOverWaitingPods), every pod the
+// scheduler knows (Pods), Activate, and the scheduler's clock (Now).
 package handle
 
 import (

@@ -11,6 +11,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -189,3 +190,33 @@ func Object(t testing.TB, obj any) []byte {
 
 // U32 is a u32 LE value, e.g. queueing_hint.event.
 func U32(v uint32) []byte { return binary.LittleEndian.AppendUint32(nil, v) }
+
+// ABI v2: the queue and gangs (docs/abi.md §15).
+
+// WaitingPod is a pod waiting at Permit on the fake host (Host.Waiting).
+type WaitingPod = imports.WaitingPod
+
+// WaitingCall is a handle.waiting_pod.allow or .reject the guest made (Host.WaitingCalls).
+type WaitingCall = imports.WaitingCall
+
+// Waiting is a Host.Waiting entry for p, pending on plugins.
+func Waiting(t testing.TB, p *corev1.Pod, plugins ...string) WaitingPod {
+	return WaitingPod{Key: PodKey(p), Pod: PodBytes(t, p), Plugins: plugins}
+}
+
+// SetPods makes h's handle.pods.list serve pods.
+func SetPods(t testing.TB, h *Host, pods ...*corev1.Pod) {
+	h.Pods = nil
+	for _, p := range pods {
+		h.Pods = append(h.Pods, PodBytes(t, p))
+	}
+}
+
+// QueuedPodInfo encodes queued_pod_info (§15.2); initial nil is a pod never attempted.
+func QueuedPodInfo(t testing.TB, timestamp time.Time, initial *time.Time, attempts int) []byte {
+	v := map[string]any{"timestamp": timestamp.UnixNano(), "initialAttemptTimestamp": nil, "attempts": attempts}
+	if initial != nil {
+		v["initialAttemptTimestamp"] = initial.UnixNano()
+	}
+	return Object(t, v)
+}

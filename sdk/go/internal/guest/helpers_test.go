@@ -95,6 +95,22 @@ type fakePlugin struct {
 	preBind    func(api.CycleState, api.PodInfo, string) *api.Status
 	bind       func(api.CycleState, api.PodInfo, string) *api.Status
 	postBind   func(api.CycleState, api.PodInfo, string)
+	preEnqueue func(api.PodInfo) *api.Status
+	sortKey    func(api.QueuedPodInfo) api.SortKey
+}
+
+func (f *fakePlugin) PreEnqueue(p api.PodInfo) *api.Status {
+	if f.preEnqueue == nil {
+		return nil
+	}
+	return f.preEnqueue(p)
+}
+
+func (f *fakePlugin) SortKey(p api.QueuedPodInfo) api.SortKey {
+	if f.sortKey == nil {
+		return nil
+	}
+	return f.sortKey(p)
 }
 
 func (f *fakePlugin) EventsToRegister() []api.ClusterEvent { return f.events }

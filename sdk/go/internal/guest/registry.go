@@ -24,6 +24,10 @@ var points = map[string]point{
 			_, ok := p.(api.EnqueueExtensions)
 			return ok || EnqueueV2 != nil && EnqueueV2.Implemented(p)
 		}},
+	"preenqueue": {"exports/preenqueue", "api.PreEnqueuePlugin",
+		func(p api.Plugin) bool { _, ok := p.(api.PreEnqueuePlugin); return ok }},
+	"queuesort": {"exports/queuesort", "api.QueueSortPlugin",
+		func(p api.Plugin) bool { _, ok := p.(api.QueueSortPlugin); return ok }},
 	"prefilterextensions": {"exports/prefilterextensions", "api.PreFilterExtensions",
 		func(p api.Plugin) bool { _, ok := p.(api.PreFilterExtensions); return ok }},
 	"filter": {"exports/filter", "api.FilterPlugin",

@@ -85,7 +85,7 @@ func TestSetSucceedsWhenLinksMatch(t *testing.T) {
 		{"score+normalize", scoreAndNormalize{}, []string{"score", "normalizescore"}},
 		{"prefilter only", preFilterOnly{}, nil},
 		{"everything", &fakePlugin{}, []string{"enqueue", "prefilterextensions", "filter", "postfilter", "prescore",
-			"score", "normalizescore", "reserve", "permit", "prebind", "bind", "postbind"}},
+			"score", "normalizescore", "reserve", "permit", "prebind", "bind", "postbind", "preenqueue", "queuesort"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			setLinked(t, tc.linked...)
@@ -122,8 +122,8 @@ func TestLink(t *testing.T) {
 // TestPointsMatchExportPackages checks the table against the tree: each package path exists and its
 // link.go links the point's own name.
 func TestPointsMatchExportPackages(t *testing.T) {
-	if len(points) != 12 {
-		t.Fatalf("%d points, want 12 export packages", len(points))
+	if len(points) != 14 {
+		t.Fatalf("%d points, want 14 export packages", len(points))
 	}
 	for name, pt := range points {
 		src, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(pt.pkg), "link.go"))

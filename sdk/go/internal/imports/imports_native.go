@@ -7,9 +7,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 )
 
@@ -55,6 +58,42 @@ type Host struct {
 	NominatedPods map[string][][]byte
 	// RunFilterWithNominatedPods answers handle.run_filter_plugins_with_nominated_pods.
 	RunFilterWithNominatedPods func(nodeName string) (code int32, reason string)
+
+	// ABI v2: the queue and gangs (docs/abi.md §15).
+
+	// QueuedPodInfo is queued_pod_info's JSON for the call (hosttest.QueuedPodInfo encodes one).
+	QueuedPodInfo []byte
+	// SortKey is what the guest sent with result.sort_key; nil until it sends one.
+	SortKey []byte
+	// Waiting are the pods waiting at Permit, served by handle.waiting_pods in this order. allow
+	// removes the plugin from an entry's Plugins, and the entry once none is pending (the pod
+	// goes on to binding); reject removes the entry.
+	Waiting []WaitingPod
+	// WaitingCalls records every handle.waiting_pod.allow and .reject, in order.
+	WaitingCalls []WaitingCall
+	// PluginName is the calling plugin's name, the default of an allow or reject without one.
+	PluginName string
+	// Pods are the protobuf Pods handle.pods.list serves: filtered by the query, in
+	// namespace/name order.
+	Pods [][]byte
+	// Activated accumulates the pod keys the guest sent with handle.activate.
+	Activated []string
+	// Now is handle.clock; the zero Time serves 0 (the Unix epoch).
+	Now time.Time
+}
+
+// WaitingPod is a pod waiting at Permit on the fake host.
+type WaitingPod struct {
+	Key     string // the pod's uid, or namespace/name
+	Pod     []byte // protobuf
+	Plugins []string
+}
+
+// WaitingCall is one handle.waiting_pod.allow or .reject call.
+type WaitingCall struct {
+	Op                   string // "allow" or "reject"
+	UID, Plugin, Message string
+	Found                bool
 }
 
 // LogRecord is one klog call.
@@ -309,6 +348,135 @@ func RunFilterPluginsWithNominatedPods(name string, buf []byte) uint32 {
 	v = binary.LittleEndian.AppendUint32(v, uint32(len(reason)))
 	v = append(v, reason...)
 	return serve("handle.run_filter_plugins_with_nominated_pods", v, buf)
+}
+
+// ABI v2: the queue and gangs (docs/abi.md §15).
+
+func QueuedPodInfo(buf []byte) uint32 { return serve("queued_pod_info", host().QueuedPodInfo, buf) }
+func ResultSortKey(b []byte)          { host().SortKey = append([]byte{}, b...) }
+
+func WaitingPods(buf []byte) uint32 {
+	var v []byte
+	for _, w := range host().Waiting {
+		plugins, err := json.Marshal(w.Plugins)
+		if err != nil {
+			panic(err)
+		}
+		if w.Plugins == nil {
+			plugins = []byte("[]")
+		}
+		v = binary.LittleEndian.AppendUint32(v, uint32(len(w.Pod)))
+		v = append(v, w.Pod...)
+		v = binary.LittleEndian.AppendUint32(v, uint32(len(plugins)))
+		v = append(v, plugins...)
+	}
+	return serve("handle.waiting_pods", v, buf)
+}
+
+type waitingQuery struct {
+	UID     string `json:"uid"`
+	Plugin  string `json:"plugin"`
+	Message string `json:"message"`
+}
+
+func (h *Host) waitingCall(op string, query []byte) (WaitingCall, int) {
+	h.Calls["handle.waiting_pod."+op]++
+	var q waitingQuery
+	if err := json.Unmarshal(query, &q); err != nil {
+		panic(fmt.Sprintf("host function k8s.io/scheduler.handle.waiting_pod.%s failed: invalid query: %v", op, err))
+	}
+	if q.Plugin == "" {
+		q.Plugin = h.PluginName
+	}
+	c := WaitingCall{Op: op, UID: q.UID, Plugin: q.Plugin, Message: q.Message}
+	i := slices.IndexFunc(h.Waiting, func(w WaitingPod) bool { return w.Key == q.UID })
+	c.Found = i >= 0
+	return c, i
+}
+
+func WaitingPodAllow(query []byte) int32 {
+	h := host()
+	c, i := h.waitingCall("allow", query)
+	h.WaitingCalls = append(h.WaitingCalls, c)
+	if i < 0 {
+		return 0
+	}
+	w := &h.Waiting[i]
+	w.Plugins = slices.DeleteFunc(slices.Clone(w.Plugins), func(p string) bool { return p == c.Plugin })
+	if len(w.Plugins) == 0 {
+		h.Waiting = slices.Delete(h.Waiting, i, i+1)
+	}
+	return 1
+}
+
+func WaitingPodReject(query []byte) int32 {
+	h := host()
+	c, i := h.waitingCall("reject", query)
+	h.WaitingCalls = append(h.WaitingCalls, c)
+	if i < 0 {
+		return 0
+	}
+	h.Waiting = slices.Delete(h.Waiting, i, i+1)
+	return 1
+}
+
+func PodsList(query, buf []byte) uint32 {
+	h := host()
+	var q struct{ Namespace, LabelSelector string }
+	if len(query) > 0 {
+		if err := json.Unmarshal(query, &q); err != nil {
+			panic(fmt.Sprintf("host function k8s.io/scheduler.handle.pods.list failed: invalid query: %v", err))
+		}
+	}
+	sel, err := labels.Parse(q.LabelSelector)
+	if err != nil {
+		panic(fmt.Sprintf("host function k8s.io/scheduler.handle.pods.list failed: %v", err))
+	}
+	type match struct {
+		ns, name string
+		raw      []byte
+	}
+	var ms []match
+	for _, raw := range h.Pods {
+		p := &corev1.Pod{}
+		if err := p.Unmarshal(raw); err != nil {
+			panic(err)
+		}
+		if (q.Namespace == "" || p.Namespace == q.Namespace) && sel.Matches(labels.Set(p.Labels)) {
+			ms = append(ms, match{p.Namespace, p.Name, raw})
+		}
+	}
+	sort.SliceStable(ms, func(i, j int) bool {
+		if ms[i].ns != ms[j].ns {
+			return ms[i].ns < ms[j].ns
+		}
+		return ms[i].name < ms[j].name
+	})
+	var v []byte
+	for _, m := range ms {
+		v = binary.LittleEndian.AppendUint32(v, uint32(len(m.raw)))
+		v = append(v, m.raw...)
+	}
+	return serve("handle.pods.list", v, buf)
+}
+
+func Activate(b []byte) {
+	h := host()
+	h.Calls["handle.activate"]++
+	var keys []string
+	if err := json.Unmarshal(b, &keys); err != nil {
+		panic(fmt.Sprintf("host function k8s.io/scheduler.handle.activate failed: %v", err))
+	}
+	h.Activated = append(h.Activated, keys...)
+}
+
+func Clock(buf []byte) uint32 {
+	h := host()
+	var ns int64
+	if !h.Now.IsZero() {
+		ns = h.Now.UnixNano()
+	}
+	return serve("handle.clock", binary.LittleEndian.AppendUint64(nil, uint64(ns)), buf)
 }
 
 // BeginCall starts a new call in the SDK's runtime (set by package guest; hosttest.NewCall).

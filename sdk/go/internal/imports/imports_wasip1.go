@@ -180,3 +180,44 @@ func NominatedPodsForNode(name string, buf []byte) uint32 {
 func RunFilterPluginsWithNominatedPods(name string, buf []byte) uint32 {
 	return runFilterPluginsWithNominatedPods(sptr(name), uint32(len(name)), ptr(buf), uint32(len(buf)))
 }
+
+// ABI v2: the queue and gangs (docs/abi.md §15). Reached only from the SDK code of each feature.
+
+//go:wasmimport k8s.io/scheduler queued_pod_info
+func queuedPodInfo(buf unsafe.Pointer, limit uint32) uint32
+
+//go:wasmimport k8s.io/scheduler result.sort_key
+func resultSortKey(buf unsafe.Pointer, n uint32)
+
+//go:wasmimport k8s.io/scheduler handle.waiting_pods
+func waitingPods(buf unsafe.Pointer, limit uint32) uint32
+
+//go:wasmimport k8s.io/scheduler handle.waiting_pod.allow
+func waitingPodAllow(query unsafe.Pointer, queryLen uint32) int32
+
+//go:wasmimport k8s.io/scheduler handle.waiting_pod.reject
+func waitingPodReject(query unsafe.Pointer, queryLen uint32) int32
+
+//go:wasmimport k8s.io/scheduler handle.pods.list
+func podsList(query unsafe.Pointer, queryLen uint32, buf unsafe.Pointer, limit uint32) uint32
+
+//go:wasmimport k8s.io/scheduler handle.activate
+func activate(buf unsafe.Pointer, n uint32)
+
+//go:wasmimport k8s.io/scheduler handle.clock
+func clock(buf unsafe.Pointer, limit uint32) uint32
+
+func QueuedPodInfo(buf []byte) uint32 { return queuedPodInfo(ptr(buf), uint32(len(buf))) }
+func ResultSortKey(b []byte)          { resultSortKey(ptr(b), uint32(len(b))) }
+func WaitingPods(buf []byte) uint32   { return waitingPods(ptr(buf), uint32(len(buf))) }
+func WaitingPodAllow(query []byte) int32 {
+	return waitingPodAllow(ptr(query), uint32(len(query)))
+}
+func WaitingPodReject(query []byte) int32 {
+	return waitingPodReject(ptr(query), uint32(len(query)))
+}
+func PodsList(query, buf []byte) uint32 {
+	return podsList(ptr(query), uint32(len(query)), ptr(buf), uint32(len(buf)))
+}
+func Activate(b []byte)       { activate(ptr(b), uint32(len(b))) }
+func Clock(buf []byte) uint32 { return clock(ptr(buf), uint32(len(buf))) }
