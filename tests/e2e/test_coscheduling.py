@@ -55,14 +55,19 @@ def node(name: str, cpu: str) -> dict[str, Any]:
                        "capacity": {"cpu": cpu, "memory": "32Gi", "pods": "110"}}}
 
 
-def pod(name: str, group: str | None, cpu: str = "1", priority: int | None = None) -> dict[str, Any]:
+def pod(name: str, group: str | None, cpu: str = "1", priority_class: str = "") -> dict[str, Any]:
     meta: dict[str, Any] = {"name": name, "namespace": "default"}
     if group is not None:
         meta["labels"] = {GROUP_LABEL: group}
     spec: dict[str, Any] = {"containers": [{"name": "c", "image": "img", "resources": {"requests": {"cpu": cpu}}}]}
-    if priority is not None:
-        spec["priority"] = priority
+    if priority_class:
+        spec["priorityClassName"] = priority_class
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+def priority_class(name: str, value: int) -> dict[str, Any]:
+    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+            "value": value}
 
 
 def pod_group(name: str, min_member: int, created: str = "2026-12-01T00:00:00Z",
@@ -159,8 +164,9 @@ def test_a_gang_that_cannot_complete_times_out_releases_its_room_and_is_retried(
     # within the default podGroupRejectPercentage), so they wait at Permit until permitWaitingTimeSeconds.
     objects = [node("n1", "5"), node("n2", "4"), pod_group("pg", 10),
                *(pod(f"m{i}", "pg") for i in range(10)),
-               # not in the gang, created with it: no room while the gang holds nine CPUs
-               pod("other", None, cpu="1", priority=-1)]
+               # not in the gang, created with it (and sorted after it: the PodGroup is older than its first
+               # attempt); no room for it while the gang holds nine CPUs
+               pod("other", None, cpu="1")]
     result = simulate(capsys, manifests(tmp_path, objects), config(tmp_path, permitWaitingTimeSeconds=5))
     # Nine members waited 5 s on the simulated clock, were rejected together and released their CPUs...
     timeouts = [m for m in result.values() if any(
@@ -178,13 +184,14 @@ def test_a_gang_that_cannot_complete_times_out_releases_its_room_and_is_retried(
 
 
 def test_members_of_a_gang_are_popped_back_to_back_by_priority_then_creation_time(tmp_path: Path) -> None:
-    objects: list[dict[str, Any]] = [node("n1", "64"), pod_group("old", 2, "2026-12-01T00:00:00Z"),
+    objects: list[dict[str, Any]] = [node("n1", "64"), priority_class("high", 100), priority_class("mid", 10),
+                                     pod_group("old", 2, "2026-12-01T00:00:00Z"),
                                      pod_group("new", 2, "2026-12-01T00:05:00Z"),
                                      pod_group("vip", 2, "2026-12-01T00:09:00Z")]
     # Listed interleaved, as a Job controller would create the pods of several jobs at once.
     for i in range(2):
-        objects += [pod(f"new{i}", "new", priority=10), pod(f"plain{i}", None, priority=10),
-                    pod(f"vip{i}", "vip", priority=100), pod(f"old{i}", "old", priority=10)]
+        objects += [pod(f"new{i}", "new", priority_class="mid"), pod(f"plain{i}", None, priority_class="mid"),
+                    pod(f"vip{i}", "vip", priority_class="high"), pod(f"old{i}", "old", priority_class="mid")]
     sim = simulation(config(tmp_path), manifests(tmp_path, objects))
     order: list[str] = []
     sim.scheduler.attempt_observer = lambda pod, *_: order.append(pod.metadata.name)

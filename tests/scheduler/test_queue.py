@@ -19,6 +19,7 @@ from wasmsched.framework.events import (
     QueueingHint,
 )
 from wasmsched.framework.interface import NominatingInfo, NominatingMode
+from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import PodInfo, QueuedPodInfo, get_pod_key
 from wasmsched.plugins.prioritysort import PrioritySort
 from wasmsched.plugins.schedulinggates import SchedulingGates
@@ -417,6 +418,38 @@ def test_activate_moves_unschedulable_and_backoff_pods() -> None:
     assert (where(q, a), where(q, b)) == ("unschedulable", "backoff")
     q.activate([a, b])
     assert (where(q, a), where(q, b)) == ("active", "active")
+
+
+def test_activate_runs_a_gated_pods_pre_enqueue_again_and_a_plugin_may_activate_from_pre_enqueue() -> None:
+    # kube keeps gated pods among the unschedulable ones, so Activate runs their PreEnqueue again. A gang plugin
+    # admits a pod once its whole gang exists and activates the siblings it gated (docs/abi.md §15.4); their
+    # PreEnqueue activates the others back, which must neither recurse nor run twice.
+    gang = {"a", "b", "c"}
+    calls: list[str] = []
+    q: SchedulingQueue
+
+    def pre_enqueue(p: Pod) -> Status | None:
+        calls.append(p.metadata.name)
+        if not gang <= present:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ["waiting for the gang"])
+        q.activate([pods[n] for n in sorted(gang - {p.metadata.name})])
+        return None
+
+    present: set[str] = set()
+    pods = {n: pod(n) for n in sorted(gang)}
+    q = new_queue(SimClock(), [], pre_enqueue=pre_enqueue)
+    for n in ("a", "b"):
+        present.add(n)
+        q.add(pods[n])
+    assert (where(q, pods["a"]), where(q, pods["b"])) == ("gated", "gated")
+    # A gated pod stays gated when its PreEnqueue still fails.
+    q.activate([pods["a"]])
+    assert where(q, pods["a"]) == "gated"
+    calls.clear()
+    present.add("c")
+    q.add(pods["c"])
+    assert [where(q, p) for p in pods.values()] == ["active", "active", "active"]
+    assert sorted(calls) == ["a", "b", "c"]
 
 
 # ----- in-flight events -------------------------------------------------------------------------

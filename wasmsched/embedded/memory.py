@@ -120,6 +120,7 @@ class MemoryCluster:
         self._write_depth = 0
         self._running_after_write = False
         self.events: list[RecordedEvent] = []
+        self.bindings = 0  # pods bound so far (the simulator's measure of progress)
         self.deleted_pods: dict[str, str] = {}
 
     # ----- store ------------------------------------------------------------------------------
@@ -307,6 +308,7 @@ class MemoryCluster:
                     p.status.startTime.nanos = min(round((started - seconds) * 1e9), 999_999_999)
 
             self._mutate_pod(cur, set_node)
+            self.bindings += 1
 
     def delete_pod(self, pod: Pod, reason: str) -> None:
         with self._lock:

@@ -220,6 +220,9 @@ class SchedulingQueue:
         self.gated_pods: dict[str, QueuedPodInfo] = {}
         self.queueing_hints: QueueingHintMap = queueing_hints or {}
         self._pre_enqueue = pre_enqueue if pre_enqueue is not None else {}
+        # Pods whose PreEnqueue runs: a plugin activating pods from PreEnqueue (Handle.activate) may name
+        # them; they are on their way in already.
+        self._entering: set[str] = set()
         self.nominator = Nominator()
         # What the queued pods' specs and statuses were read into, by shape (a workload's replicas share one).
         self.pod_shapes = PodShapes()
@@ -251,7 +254,12 @@ class SchedulingQueue:
         if fn is None:
             qpi.gating_plugin = qpi.gating_message = ""
             return True
-        st = fn(qpi.pod)
+        key = get_pod_key(qpi.pod)
+        self._entering.add(key)
+        try:
+            st = fn(qpi.pod)
+        finally:
+            self._entering.discard(key)
         if is_success(st):
             qpi.gating_plugin = qpi.gating_message = ""
             return True
@@ -345,7 +353,10 @@ class SchedulingQueue:
         with self._lock:
             for pod in pods:
                 key = get_pod_key(pod)
-                qpi = self.unschedulable_pods.get(key) or self.backoff_q.get(key)
+                if key in self._entering:
+                    continue
+                # kube keeps gated pods among the unschedulable ones: activating one runs PreEnqueue again.
+                qpi = self.unschedulable_pods.get(key) or self.backoff_q.get(key) or self.gated_pods.get(key)
                 if qpi is not None:
                     self._move_to_active(qpi, mn.EVENT_FORCE_ACTIVATE)
                 elif key in self._in_flight:

@@ -45,6 +45,11 @@ log = logging.getLogger("wasmsched.simulate")
 APPLY_ORDER = tuple(kind for kind in RESOURCES if kind != "Pod")
 # A pod failing with internal errors this many times in a row is reported as Error, not retried.
 MAX_CONSECUTIVE_ERRORS = 5
+# When a simulation whose pods keep being retried without any pod bound stops (Simulation._stalled): after
+# this much simulated time (three times kube's podMaxInUnschedulablePodsDuration of 5 min, more than any
+# backoff or default Permit wait), or this many attempts per pending pod with no time passing.
+STALL_SECONDS = 15 * 60.0
+STALL_ATTEMPTS_PER_POD = 100
 
 
 @dataclass
@@ -116,6 +121,9 @@ class Simulation:
         attach_resourceclaim_controller(self.cluster, random.Random(seed))
         self._pending: list[str] = []
         self._running: list[str] = []
+        # Set when run_until_quiet stopped pods retried with none bound (_stalled): the simulated seconds since
+        # the last binding (0.0 then too, when no time passed). None: it ran until quiet.
+        self.stalled_seconds: float | None = None
 
     def load_watched(self, objects: Iterable[UnstructuredObject]) -> list[UnstructuredObject]:
         """The manifests' objects of kinds without a type that plugins declared they watch (a CRD's), into
@@ -139,7 +147,14 @@ class Simulation:
         start = time.perf_counter()
         s = self.scheduler
         cycles = 0
+        # The last progress: (pods bound so far, when, the cycle count then).
+        progress = (self.cluster.bindings, self.clock.now(), 0)
+        attempts_limit = STALL_ATTEMPTS_PER_POD * max(len(self._pending), 1)
         while max_cycles is None or cycles < max_cycles:
+            if self.cluster.bindings != progress[0]:
+                progress = (self.cluster.bindings, self.clock.now(), cycles)
+            elif self._stalled(cycles - progress[2] > attempts_limit, progress[1], cycles - progress[2]):
+                break
             if s.schedule_one():
                 cycles += 1
                 continue
@@ -160,6 +175,9 @@ class Simulation:
                     if s.queue.has_work() or s.next_wake_up() is not None:
                         continue
                 break
+            if self.cluster.bindings == progress[0] and self._stalled(wake - progress[1] > STALL_SECONDS, progress[1],
+                                                                   cycles - progress[2]):
+                break
             self.clock.advance_to(wake)
             s.expire_waiting_pods()
         s.wait_for_bindings()
@@ -169,6 +187,25 @@ class Simulation:
         if wasm:
             result.extra_summary["wasm"] = wasm
         return result
+
+    def _stalled(self, too_long: bool, since: float, attempts: int) -> bool:
+        """Whether to stop a simulation in which no pod was bound for too long (`too_long`: too many attempts
+        or too much simulated time) while pods keep being retried: pods failing in a loop (a gang rejected and
+        activated again, on and on) that kube-scheduler would retry forever. Only where no pod waits at
+        Permit, so that none is left half-way; the pods are reported as they are."""
+        if not too_long or not self._nothing_waits():
+            return False
+        s = self.scheduler
+        self.stalled_seconds = max(self.clock.now() - since, 0.0)
+        log.warning('"Simulation stopped: pods kept failing with none bound, as they would forever" '
+                    "attemptsSinceLastBinding=%d simulatedSeconds=%.0f pending=%d", attempts, self.stalled_seconds,
+                    sum(len(v) for v in s.queue.pending_pods().values()))
+        return True
+
+    def _nothing_waits(self) -> bool:
+        """No pod waits at Permit and no binding cycle is in flight: stopping here leaves no pod half-way."""
+        s = self.scheduler
+        return not s.bindings_in_flight() and all(len(fwk.waiting_pods) == 0 for fwk in s.profiles.values())
 
     def _nothing_can_change(self) -> bool:
         """No node exists and no binding (or Permit wait) is in flight: every further attempt ends in

@@ -188,6 +188,18 @@ func (cs *Coscheduling) PreEnqueue(podInfo api.PodInfo) *api.Status {
 		return api.NewStatus(api.UnschedulableAndUnresolvable,
 			"waiting for minCount pods from a gang to appear in scheduling queue")
 	}
+	// This pod may be the one that completes the quorum: its siblings gated for want of it are let in.
+	// kube 1.37's gangscheduling is woken by the pod's UnscheduledPodAdd event, which kube sends only with
+	// the GenericWorkload feature gate; Activate runs a gated pod's PreEnqueue again (docs/abi.md §15.4).
+	siblings := map[string]*corev1.Pod{}
+	for _, p := range pods {
+		if p.UID != pod.UID && p.Spec.NodeName == "" && p.DeletionTimestamp == nil {
+			siblings[GetNamespacedName(p)] = p
+		}
+	}
+	if len(siblings) != 0 {
+		handle.Activate(siblings)
+	}
 	return nil
 }
 
