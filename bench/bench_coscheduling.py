@@ -13,7 +13,7 @@ measured by counting them (the time is the count times the guest's measured cost
 guest calls, the queue's time per pod and the total.
 
 --part cluster (a dev-cluster: etcd, kube-apiserver, kube-controller-manager and KWOK from `make kube`, in
-a temporary directory, with the PodGroup CRD of tests/kube/testdata): NODES KWOK nodes (32 CPU, 256Gi,
+a temporary directory, with the PodGroup CRD of examples/coscheduling/dev-cluster): NODES KWOK nodes (32 CPU, 256Gi,
 110 pods); per round, interleaved and rotated, two runs of `wasmsched run` on the same workload, each with
 its own schedulerName and namespace: without a gang plugin (the baseline), and with the Coscheduling guest
 (queueSort and multiPoint, sharedInstance, PodGroups watched). The workload: GANGS PodGroups of minMember
@@ -58,7 +58,7 @@ from wasmsched.devcluster.processes import free_port  # noqa: E402
 from wasmsched.kube.api import ApiError, ClientConnection, KubeApi, TransportError, load_configuration  # noqa: E402
 
 GUEST = ROOT / "examples" / "coscheduling" / "coscheduling.wasm"
-CRD = ROOT / "tests" / "kube" / "testdata" / "podgroup-crd.yaml"
+CRD = ROOT / "examples" / "coscheduling" / "dev-cluster" / "podgroup-crd.yaml"
 GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 PODGROUPS = "/apis/scheduling.x-k8s.io/v1alpha1"
 BASELINE = "wasmsched run, no gang plugin"

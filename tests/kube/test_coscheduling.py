@@ -1,12 +1,13 @@
 """The Coscheduling guest (examples/coscheduling) under `wasmsched run` against a real kube-apiserver: the
-PodGroup CRD as scheduler-plugins publishes it (vendored in testdata/, never fetched) is installed, a Job's
-pods form a gang, and the scheduler reads PodGroups through the args' `watch` (docs/abi.md §14.2). A gang
-with room for three of its four pods stays all-Pending (three wait at Permit); adding a node binds all four,
-each once. With two replicas, kill -9 of the leader while the gang waits loses no pod and binds no partial
-gang."""
+PodGroup CRD as scheduler-plugins publishes it (vendored in examples/coscheduling/dev-cluster/, never
+fetched) is installed, a Job's pods form a gang, and the scheduler reads PodGroups through the args' `watch`
+(docs/abi.md §14.2). A gang with room for three of its four pods stays all-Pending (three wait at Permit);
+adding a node binds all four, each once. With two replicas, kill -9 of the leader while the gang waits
+loses no pod and binds no partial gang."""
 
 from __future__ import annotations
 
+import contextlib
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,7 +36,7 @@ from .run_helpers import (
     unique,
 )
 
-CRD_FILE = Path(__file__).parent / "testdata" / "podgroup-crd.yaml"
+CRD_FILE = ROOT / "examples" / "coscheduling" / "dev-cluster" / "podgroup-crd.yaml"
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 PODGROUPS = "/apis/scheduling.x-k8s.io/v1alpha1"
 GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
@@ -85,10 +86,8 @@ def nodes(admin: KubeApi) -> Iterator[list[str]]:
     names: list[str] = []
     yield names
     for n in names:
-        try:
+        with contextlib.suppress(ApiError):
             admin.request("DELETE", f"/api/v1/nodes/{n}")
-        except ApiError:
-            pass
 
 
 def add_node(admin: KubeApi, nodes: list[str], name: str, tag: str, cpu: str) -> None:

@@ -452,6 +452,29 @@ def test_activate_runs_a_gated_pods_pre_enqueue_again_and_a_plugin_may_activate_
     assert sorted(calls) == ["a", "b", "c"]
 
 
+def test_an_event_moving_gated_pods_copes_with_their_pre_enqueue_activating_the_others() -> None:
+    # The gang's PodGroup arrives after its pods: the event lifts every gate, and the first pod let in activates
+    # the others, which the event's own pass then finds gone from the gated pods.
+    names = ["a", "b", "c"]
+    pods = {n: pod(n) for n in names}
+    group_exists = False
+    q: SchedulingQueue
+
+    def pre_enqueue(p: Pod) -> Status | None:
+        if not group_exists:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ["waiting for the group"], plugin="gang")
+        q.activate([pods[n] for n in names if n != p.metadata.name])
+        return None
+
+    q = new_queue(SimClock(), [("gang", NODE_ADD, None)], pre_enqueue=pre_enqueue)
+    for p in pods.values():
+        q.add(p)
+    assert [where(q, p) for p in pods.values()] == ["gated"] * 3
+    group_exists = True
+    assert q.move_all_to_active_or_backoff_queue(NODE_ADD) >= 1
+    assert [where(q, p) for p in pods.values()] == ["active"] * 3
+
+
 # ----- in-flight events -------------------------------------------------------------------------
 
 

@@ -512,7 +512,11 @@ class SchedulingQueue:
         with self._lock:
             moved = 0
             label = str(event) if self._metrics is not None else ""  # queue_incoming_pods_total{event}
+            # PreEnqueue, run for each pod moved, may activate others (Handle.activate): a pod of the lists taken
+            # here may have moved by the time its turn comes.
             for key, qpi in list(self.unschedulable_pods.items()):
+                if self.unschedulable_pods.get(key) is not qpi:
+                    continue
                 if pre_check is not None and not pre_check(qpi.pod):
                     continue
                 strategy = self._is_pod_worth_requeuing(qpi, event, old, new)
@@ -522,6 +526,8 @@ class SchedulingQueue:
                 self._requeue(qpi, strategy, label)
                 moved += 1
             for key, qpi in list(self.gated_pods.items()):
+                if self.gated_pods.get(key) is not qpi:
+                    continue
                 if pre_check is not None and not pre_check(qpi.pod):
                     continue
                 strategy = self._is_pod_worth_requeuing(qpi, event, old, new)
@@ -579,7 +585,10 @@ class SchedulingQueue:
             now = self._clock()
             stale = [q for q in self.unschedulable_pods.values() if now - q.timestamp > max_duration]
             for qpi in stale:
-                del self.unschedulable_pods[get_pod_key(qpi.pod)]
+                key = get_pod_key(qpi.pod)
+                if self.unschedulable_pods.get(key) is not qpi:
+                    continue  # activated meanwhile by a PreEnqueue plugin of a pod moved before it
+                del self.unschedulable_pods[key]
                 self._requeue(qpi, QueueingStrategy.QUEUE_AFTER_BACKOFF, mn.EVENT_UNSCHEDULABLE_TIMEOUT)
             if stale:
                 self._record_in_flight(EVENT_UNSCHEDULABLE_TIMEOUT, None, None)

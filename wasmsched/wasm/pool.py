@@ -332,7 +332,10 @@ class InstancePool:
                 "created": self.created,
                 "discarded": self.discarded,
                 "live": len(self._live) - len(self._discarded_ids),
-                "idle": len(self._idle),
+                # A shared pool's instance is idle between calls (it is never in _idle).
+                "idle": len(self._idle) + (1 if self._shared is not None and self._shared.id in self._live
+                                           and self._shared.id not in self._discarded_ids
+                                           and not self._busy.get(self._shared.id) else 0),
                 "scheduling": len(self._scheduling),
                 "binding": len(self._binding),
             }
