@@ -194,8 +194,9 @@ def run_one(api: KubeApi, label: str, name: str, args: argparse.Namespace, tmp: 
     def create(i: int) -> None:
         nonlocal errors
         g, m = divmod(i, args.size)
-        pod = {"apiVersion": "v1", "kind": "Pod",
-               "metadata": {"name": f"g{g:03d}-{m}", "labels": {GROUP_LABEL: f"g{g:03d}"}},
+        name = f"g{g:03d}-{m}"
+        pod: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod",
+               "metadata": {"name": name, "labels": {GROUP_LABEL: f"g{g:03d}"}},
                "spec": {"schedulerName": name, "terminationGracePeriodSeconds": 0,
                         "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
                                         "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}}}]}}
@@ -204,11 +205,11 @@ def run_one(api: KubeApi, label: str, name: str, args: argparse.Namespace, tmp: 
         except (ApiError, TransportError) as e:
             with lock:
                 errors += 1
-            log(f"create {ns}/{pod['metadata']['name']} failed: {e}")
+            log(f"create {ns}/{name} failed: {e}")
             return
         t = time.perf_counter()
         with lock:
-            created[pod["metadata"]["name"]] = t
+            created[name] = t
 
     try:
         ready = proc.wait_ready(180)
@@ -283,12 +284,12 @@ def part_cluster(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[s
     cols = ["scheduler", "round", "bound", "pods_per_second", "bind_pods_per_second", "gang_p50_seconds",
             "gang_p99_seconds", "gang_max_seconds", "gangs_partly_bound"]
     print(" | ".join(cols))
-    for r in rows:
-        print(" | ".join(str(r[c]) for c in cols))
+    for row in rows:
+        print(" | ".join(str(row[c]) for c in cols))
     for label in (BASELINE, GANG):
-        mine = [r for r in rows if r["scheduler"] == label]
-        med = {c: quantile([r[c] for r in mine], 0.5) for c in cols[3:8]}
-        print(f"median {label}: " + ", ".join(f"{k} {v:.3f}" for k, v in med.items()))
+        mine = [row for row in rows if row["scheduler"] == label]
+        medians = {c: quantile([row[c] for row in mine], 0.5) for c in cols[3:8]}
+        print(f"median {label}: " + ", ".join(f"{k} {v:.3f}" for k, v in medians.items()))
     return rows, {"nodes": args.nodes, "gangs": args.gangs, "size": args.size, "qps": args.qps, "rounds": args.rounds}
 
 

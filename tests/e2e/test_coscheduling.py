@@ -228,6 +228,7 @@ def test_a_member_deleted_while_the_others_wait_at_permit_rejects_and_requeues_t
     pending = s.queue.pending_pods()
     queued = {q.pod.metadata.name for q in (*pending["active"], *pending["backoff"], *pending["unschedulable"])}
     assert "w1" in queued, pending
-    rec = s.records.of(sim.cluster.get("Pod", "default/w1"))
+    w1 = sim.cluster.get("Pod", "default/w1")
+    assert w1 is not None and not w1.spec.nodeName
+    rec = s.records.of(w1)
     assert "rejection in Unreserve" in rec.message, rec.message
-    assert not sim.cluster.get("Pod", "default/w1").spec.nodeName

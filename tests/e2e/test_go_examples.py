@@ -20,7 +20,7 @@ from tests.go_guests import MODULE_CACHE, ROOT, builds_go, run_ok
 from wasmsched.wasm import abi
 from wasmsched.wasm.engine import Runtime
 
-EXAMPLES = ["nodenumber", "imagelocality", "advanced", "interpodaffinity", "noderesourcetopology"]
+EXAMPLES = ["nodenumber", "imagelocality", "advanced", "interpodaffinity", "noderesourcetopology", "coscheduling"]
 
 
 @pytest.fixture(scope="session")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -146,8 +147,11 @@ def test_a_guest_lists_allows_and_rejects_pods_waiting_at_permit(tmp_path: Path)
     waiting = {n: handle.add_waiting_pod(make_pod(n).uid(n).obj(), plugin="Gang") for n in ("w2", "w1", "w3")}
     handle.add_waiting_pod(make_pod("w0").uid("w0").obj(), plugin="Other")
     results: dict[str, Any] = {}
+    def recorder(name: str) -> Callable[[Any], None]:
+        return lambda st: results.__setitem__(name, st)
+
     for name, wp in waiting.items():
-        wp.on_done(lambda st, name=name: results.__setitem__(name, st))
+        wp.on_done(recorder(name))
     inst = _inst(plugin)
     _write(inst, 3072, "allow_len", {"uid": "w1"})  # plugin: the caller's name
     _write(inst, 3584, "reject_len", {"uid": "w2", "plugin": "Gang", "message": "rejection in Unreserve"})

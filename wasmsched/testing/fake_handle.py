@@ -10,7 +10,7 @@ from wasmsched.api.gvr import GroupVersionResource
 from wasmsched.api.types import Pod, object_key
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interface import NominatingInfo, NominatingMode, PodCondition, WaitingPod
-from wasmsched.framework.runtime.waiting_pods import WaitingPodsMap
+from wasmsched.framework.runtime.waiting_pods import WaitingPodImpl, WaitingPodsMap
 from wasmsched.framework.snapshot import Snapshot, new_snapshot
 from wasmsched.framework.status import Status
 from wasmsched.framework.types import NodeInfo, PodInfo
@@ -113,7 +113,7 @@ class FakeHandle:
     def event_recorder(self) -> RecordingEvents:
         return self._events
 
-    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+    def get_waiting_pod(self, uid: str) -> WaitingPodImpl | None:
         return self.waiting_pods.get(uid)
 
     def reject_waiting_pod(self, uid: str) -> bool:
