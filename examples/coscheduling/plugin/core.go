@@ -2,7 +2,6 @@ package coscheduling
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -331,7 +330,7 @@ func CheckClusterResource(nodeList []api.NodeInfo, resourceRequest corev1.Resour
 		if info == nil || info.Node() == nil {
 			continue
 		}
-		nodeResource := resourceList(getNodeResource(info, desiredPodGroupName))
+		nodeResource := getNodeResource(info, desiredPodGroupName).ResourceList()
 		for name, quant := range resourceRequest {
 			quant.Sub(nodeResource[name])
 			if quant.Sign() <= 0 {
@@ -392,22 +391,4 @@ func getNodeResource(info api.NodeInfo, desiredPodGroupName string) *api.Resourc
 		}
 	}
 	return left
-}
-
-// resourceList is scheduler-plugins' util.ResourceList: a Resource as a ResourceList.
-func resourceList(r *api.Resource) corev1.ResourceList {
-	res := corev1.ResourceList{
-		corev1.ResourceCPU:              *resource.NewMilliQuantity(r.MilliCPU, resource.DecimalSI),
-		corev1.ResourceMemory:           *resource.NewQuantity(r.Memory, resource.BinarySI),
-		corev1.ResourcePods:             *resource.NewQuantity(int64(r.AllowedPodNumber), resource.BinarySI),
-		corev1.ResourceEphemeralStorage: *resource.NewQuantity(r.EphemeralStorage, resource.BinarySI),
-	}
-	for rName, rQuant := range r.ScalarResources {
-		if strings.HasPrefix(string(rName), corev1.ResourceHugePagesPrefix) { // v1helper.IsHugePageResourceName
-			res[rName] = *resource.NewQuantity(rQuant, resource.BinarySI)
-		} else {
-			res[rName] = *resource.NewQuantity(rQuant, resource.DecimalSI)
-		}
-	}
-	return res
 }

@@ -89,7 +89,7 @@ func resourcesAvailableInAnyNUMANodes(info *filterInfo, resources corev1.Resourc
 
 	// upstream: util.ResourceList(info.node.GetAllocatable()), the NodeInfo's allocatable from the
 	// snapshot (docs/abi.md §14.1).
-	nodeResources := resourceList(info.node.Allocatable())
+	nodeResources := info.node.Allocatable().ResourceList()
 
 	for resource, quantity := range resources {
 		if quantity.IsZero() {

@@ -4,32 +4,10 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-
-	"github.com/wasmsched/wasmsched/sdk/go/api"
 )
 
 // This file holds the helpers the plugin imports from kube (k8s.io/kubernetes v1.37.2, which a guest
 // cannot import) and from scheduler-plugins' pkg/util.
-
-// resourceList is scheduler-plugins' util.ResourceList: the NodeInfo's resources as a ResourceList
-// (cpu, memory, pods and ephemeral-storage always, then the scalar resources).
-func resourceList(r *api.Resource) corev1.ResourceList {
-	result := corev1.ResourceList{
-		corev1.ResourceCPU:              *resource.NewMilliQuantity(r.MilliCPU, resource.DecimalSI),
-		corev1.ResourceMemory:           *resource.NewQuantity(r.Memory, resource.BinarySI),
-		corev1.ResourcePods:             *resource.NewQuantity(int64(r.AllowedPodNumber), resource.BinarySI),
-		corev1.ResourceEphemeralStorage: *resource.NewQuantity(r.EphemeralStorage, resource.BinarySI),
-	}
-	for rName, rQuant := range r.ScalarResources {
-		if isHugePageResourceName(rName) {
-			result[rName] = *resource.NewQuantity(rQuant, resource.BinarySI)
-		} else {
-			result[rName] = *resource.NewQuantity(rQuant, resource.DecimalSI)
-		}
-	}
-	return result
-}
 
 // getPodEffectiveRequest is scheduler-plugins' util.GetPodEffectiveRequest: the higher of the sum
 // of the app containers' requests and the highest init container request, per resource, plus the

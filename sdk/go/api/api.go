@@ -5,9 +5,11 @@
 package api
 
 import (
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // Plugin is a scheduler plugin: any value implementing at least one interface below.
@@ -71,6 +73,25 @@ type Resource struct {
 	EphemeralStorage int64                         `json:"ephemeralStorage"`
 	AllowedPodNumber int                           `json:"allowedPodNumber"`
 	ScalarResources  map[corev1.ResourceName]int64 `json:"scalarResources"`
+}
+
+// ResourceList is scheduler-plugins' util.ResourceList: cpu, memory, pods and ephemeral-storage always,
+// then the scalar resources (hugepages in binary units, as kube's v1helper.IsHugePageResourceName says).
+func (r *Resource) ResourceList() corev1.ResourceList {
+	out := corev1.ResourceList{
+		corev1.ResourceCPU:              *resource.NewMilliQuantity(r.MilliCPU, resource.DecimalSI),
+		corev1.ResourceMemory:           *resource.NewQuantity(r.Memory, resource.BinarySI),
+		corev1.ResourcePods:             *resource.NewQuantity(int64(r.AllowedPodNumber), resource.BinarySI),
+		corev1.ResourceEphemeralStorage: *resource.NewQuantity(r.EphemeralStorage, resource.BinarySI),
+	}
+	for name, v := range r.ScalarResources {
+		if strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix) {
+			out[name] = *resource.NewQuantity(v, resource.BinarySI)
+		} else {
+			out[name] = *resource.NewQuantity(v, resource.DecimalSI)
+		}
+	}
+	return out
 }
 
 // ImageStateSummary is kube-scheduler's summary of an image on a node.

@@ -254,32 +254,17 @@ func ObjectsList(query, buf []byte) uint32 {
 	if err != nil {
 		panic(fmt.Sprintf("host function k8s.io/scheduler.handle.objects.list failed: %v", err))
 	}
-	type match struct {
-		ns, name string
-		raw      []byte
-	}
-	var ms []match
+	var ms []listed
 	for _, o := range objs {
 		var m objectMeta
 		if err := json.Unmarshal(o, &m); err != nil {
 			panic(err)
 		}
 		if (q.Namespace == "" || m.Metadata.Namespace == q.Namespace) && sel.Matches(labels.Set(m.Metadata.Labels)) {
-			ms = append(ms, match{m.Metadata.Namespace, m.Metadata.Name, o})
+			ms = append(ms, listed{m.Metadata.Namespace, m.Metadata.Name, o})
 		}
 	}
-	sort.Slice(ms, func(i, j int) bool {
-		if ms[i].ns != ms[j].ns {
-			return ms[i].ns < ms[j].ns
-		}
-		return ms[i].name < ms[j].name
-	})
-	var v []byte
-	for _, m := range ms {
-		v = binary.LittleEndian.AppendUint32(v, uint32(len(m.raw)))
-		v = append(v, m.raw...)
-	}
-	return serve("handle.objects.list", v, buf)
+	return serve("handle.objects.list", framedInKeyOrder(ms), buf)
 }
 
 func ObjectsGet(query, buf []byte) uint32 {
@@ -432,32 +417,17 @@ func PodsList(query, buf []byte) uint32 {
 	if err != nil {
 		panic(fmt.Sprintf("host function k8s.io/scheduler.handle.pods.list failed: %v", err))
 	}
-	type match struct {
-		ns, name string
-		raw      []byte
-	}
-	var ms []match
+	var ms []listed
 	for _, raw := range h.Pods {
 		p := &corev1.Pod{}
 		if err := p.Unmarshal(raw); err != nil {
 			panic(err)
 		}
 		if (q.Namespace == "" || p.Namespace == q.Namespace) && sel.Matches(labels.Set(p.Labels)) {
-			ms = append(ms, match{p.Namespace, p.Name, raw})
+			ms = append(ms, listed{p.Namespace, p.Name, raw})
 		}
 	}
-	sort.SliceStable(ms, func(i, j int) bool {
-		if ms[i].ns != ms[j].ns {
-			return ms[i].ns < ms[j].ns
-		}
-		return ms[i].name < ms[j].name
-	})
-	var v []byte
-	for _, m := range ms {
-		v = binary.LittleEndian.AppendUint32(v, uint32(len(m.raw)))
-		v = append(v, m.raw...)
-	}
-	return serve("handle.pods.list", v, buf)
+	return serve("handle.pods.list", framedInKeyOrder(ms), buf)
 }
 
 func Activate(b []byte) {
@@ -481,3 +451,26 @@ func Clock(buf []byte) uint32 {
 
 // BeginCall starts a new call in the SDK's runtime (set by package guest; hosttest.NewCall).
 var BeginCall func()
+
+// listed is an object a list import returns, with its namespace and name.
+type listed struct {
+	ns, name string
+	raw      []byte
+}
+
+// framedInKeyOrder is the host's value of a list import (docs/abi.md §14.2, §15.4): the objects in
+// namespace/name order, each framed as u32 LE length, then the bytes.
+func framedInKeyOrder(ms []listed) []byte {
+	sort.SliceStable(ms, func(i, j int) bool {
+		if ms[i].ns != ms[j].ns {
+			return ms[i].ns < ms[j].ns
+		}
+		return ms[i].name < ms[j].name
+	})
+	var v []byte
+	for _, m := range ms {
+		v = binary.LittleEndian.AppendUint32(v, uint32(len(m.raw)))
+		v = append(v, m.raw...)
+	}
+	return v
+}
