@@ -194,9 +194,9 @@ def run_one(api: KubeApi, label: str, name: str, args: argparse.Namespace, tmp: 
     def create(i: int) -> None:
         nonlocal errors
         g, m = divmod(i, args.size)
-        name = f"g{g:03d}-{m}"
+        pod_name = f"g{g:03d}-{m}"
         pod: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod",
-               "metadata": {"name": name, "labels": {GROUP_LABEL: f"g{g:03d}"}},
+               "metadata": {"name": pod_name, "labels": {GROUP_LABEL: f"g{g:03d}"}},
                "spec": {"schedulerName": name, "terminationGracePeriodSeconds": 0,
                         "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
                                         "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}}}]}}
@@ -205,11 +205,11 @@ def run_one(api: KubeApi, label: str, name: str, args: argparse.Namespace, tmp: 
         except (ApiError, TransportError) as e:
             with lock:
                 errors += 1
-            log(f"create {ns}/{name} failed: {e}")
+            log(f"create {ns}/{pod_name} failed: {e}")
             return
         t = time.perf_counter()
         with lock:
-            created[name] = t
+            created[pod_name] = t
 
     try:
         ready = proc.wait_ready(180)

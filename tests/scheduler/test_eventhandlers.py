@@ -14,6 +14,7 @@ from wasmsched.framework.events import (
     ClusterEvent,
     EventResource,
 )
+from wasmsched.framework.pod_index import PodIndex
 from wasmsched.scheduler.cache import Cache
 from wasmsched.scheduler.eventhandlers import EventHandlers
 from wasmsched.testing.builders import make_node, make_pod
@@ -56,6 +57,7 @@ class Handlers(EventHandlers):
     def __init__(self, waiting: set[str] | None = None) -> None:
         self.log: list[Any] = []
         self.cache = Cache()
+        self.pods = PodIndex()
         self.queue = RecordingQueue(self.log)  # type: ignore[assignment]
         self.profiles = {SCHED: FakeFramework(self.log, waiting)}  # type: ignore[dict-item]
 

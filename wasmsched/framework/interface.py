@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from wasmsched.api.gvr import GroupVersionResource
+    from wasmsched.api.labels import Selector
     from wasmsched.api.types import Pod
     from wasmsched.framework.nodetable import NodeColumns
     from wasmsched.framework.snapshot import Snapshot
@@ -739,6 +740,13 @@ class PodActivator(Protocol):
         ...
 
 
+class PodLister(Protocol):
+    def list(self, namespace: str, selector: Selector) -> list[Pod]:
+        """The pods of `namespace` ("": every namespace) that `selector` selects, scheduled or not, of any
+        scheduler, in namespace/name order (kube's pod lister, `Pods(namespace).List(selector)`). Read only."""
+        ...
+
+
 class Handle(Protocol):
     """What plugins get from the framework (framework.Handle): passed to the plugin factory, to be
     kept by the plugin. One Handle per profile (the Framework itself)."""
@@ -777,6 +785,10 @@ class Handle(Protocol):
 
     def activate(self, pods: Iterable[Pod]) -> None:
         """kube's Handle.Activate (PodActivator)."""
+        ...
+
+    def pod_lister(self) -> PodLister:
+        """Every pod the scheduler's informer holds (kube's SharedInformerFactory().Core().V1().Pods().Lister())."""
         ...
 
     def parallelize_until(self, pieces: int, fn: Callable[[int], None]) -> None:

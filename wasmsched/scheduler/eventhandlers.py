@@ -18,6 +18,7 @@ from wasmsched.framework.events import (
     ClusterEvent,
     EventResource,
 )
+from wasmsched.framework.pod_index import PodIndex
 from wasmsched.framework.runtime import Framework
 from wasmsched.framework.types import get_pod_key
 from wasmsched.scheduler.cache import Cache
@@ -53,6 +54,7 @@ class EventHandlers:
     cache: Cache
     queue: SchedulingQueue
     profiles: dict[str, Framework]
+    pods: PodIndex
 
     def responsible_for(self, pod: Pod) -> bool:
         return pod.spec.schedulerName in self.profiles
@@ -73,6 +75,7 @@ class EventHandlers:
         self.cache.remove_node(node)
 
     def on_pod_add(self, pod: Pod) -> None:
+        self.pods.add(pod)
         if not pod.spec.nodeName:
             if self.responsible_for(pod):
                 self.queue.add(pod)
@@ -84,6 +87,7 @@ class EventHandlers:
         self.queue.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_ADD, None, pod)
 
     def on_pod_update(self, old: Pod, new: Pod) -> None:
+        self.pods.update(old, new)
         if old.spec.nodeName:
             self.cache.update_pod(old, new)
             # A bound pod cannot be the target pod.
@@ -116,6 +120,7 @@ class EventHandlers:
                 EVENT_ASSIGNED_POD_DELETE, old, None, lambda p: pod_priority(p) <= prio)
 
     def on_pod_delete(self, pod: Pod) -> None:
+        self.pods.delete(pod)
         if pod.spec.nodeName:
             self.cache.remove_pod(pod)
             self.queue.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, pod, None)

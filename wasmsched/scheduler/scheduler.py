@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from wasmsched.api.types import Pod
 from wasmsched.framework.interface import ClusterClient, EventRecorder
+from wasmsched.framework.pod_index import PodIndex
 from wasmsched.framework.runtime import Framework, FrameworkError, ProfilePlugins, new_framework
 from wasmsched.framework.snapshot import Snapshot
 from wasmsched.framework.status import Status
@@ -83,6 +84,7 @@ class Scheduler(EventHandlers, ScheduleOne):
         self.cache = Cache()
         self.snapshot = Snapshot()
         self.records = PodRecords()
+        self.pods = PodIndex()  # every pod, for plugins' pod listers (the event handlers keep it)
         self.binding_workers = BindingWorkers(self.options.binding_workers)
         self.profiles: dict[str, Framework] = {}
         # The objects of every resource a plugin declared it watches (framework/watched.py); the backend
@@ -113,7 +115,7 @@ class Scheduler(EventHandlers, ScheduleOne):
                 client=client, event_recorder=recorder, snapshot=lambda: self.snapshot,
                 pod_nominator=self.queue.nominator, clock=clock,
                 percentage_of_nodes_to_score=spec.percentage_of_nodes_to_score, metrics=metrics,
-                watched=self.watched, pod_activator=self.queue,
+                watched=self.watched, pod_activator=self.queue, pod_lister=self.pods,
             )
             self.profiles[spec.scheduler_name] = fwk
             less_fns[spec.scheduler_name] = fwk.queue_sort_less()

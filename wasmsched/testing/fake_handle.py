@@ -10,6 +10,7 @@ from wasmsched.api.gvr import GroupVersionResource
 from wasmsched.api.types import Pod, object_key
 from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interface import NominatingInfo, NominatingMode, PodCondition, WaitingPod
+from wasmsched.framework.pod_index import PodIndex
 from wasmsched.framework.runtime.waiting_pods import WaitingPodImpl, WaitingPodsMap
 from wasmsched.framework.snapshot import Snapshot, new_snapshot
 from wasmsched.framework.status import Status
@@ -129,6 +130,13 @@ class FakeHandle:
 
     def activate(self, pods: Iterable[Pod]) -> None:
         self.activated.extend(object_key(p) for p in pods)
+
+    def pod_lister(self) -> PodIndex:
+        """The client's pods (RecordingClient objects), indexed as the scheduler's."""
+        index = PodIndex()
+        for p in self._client.list_objects("Pod"):
+            index.add(p)
+        return index
 
     def pod_nominator(self) -> FakeHandle:
         return self

@@ -462,10 +462,8 @@ class Host:
         def make() -> bytes:
             if self.handle is None:
                 return b""
-            client = self.handle.client()
-            pods = client.list_in_namespace("Pod", namespace) if namespace else client.list_objects("Pod")
-            chosen = sorted((p for p in pods if selector.matches(p.metadata.labels)), key=object_key)
-            return b"".join(snapshot_sync.framed(self.pods.encode(p)) for p in chosen)
+            pods = self.handle.pod_lister().list(namespace, selector)
+            return b"".join(snapshot_sync.framed(self.pods.encode(p)) for p in pods)
 
         return self._serve(caller, _once_per_call("pods.list" + raw.decode("utf-8", "replace"), make), buf, limit)
 

@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec
 from wasmsched.api.gvr import GroupVersionResource
 from wasmsched.api.types import Pod
 from wasmsched.framework import interface as fw
-from wasmsched.framework.interface import ClusterClient, EventRecorder, PluginFactory, PodActivator, PodNominator
+from wasmsched.framework.interface import (
+    ClusterClient,
+    EventRecorder,
+    PluginFactory,
+    PodActivator,
+    PodLister,
+    PodNominator,
+)
+from wasmsched.framework.pod_index import PodIndex
 from wasmsched.framework.runtime.binding import BindingRunners
 from wasmsched.framework.runtime.enqueue import EnqueueRunners
 from wasmsched.framework.runtime.filter import FilterRunners
@@ -47,11 +55,14 @@ class Framework(EnqueueRunners, FilterRunners, ScoreRunners, BindingRunners):
         metrics: SchedulerMetrics | None = None,
         watched: WatchedObjectStore | None = None,
         pod_activator: PodActivator | None = None,
+        pod_lister: PodLister | None = None,
     ) -> None:
         """`watched`: the scheduler's store of watched objects, shared by its profiles (None: a store of
         the framework's own, which no backend fills). `pod_activator`: the scheduling queue (None: a
-        framework without one, in unit tests, has nothing to activate)."""
+        framework without one, in unit tests, has nothing to activate). `pod_lister`: the scheduler's pod
+        index (None: a framework of its own, which nothing fills)."""
         self._pod_activator = pod_activator
+        self._pod_lister: PodLister = pod_lister if pod_lister is not None else PodIndex()
         self._profile_name = profile_name
         self._watched = watched if watched is not None else WatchedObjectStore()
         self._metrics = metrics
@@ -96,6 +107,9 @@ class Framework(EnqueueRunners, FilterRunners, ScoreRunners, BindingRunners):
     def activate(self, pods: Iterable[Pod]) -> None:
         if self._pod_activator is not None:
             self._pod_activator.activate(pods)
+
+    def pod_lister(self) -> PodLister:
+        return self._pod_lister
 
     def parallelize_until(self, pieces: int, fn: Callable[[int], None]) -> None:
         # Plugin work per piece is short Python; threads would only contend for the GIL.
