@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	resourcehelper "k8s.io/component-helpers/resource"
 
@@ -316,12 +317,26 @@ func GetPodGroup(pod *corev1.Pod) (string, *PodGroup, error) {
 	if err != nil {
 		return full, nil, err
 	}
+	if pg, ok := podGroups[u]; ok {
+		return full, pg, nil
+	}
 	pg, err := decodePodGroup(u.Object)
 	if err != nil {
 		return full, nil, err
 	}
+	if len(podGroups) >= podGroupsMax {
+		clear(podGroups)
+	}
+	podGroups[u] = pg
 	return full, pg, nil
 }
+
+// podGroups keeps the typed PodGroup of each watched object the SDK returned: the SDK returns the same
+// object while the host's bytes stay the same, so a PodGroup is converted once per version (a JSON round
+// trip, dear in a guest, that upstream's cached client does not pay). Read only.
+var podGroups = map[*unstructured.Unstructured]*PodGroup{}
+
+const podGroupsMax = 4096
 
 // CheckClusterResource checks if the free resources of the nodes, not counting the group's own
 // pods, can satisfy resourceRequest; the error details the gap.

@@ -116,7 +116,7 @@ func (k SortKey) Bool(b bool) SortKey {
 // WaitingPod is a pod waiting at Permit (kube's framework.WaitingPod), from
 // handle.IterateOverWaitingPods (docs/abi.md §15.3).
 type WaitingPod interface {
-	// GetPod returns the pod.
+	// GetPod returns the pod, decoded once per version and shared: read only.
 	GetPod() *corev1.Pod
 	// GetPendingPlugins returns the Permit plugins the pod still waits on.
 	GetPendingPlugins() []string

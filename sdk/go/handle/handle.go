@@ -190,7 +190,8 @@ func (SnapshotNodeInfoLister) Get(name string) (api.NodeInfo, error) {
 }
 
 // Objects returns a lister of a kind declared in the plugin's args.watch (docs/abi.md §14.2). The
-// objects are the informer's current ones, as kube's listers give.
+// objects are the informer's current ones, as kube's listers give, and as theirs read only: an object
+// is decoded once per version and shared.
 func Objects(gvr schema.GroupVersionResource) ObjectLister { return ObjectLister{gvr} }
 
 // ObjectLister lists and gets objects of one watched kind.
@@ -238,13 +239,30 @@ func (l ObjectLister) Get(namespace, name string) (*unstructured.Unstructured, e
 	return decodeUnstructured(raw)
 }
 
+// decodedObjects keeps the watched objects decoded, by their bytes: an object read again unchanged is
+// not decoded again (JSON decoding is slow in a guest, and a plugin may read the same object in every
+// call). Emptied when it reaches decodedObjectsMax entries.
+var decodedObjects = map[string]*unstructured.Unstructured{}
+
+const decodedObjectsMax = 4096
+
+// decodeUnstructured decodes the host's JSON of an object, once per version: the object is shared by
+// the reads that return it, read only, as kube's listers' objects are.
 func decodeUnstructured(raw []byte) (*unstructured.Unstructured, error) {
+	if u, ok := decodedObjects[string(raw)]; ok {
+		return u, nil
+	}
 	var obj map[string]any
 	// apimachinery's json keeps integers as int64, as unstructured's accessors expect.
 	if err := utiljson.Unmarshal(raw, &obj); err != nil {
 		return nil, fmt.Errorf("decoding a watched object from the host: %w", err)
 	}
-	return &unstructured.Unstructured{Object: obj}, nil
+	u := &unstructured.Unstructured{Object: obj}
+	if len(decodedObjects) >= decodedObjectsMax {
+		clear(decodedObjects)
+	}
+	decodedObjects[string(raw)] = u
+	return u, nil
 }
 
 // NominatedPodsForNode returns the pods nominated to the node, highest priority first (kube's

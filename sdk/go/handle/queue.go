@@ -27,8 +27,8 @@ func IterateOverWaitingPods(fn func(api.WaitingPod)) {
 // SharedInformerFactory().Core().V1().Pods().Lister(), over handle.pods.list, §15.4).
 func Pods() PodLister { return PodLister{} }
 
-// PodLister is kube's corelisters.PodLister. Each List asks the host and decodes the pods it
-// returns; the pods are the caller's.
+// PodLister is kube's corelisters.PodLister. Each List asks the host; a pod is decoded once per
+// version (the same bytes) and shared by the lists that return it: read only, as kube's listers' pods.
 type PodLister struct{}
 
 // List returns the pods of every namespace whose labels match selector (nil for all), in
