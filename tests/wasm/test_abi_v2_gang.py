@@ -240,7 +240,8 @@ def test_a_shared_instance_serves_every_pod_and_is_replaced_after_a_trap(tmp_pat
     with caplog.at_level(logging.WARNING):
         assert plugin.pre_enqueue(pods[1]) is None  # type: ignore[attr-defined]
     assert plugin.counters()["created"] == 2 and _inst(plugin).get_global("pe_calls") == 1
-    assert any("the plugin's state was lost" in r.getMessage() for r in caplog.records)
+    assert any("the plugin's state was lost" in r.getMessage() and 'plugin="Gang"' in r.getMessage()
+               for r in caplog.records)
 
 
 def test_shared_instance_refuses_more_than_one_instance(tmp_path: Path) -> None:

@@ -617,7 +617,7 @@ def new_wasm_plugin(name: str, raw_args: Mapping[str, Any] | None, handle: Handl
     compiled = CompiledGuest.link(name, rt, module, host, args, exports)
     pool = InstancePool(lambda: GuestInstance(compiled), args.max_instances, args.timeout,
                         hand_off_to_binding=any(e in exports for e in abi.BINDING_EXPORTS),
-                        shared=args.shared_instance)
+                        shared=args.shared_instance, plugin=name)
     pool.prime()
     metrics = handle.scheduler_metrics() if handle is not None else None
     plugin = plugin_class(frozenset(exports))(name, compiled, pool, metrics)

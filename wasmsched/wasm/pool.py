@@ -42,9 +42,11 @@ class Pin(enum.Enum):
 
 class InstancePool:
     def __init__(self, create: Callable[[], GuestInstance], max_instances: int, wait_timeout: float | None,
-                 hand_off_to_binding: bool, shared: bool = False) -> None:
-        """`shared`: one instance for every call, never pinned (max_instances is then 1)."""
+                 hand_off_to_binding: bool, shared: bool = False, plugin: str = "") -> None:
+        """`shared`: one instance for every call, never pinned (max_instances is then 1); `plugin` names the
+        plugin in the pool's own log lines."""
         self._create = create
+        self.plugin = plugin
         self.shared = shared
         self._shared: GuestInstance | None = None
         if shared:
@@ -206,7 +208,7 @@ class InstancePool:
         self._shared = new
         if lost:
             log.warning('"Shared guest instance replaced after a failure: the plugin\'s state was lost" '
-                        "instance=%d", new.id)
+                        'plugin="%s" instance=%d', self.plugin, new.id)
         return new
 
     @contextmanager
