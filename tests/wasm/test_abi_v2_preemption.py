@@ -22,6 +22,7 @@ from wasmsched.framework.cycle_state import CycleState
 from wasmsched.framework.interface import FilterPlugin, PreFilterExtensions, PreFilterPlugin
 from wasmsched.framework.status import Code, Status
 from wasmsched.framework.types import NodeInfo, PodInfo
+from wasmsched.plugins.defaultpreemption import default_preemption
 from wasmsched.plugins.registry import Registry
 from wasmsched.simulator.simulation import Simulation
 from wasmsched.testing.builders import make_node, make_pod, make_priority_class
@@ -65,8 +66,19 @@ class Counter(PreFilterPlugin, PreFilterExtensions, FilterPlugin):
         return Status(Code.UNSCHEDULABLE) if state.read(KEY).n < -2 else None
 
 
-def _run(tmp_path: Path, guest: str | None) -> dict[str, tuple[str, str]]:
-    """Each pod's (phase, node) after the preemptors ran, with the counter as `guest` (WAT text) or in Python."""
+def _run(tmp_path: Path, guest: str | None, offset: int = 0) -> dict[str, tuple[str, str]]:
+    """Each pod's (phase, node) after the preemptors ran, with the counter as `guest` (WAT text) or in Python.
+    DefaultPreemption's random offset into the candidate nodes is fixed at `offset`, so that the outcome is
+    the same from run to run."""
+    saved = default_preemption.get_offset_rand
+    default_preemption.get_offset_rand = lambda n: offset % n
+    try:
+        return _run_with_offset(tmp_path, guest)
+    finally:
+        default_preemption.get_offset_rand = saved
+
+
+def _run_with_offset(tmp_path: Path, guest: str | None) -> dict[str, tuple[str, str]]:
     registry = Registry()
     args: list[dict[str, Any]] = []
     if guest is None:
