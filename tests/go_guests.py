@@ -79,3 +79,10 @@ def run_ok(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> str
 
 def build_go_guest(guest_dir: Path, out: Path) -> None:
     run_ok([*GO_WASM_BUILD, "-o", str(out), "."], guest_dir, {"GOOS": "wasip1", "GOARCH": "wasm"})
+
+
+def build_example(name: str) -> Path:
+    """`make examples/NAME/NAME.wasm` (cached by make and go); the module's path. Needs the `go` marker."""
+    run_ok(["make", "-s", f"examples/{name}/{name}.wasm"], ROOT)
+    return ROOT / "examples" / name / f"{name}.wasm"
+

@@ -16,7 +16,7 @@ from tests.differential.generate import generate_case
 from tests.differential.local import MODES, LocalCase, run_case
 from tests.differential.oracle import Oracle
 from tests.differential.swap import INTERPODAFFINITY_GUEST
-from tests.go_guests import ROOT, builds_go, run_ok
+from tests.go_guests import build_example, builds_go
 from wasmsched.wasm.plugin import WasmPlugin
 
 # A fixed slice, about 20 s: six hundred seeds in both modes.
@@ -45,7 +45,7 @@ SWAPPED_SLICE = range(200)
 @pytest.fixture(scope="module")
 @builds_go
 def interpodaffinity_guest() -> Path:
-    run_ok(["make", "-s", "examples/interpodaffinity/interpodaffinity.wasm"], ROOT)
+    build_example("interpodaffinity")
     return INTERPODAFFINITY_GUEST
 
 

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from tests.e2e.helpers import run_cli
-from tests.go_guests import MODULE_CACHE, ROOT, builds_go, run_ok
+from tests.go_guests import MODULE_CACHE, ROOT, build_example, builds_go
 from wasmsched.cli import simulate as simulate_cli
 from wasmsched.simulator.simulation import Simulation
 
@@ -28,7 +28,7 @@ GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 @pytest.fixture(scope="session")
 @builds_go
 def guest_built() -> None:
-    run_ok(["make", "-s", "examples/coscheduling/coscheduling.wasm"], ROOT)
+    build_example("coscheduling")
 
 
 @pytest.fixture(autouse=True)

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from tests.e2e.helpers import run_cli
-from tests.go_guests import MODULE_CACHE, ROOT, builds_go, run_ok
+from tests.go_guests import MODULE_CACHE, ROOT, build_example, builds_go
 
 EXAMPLE = ROOT / "examples" / "noderesourcetopology"
 PLUGIN = "NodeResourceTopologyMatch"
@@ -23,7 +23,7 @@ PLUGIN = "NodeResourceTopologyMatch"
 @pytest.fixture(scope="session")
 @builds_go
 def guest_built() -> None:
-    run_ok(["make", "-s", "examples/noderesourcetopology/noderesourcetopology.wasm"], ROOT)
+    build_example("noderesourcetopology")
 
 
 @pytest.fixture

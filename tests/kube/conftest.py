@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.go_guests import ROOT, builds_go, run_ok
+from tests.go_guests import build_example, builds_go
 from wasmsched.api.errors import ApiError
 from wasmsched.devcluster import BinariesMissingError, DevCluster
 from wasmsched.devcluster.binaries import Binaries, find_binaries
@@ -71,5 +71,4 @@ def api_resources(dev_cluster: DevCluster) -> dict[tuple[str, str], tuple[str, b
 @builds_go
 def nodenumber_wasm() -> Path:
     """The NodeNumber example guest, built by make (cached)."""
-    run_ok(["make", "-s", "examples/nodenumber/nodenumber.wasm"], ROOT)
-    return ROOT / "examples/nodenumber/nodenumber.wasm"
+    return build_example("nodenumber")

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.go_guests import ROOT, builds_go, run_ok
+from tests.go_guests import ROOT, build_example, builds_go
 from wasmsched.api.errors import ApiError, is_already_exists
 from wasmsched.devcluster import DevCluster
 from wasmsched.kube.api import KubeApi
@@ -46,8 +46,7 @@ EXAMPLE = ROOT / "examples" / "coscheduling"
 @pytest.fixture(scope="module")
 @builds_go
 def guest() -> Path:
-    run_ok(["make", "-s", "examples/coscheduling/coscheduling.wasm"], ROOT)
-    return EXAMPLE / "coscheduling.wasm"
+    return build_example("coscheduling")
 
 
 @pytest.fixture(scope="module")

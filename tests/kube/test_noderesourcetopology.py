@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.go_guests import ROOT, builds_go, run_ok
+from tests.go_guests import build_example, builds_go
 from tests.watch_helpers import NRT
 from wasmsched.api.errors import ApiError, is_already_exists, is_not_found
 from wasmsched.devcluster import DevCluster
@@ -38,14 +38,12 @@ from .run_helpers import (
 CRD_FILE = Path(__file__).parent / "testdata" / "noderesourcetopology-crd.yaml"
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 CRD_NAME = "noderesourcetopologies.topology.node.k8s.io"
-EXAMPLE = ROOT / "examples" / "noderesourcetopology"
 
 
 @pytest.fixture(scope="module")
 @builds_go
 def guest() -> Path:
-    run_ok(["make", "-s", "examples/noderesourcetopology/noderesourcetopology.wasm"], ROOT)
-    return EXAMPLE / "noderesourcetopology.wasm"
+    return build_example("noderesourcetopology")
 
 
 def _served(api: KubeApi) -> bool | None:
