@@ -232,3 +232,16 @@ def test_a_member_deleted_while_the_others_wait_at_permit_rejects_and_requeues_t
     assert w1 is not None and not w1.spec.nodeName
     rec = s.records.of(w1)
     assert "rejection in Unreserve" in rec.message, rec.message
+
+
+def test_the_guest_and_priority_sort_both_sorting_the_queue_is_kubes_error(capsys: pytest.CaptureFixture[str],
+                                                                         tmp_path: Path) -> None:
+    cfg = yaml.safe_load(config(tmp_path).read_text())
+    del cfg["profiles"][0]["plugins"]["queueSort"]["disabled"]  # PrioritySort stays enabled beside it
+    path = tmp_path / "two-sorts.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    rc, out, err = run_cli(capsys, "simulate", "--config", str(path), str(EXAMPLE / "cluster"))
+    assert (rc, out) == (2, "")
+    # framework/runtime/framework.go's NewFramework
+    assert err == (f'error: {path}: profile "default-scheduler": only one queue sort plugin required for profile '
+                   'with scheduler name "default-scheduler", but got 2\n')
