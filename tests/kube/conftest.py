@@ -13,8 +13,10 @@ from tests.go_guests import build_example, builds_go
 from wasmsched.api.errors import ApiError
 from wasmsched.devcluster import BinariesMissingError, DevCluster
 from wasmsched.devcluster.binaries import Binaries, find_binaries
+from wasmsched.kube.api import KubeApi
 
 from .helpers import namespace_name
+from .run_helpers import kube_api
 
 
 @pytest.fixture(scope="session")
@@ -72,3 +74,12 @@ def api_resources(dev_cluster: DevCluster) -> dict[tuple[str, str], tuple[str, b
 def nodenumber_wasm() -> Path:
     """The NodeNumber example guest, built by make (cached)."""
     return build_example("nodenumber")
+
+
+@pytest.fixture
+def admin(dev_cluster: DevCluster) -> Iterator[KubeApi]:
+    """The admin's client of the test's dev cluster (unlimited, as the tests' own requests)."""
+    api = kube_api(dev_cluster.kubeconfig)
+    yield api
+    api.close()
+

@@ -27,7 +27,6 @@ from .run_helpers import (
     bound_pods,
     create_node,
     events,
-    kube_api,
     lease,
     list_pods,
     node_json,
@@ -72,12 +71,6 @@ def podgroup_crd(dev_cluster: DevCluster) -> Iterator[None]:
     finally:
         api.close()
 
-
-@pytest.fixture
-def admin(dev_cluster: DevCluster) -> Iterator[KubeApi]:
-    api = kube_api(dev_cluster.kubeconfig)
-    yield api
-    api.close()
 
 
 @pytest.fixture

@@ -29,7 +29,6 @@ from .run_helpers import (
     create_node,
     create_pod,
     get_pod,
-    kube_api,
     node_json,
     scheduler_config,
     unique,
@@ -104,12 +103,6 @@ def published_crd(dev_cluster: DevCluster) -> Iterator[dict[str, Any]]:
         finally:
             api.close()
 
-
-@pytest.fixture
-def admin(dev_cluster: DevCluster) -> Iterator[KubeApi]:
-    api = kube_api(dev_cluster.kubeconfig)
-    yield api
-    api.close()
 
 
 def zone(name: str, cpus: str) -> dict[str, Any]:

@@ -42,13 +42,6 @@ from .run_helpers import (
 )
 
 
-@pytest.fixture
-def admin(dev_cluster: Any) -> Iterator[KubeApi]:
-    api = kube_api(dev_cluster.kubeconfig)
-    yield api
-    api.close()
-
-
 class Nodes:
     """Creates nodes for one test and deletes them after it, so the next test sees only its own."""
 
