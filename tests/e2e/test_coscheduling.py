@@ -245,3 +245,13 @@ def test_the_guest_and_priority_sort_both_sorting_the_queue_is_kubes_error(capsy
     # framework/runtime/framework.go's NewFramework
     assert err == (f'error: {path}: profile "default-scheduler": only one queue sort plugin required for profile '
                    'with scheduler name "default-scheduler", but got 2\n')
+
+
+def test_a_pod_the_guest_gates_is_reported_with_the_gates_message(capsys: pytest.CaptureFixture[str],
+                                                                  tmp_path: Path) -> None:
+    # Two pods of a PodGroup of three: PreEnqueue keeps both out of the queue; simulate reports its message.
+    objects = [node("n1", "8"), pod_group("pg", 3), pod("p0", "pg"), pod("p1", "pg")]
+    result = simulate(capsys, manifests(tmp_path, objects), config(tmp_path))
+    for p in result.values():
+        assert (p["phase"], p["attempts"]) == ("Unschedulable", 0), p
+        assert p["message"] == "waiting for minCount pods from a gang to appear in scheduling queue", p
