@@ -17,7 +17,7 @@ SDK_SRC := $(shell find sdk/go -name '*.go' -not -name '*_test.go') sdk/go/go.mo
 # Reproducible builds: the same sources give the same bytes, so the compiled-module cache keeps hitting.
 GO_WASM_BUILD := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -buildvcs=false
 
-.PHONY: all setup examples gotest demo test test-fast pytest lint dist test-wheel clean kube kube-scheduler kube-oracle fuzz-kube bench bench-abi
+.PHONY: all setup examples gotest demo test test-fast pytest lint dist test-wheel clean kube kube-scheduler kube-oracle helm fuzz-kube bench bench-abi
 
 all: setup examples
 
@@ -48,6 +48,11 @@ kube:
 # The stock kube-scheduler, for bench/real_cluster.py only.
 kube-scheduler:
 	GO=$(GO) tools/kube/build.sh kube-scheduler
+
+# Helm, for the chart's tests (deploy/helm/wasmsched, tests/kube/test_helm_chart.py): built the same way, into the
+# same cache; a few minutes on 2 cores the first time.
+helm:
+	GO=$(GO) tools/kube/build.sh helm
 
 # The differential-testing oracle (tools/kube-oracle): kube-scheduler's framework in-process on a fake cluster.
 kube-oracle:
@@ -113,7 +118,7 @@ test: setup
 # per worker at a time (module fixtures such as a built guest are made once; each worker has its own dev
 # cluster); Go builds inside tests take turns (tests/go_guests.py).
 PYTEST_WORKERS ?= 2
-pytest: setup kube kube-oracle
+pytest: setup kube kube-oracle helm
 	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 # No Go builds, no control plane and no lint: the tests marked `go` (they build Go guests or load the

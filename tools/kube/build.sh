@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds the pinned Kubernetes control plane from the Go module proxy into a cache outside the source
 # tree, shared by every clone: kube-apiserver, kube-controller-manager, kubectl and kube-scheduler of k8s.io/kubernetes v1.37.2, etcd
-# v3.7.3 and KWOK v0.8.0. A binary is rebuilt only when its pins (go.mod/go.sum here), this script or
+# v3.7.3, KWOK v0.8.0 and Helm v4.3.2 (the chart's tests, deploy/helm). A binary is rebuilt only when its pins (go.mod/go.sum here), this script or
 # the Go toolchain change: the cache key is a hash of those and the link flags. Usage: build.sh [--print-dir] [COMPONENT...]
-# (components: kube-apiserver kube-controller-manager etcd kwok kubectl kube-scheduler kube-oracle bench-kube; default: all but kube-scheduler,
-# kube-oracle and bench-kube). kube-oracle is the differential-testing oracle of ../kube-oracle, bench-kube the
+# (components: kube-apiserver kube-controller-manager etcd kwok kubectl helm kube-scheduler kube-oracle bench-kube; default: all but
+# kube-scheduler, kube-oracle and bench-kube). kube-oracle is the differential-testing oracle of ../kube-oracle, bench-kube the
 # in-process kube-scheduler of bench/kube (bench/scheduler_perf.py); their keys also cover their Go sources.
 # The binaries are linked from $root/v1.37.2/bin, where `wasmsched dev-cluster` looks for them.
 set -euo pipefail
@@ -58,13 +58,20 @@ kube_ldflags() {
 	echo "$out"
 }
 
+# Helm's release Makefile sets the version the same way (`helm version` prints it; charts see it as .Capabilities.HelmVersion).
+# Its Kubernetes version (.Capabilities.KubeVersion of `helm template`) comes from the client-go module in the build info.
+helm_ldflags() {
+	local p=helm.sh/helm/v4/internal/version
+	echo "-s -w -X $p.version=v4.3.2 -X $p.metadata= -X $p.gitTreeState=clean"
+}
+
 print_dir=false
 components=()
 for arg in "$@"; do
 	case "$arg" in
 		--print-dir) print_dir=true ;;
-		kube-apiserver|kube-controller-manager|etcd|kwok|kubectl|kube-scheduler|kube-oracle|bench-kube) components+=("$arg") ;;
-		*) echo "build.sh: unknown component '$arg' (kube-apiserver, kube-controller-manager, etcd, kwok, kubectl, kube-scheduler, kube-oracle, bench-kube)" >&2; exit 2 ;;
+		kube-apiserver|kube-controller-manager|etcd|kwok|kubectl|helm|kube-scheduler|kube-oracle|bench-kube) components+=("$arg") ;;
+		*) echo "build.sh: unknown component '$arg' (kube-apiserver, kube-controller-manager, etcd, kwok, kubectl, helm, kube-scheduler, kube-oracle, bench-kube)" >&2; exit 2 ;;
 	esac
 done
 [[ ${#components[@]} -gt 0 ]] || components=(kube-apiserver kube-controller-manager etcd kwok kubectl)
@@ -77,6 +84,7 @@ for c in "${components[@]}"; do
 		kubectl) build kubectl kubernetes k8s.io/kubernetes/cmd/kubectl "$(kube_ldflags)" ;;
 		etcd) build etcd etcd go.etcd.io/etcd/server/v3 "-s -w" ;;
 		kwok) build kwok kwok sigs.k8s.io/kwok/cmd/kwok "-s -w" ;;
+		helm) build helm helm helm.sh/helm/v4/cmd/helm "$(helm_ldflags)" ;;
 		kube-oracle) build kube-oracle ../kube-oracle . "-s -w" ;;
 		bench-kube) build bench-kube ../../bench/kube . "-s -w" ;;
 	esac
@@ -85,6 +93,7 @@ for c in "${components[@]}"; do
 			kube-apiserver|kube-controller-manager|kube-scheduler|kubectl) echo "$c=$(bin_dir "$c" kubernetes "$(kube_ldflags)")/$c" ;;
 			kube-oracle) echo "$c=$(bin_dir "$c" ../kube-oracle "-s -w")/$c" ;;
 			bench-kube) echo "$c=$(bin_dir "$c" ../../bench/kube "-s -w")/$c" ;;
+			helm) echo "$c=$(bin_dir "$c" helm "$(helm_ldflags)")/$c" ;;
 			*) echo "$c=$(bin_dir "$c" "$c" "-s -w")/$c" ;;
 		esac
 	fi
