@@ -26,10 +26,11 @@ if "WASMSCHED_CACHE_DIR" not in os.environ:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Marks `go` every test whose fixtures (their closure: also those requested through other fixtures)
     include one decorated with @builds_go, and `kube` every test that needs the control-plane binaries
-    (the kube_binaries fixture of tests/kube/conftest.py, which dev_cluster uses) or kube-oracle (the
-    kube_oracle fixture of tests/differential/conftest.py)."""
+    (the kube_binaries fixture of tests/kube/conftest.py, which dev_cluster uses), kube-oracle (the
+    kube_oracle fixture of tests/differential/conftest.py) or helm (helm_binary, tests/kube/test_helm_chart.py):
+    binaries `make test` builds before pytest and `make test-fast` does not."""
     for item in items:
-        if {"kube_binaries", "kube_oracle"} & set(getattr(item, "fixturenames", ())):
+        if {"kube_binaries", "kube_oracle", "helm_binary"} & set(getattr(item, "fixturenames", ())):
             item.add_marker("kube")
         if not isinstance(item, pytest.Function) or item.get_closest_marker(go_guests.GO_MARKER) is not None:
             continue
