@@ -17,7 +17,7 @@ SDK_SRC := $(shell find sdk/go -name '*.go' -not -name '*_test.go') sdk/go/go.mo
 # Reproducible builds: the same sources give the same bytes, so the compiled-module cache keeps hitting.
 GO_WASM_BUILD := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -buildvcs=false
 
-.PHONY: all setup examples gotest demo test test-fast pytest lint dist test-wheel clean kube kube-scheduler kube-oracle helm fuzz-kube bench bench-abi
+.PHONY: all setup examples gotest demo test test-fast pytest lint dist test-wheel clean kube kube-scheduler kube-oracle helm image fuzz-kube bench bench-abi
 
 all: setup examples
 
@@ -138,6 +138,11 @@ dist: setup
 	rm -rf build dist
 	$(PY) -m pip wheel -q --no-deps --no-build-isolation -w dist .
 	rm -rf build
+
+# deploy/Containerfile built with buildah (no container engine), FROM a Debian base debootstrap makes, and run once:
+# tools/image/build.sh (root; apt-get install buildah debootstrap). Not part of `make test` (docs/deploy.md).
+image: dist examples/nodenumber/nodenumber.wasm
+	tools/image/build.sh
 
 # The wheel installed into a fresh venv, run from outside the source tree: `wasmsched simulate` works.
 test-wheel: dist
