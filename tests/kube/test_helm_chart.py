@@ -197,6 +197,11 @@ def test_every_guest_file_is_in_a_mounted_volume(helm_binary: Path, combo: str) 
         guest = p["guest"]
         if "oci" in guest:
             assert url == guest["oci"]["url"] and url.startswith("oci://")
+            # The pull cache is on the writable cache volume (the root filesystem is read-only).
+            env = {e["name"]: e["value"] for e in c["env"]}
+            cache = mounts["/var/cache/wasmsched"]
+            assert env["WASMSCHED_OCI_CACHE_DIR"].startswith(cache["mountPath"] + "/")
+            assert "emptyDir" in volumes[cache["name"]]
             assert args.get("plainHTTP", False) is guest["oci"].get("plainHTTP", False)
             assert len(files) == sum(1 for k in ("ca", "registryConfig", "verify") if k in guest["oci"])
         elif "path" in guest:
