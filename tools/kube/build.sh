@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Builds the pinned Kubernetes control plane from the Go module proxy into a cache outside the source
 # tree, shared by every clone: kube-apiserver, kube-controller-manager, kubectl and kube-scheduler of k8s.io/kubernetes v1.37.2, etcd
-# v3.7.3 and KWOK v0.8.0. A binary is rebuilt only when its pins (go.mod/go.sum here), this script or
+# v3.7.3 and KWOK v0.8.0; also the CNCF distribution registry v3.1.2 and the oras CLI v1.3.6, for the tests of
+# guests pulled from OCI registries (tests/oci). A binary is rebuilt only when its pins (go.mod/go.sum here), this script or
 # the Go toolchain change: the cache key is a hash of those and the link flags. Usage: build.sh [--print-dir] [COMPONENT...]
-# (components: kube-apiserver kube-controller-manager etcd kwok kubectl kube-scheduler kube-oracle bench-kube; default: all but kube-scheduler,
-# kube-oracle and bench-kube). kube-oracle is the differential-testing oracle of ../kube-oracle, bench-kube the
+# (components: kube-apiserver kube-controller-manager etcd kwok kubectl kube-scheduler kube-oracle bench-kube registry oras;
+# default: all but kube-scheduler, kube-oracle, bench-kube, registry and oras). kube-oracle is the differential-testing oracle of ../kube-oracle, bench-kube the
 # in-process kube-scheduler of bench/kube (bench/scheduler_perf.py); their keys also cover their Go sources.
 # The binaries are linked from $root/v1.37.2/bin, where `wasmsched dev-cluster` looks for them.
 set -euo pipefail
@@ -63,8 +64,8 @@ components=()
 for arg in "$@"; do
 	case "$arg" in
 		--print-dir) print_dir=true ;;
-		kube-apiserver|kube-controller-manager|etcd|kwok|kubectl|kube-scheduler|kube-oracle|bench-kube) components+=("$arg") ;;
-		*) echo "build.sh: unknown component '$arg' (kube-apiserver, kube-controller-manager, etcd, kwok, kubectl, kube-scheduler, kube-oracle, bench-kube)" >&2; exit 2 ;;
+		kube-apiserver|kube-controller-manager|etcd|kwok|kubectl|kube-scheduler|kube-oracle|bench-kube|registry|oras) components+=("$arg") ;;
+		*) echo "build.sh: unknown component '$arg' (kube-apiserver, kube-controller-manager, etcd, kwok, kubectl, kube-scheduler, kube-oracle, bench-kube, registry, oras)" >&2; exit 2 ;;
 	esac
 done
 [[ ${#components[@]} -gt 0 ]] || components=(kube-apiserver kube-controller-manager etcd kwok kubectl)
@@ -77,6 +78,8 @@ for c in "${components[@]}"; do
 		kubectl) build kubectl kubernetes k8s.io/kubernetes/cmd/kubectl "$(kube_ldflags)" ;;
 		etcd) build etcd etcd go.etcd.io/etcd/server/v3 "-s -w" ;;
 		kwok) build kwok kwok sigs.k8s.io/kwok/cmd/kwok "-s -w" ;;
+		registry) build registry registry github.com/distribution/distribution/v3/cmd/registry "-s -w" ;;
+		oras) build oras oras oras.land/oras/cmd/oras "-s -w" ;;
 		kube-oracle) build kube-oracle ../kube-oracle . "-s -w" ;;
 		bench-kube) build bench-kube ../../bench/kube . "-s -w" ;;
 	esac
