@@ -1,4 +1,4 @@
-"""Fetching a guest's bytes from `guestURL` (docs/abi.md §9): file://, http(s)://, or a plain path.
+"""Fetching a guest's bytes from `guestURL` (docs/abi.md §9): file://, http(s)://, oci://, or a plain path.
 
 Fetched once, at load. HTTP follows redirects and decodes gzip; anything but 200 is an error. The
 optional `guestSHA256` pin is checked on the fetched (decoded) bytes.
@@ -8,6 +8,8 @@ configuration file that names it (as kubeconfig paths are), or the working direc
 
 MAX_GUEST_BYTES is enforced while reading and while decompressing, never after: a file's size says
 nothing for devices (`/dev/zero` reports 0), and a small gzip body can inflate to gigabytes.
+
+oci:// references are pulled by wasm/oci (pull.py), with the registry options of the args (OciOptions).
 """
 
 from __future__ import annotations
@@ -16,9 +18,12 @@ import hashlib
 import os
 import re
 import zlib
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from wasmsched.wasm.errors import WasmLoadError
+
+if TYPE_CHECKING:
+    from wasmsched.wasm.oci.options import OciOptions
 
 # Large enough for any real guest (a standard-Go guest is a few MiB), small enough to refuse a mistake.
 MAX_GUEST_BYTES = 256 << 20
@@ -33,9 +38,12 @@ class GuestTooLarge(Exception):
         super().__init__(f"guest is larger than {MAX_GUEST_BYTES} bytes")
 
 
-def fetch_guest(url: str, sha256: str | None = None, base_dir: str | os.PathLike[str] | None = None) -> bytes:
+def fetch_guest(url: str, sha256: str | None = None, base_dir: str | os.PathLike[str] | None = None,
+                oci: OciOptions | None = None) -> bytes:
+    """The guest's bytes. `oci` holds an oci:// reference's registry options (default: none of them), its
+    relative paths resolved against base_dir as a relative guestURL is."""
     try:
-        data = _fetch(url, base_dir)
+        data = _pull(url, oci, base_dir) if url[:6].lower() == "oci://" else _fetch(url, base_dir)
     except WasmLoadError:
         raise
     except Exception as e:
@@ -59,6 +67,20 @@ def _fetch(url: str, base_dir: str | os.PathLike[str] | None) -> bytes:
     if scheme in ("http", "https"):
         return _http_get(url)
     raise WasmLoadError(f"wasm: error reading guestURL {url}: unsupported URL scheme: {m.group(1)}")
+
+
+def _pull(url: str, oci: OciOptions | None, base_dir: str | os.PathLike[str] | None) -> bytes:
+    # Imported here: urllib3, ssl and cryptography cost start-up time that other schemes do not need.
+    from wasmsched.wasm.oci.errors import RegistryError
+    from wasmsched.wasm.oci.options import OciOptions
+    from wasmsched.wasm.oci.pull import pull
+
+    options = (oci or OciOptions()).resolved(base_dir)
+    try:
+        data, _ = pull(url, options)
+    except (RegistryError, ValueError) as e:
+        raise WasmLoadError(f"wasm: error pulling guestURL {url}: {e}") from None
+    return data
 
 
 def _local_path(path: str, base_dir: str | os.PathLike[str] | None) -> str:

@@ -607,7 +607,7 @@ def new_wasm_plugin(name: str, raw_args: Mapping[str, Any] | None, handle: Handl
     """
     args = decode_args(name, raw_args)
     rt = runtime or default_runtime()
-    data = fetch_guest(args.guest_url, args.guest_sha256, base_dir)
+    data = fetch_guest(args.guest_url, args.guest_sha256, base_dir, args.oci)
     module = rt.compile(data)
     exports = abi.check_module(module)
     if "normalizescore" in exports and "score" not in exports:
