@@ -17,16 +17,16 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import zlib
 from typing import TYPE_CHECKING, BinaryIO
 
+from wasmsched.wasm.bounded import MAX_GUEST_BYTES, LimitExceeded, gunzip
 from wasmsched.wasm.errors import WasmLoadError
 
 if TYPE_CHECKING:
     from wasmsched.wasm.oci.options import OciOptions
 
-# Large enough for any real guest (a standard-Go guest is a few MiB), small enough to refuse a mistake.
-MAX_GUEST_BYTES = 256 << 20
+# MAX_GUEST_BYTES (bounded.py) is read from this module's globals, so a test may lower it here.
+__all__ = ["MAX_GUEST_BYTES", "GuestTooLarge", "fetch_guest"]
 HTTP_TIMEOUT = 30.0
 CHUNK_BYTES = 1 << 20
 
@@ -77,7 +77,7 @@ def _pull(url: str, oci: OciOptions | None, base_dir: str | os.PathLike[str] | N
 
     options = (oci or OciOptions()).resolved(base_dir)
     try:
-        data, _ = pull(url, options)
+        data, _ = pull(url, options, MAX_GUEST_BYTES)
     except (RegistryError, ValueError) as e:
         raise WasmLoadError(f"wasm: error pulling guestURL {url}: {e}") from None
     return data
@@ -117,21 +117,10 @@ def _read_limited(f: BinaryIO, limit: int = MAX_GUEST_BYTES) -> bytes:
 
 def _gunzip(body: bytes) -> bytes:
     """Decodes a gzip body (one or more members), never inflating past MAX_GUEST_BYTES + 1."""
-    limit = MAX_GUEST_BYTES
-    out = bytearray()
-    data = body
-    while data:
-        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        while data and not d.eof:
-            # max_length > 0 always (0 would mean unlimited): at most one byte past the limit.
-            out += d.decompress(data, limit + 1 - len(out))
-            if len(out) > limit:
-                raise GuestTooLarge
-            data = d.unconsumed_tail
-        if not d.eof:
-            raise EOFError("compressed body ended before the end-of-stream marker was reached")
-        data = d.unused_data
-    return bytes(out)
+    try:
+        return gunzip(body, MAX_GUEST_BYTES)
+    except LimitExceeded:
+        raise GuestTooLarge from None
 
 
 def _http_get(url: str) -> bytes:

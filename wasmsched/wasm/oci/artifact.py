@@ -17,7 +17,7 @@ import tarfile
 from dataclasses import dataclass
 from typing import Any
 
-from wasmsched.wasm.loader import MAX_GUEST_BYTES, GuestTooLarge, _gunzip
+from wasmsched.wasm.bounded import LimitExceeded, gunzip
 from wasmsched.wasm.oci.errors import NoWasmLayer, RegistryError
 from wasmsched.wasm.oci.registry import DOCKER_LIST, OCI_INDEX
 
@@ -78,14 +78,14 @@ def pick_layer(doc: dict[str, Any]) -> Layer:
                       f"or one {' or '.join(TAR_GZIP_LAYERS)} holding one .wasm file)")
 
 
-def module_bytes(layer: Layer, blob: bytes) -> bytes:
-    """The module: the blob itself, or the one .wasm file of a tar+gzip layer."""
+def module_bytes(layer: Layer, blob: bytes, max_bytes: int) -> bytes:
+    """The module: the blob itself, or the one .wasm file of a tar+gzip layer (inflated up to max_bytes)."""
     if not layer.is_tar:
         return blob
     try:
-        tar_bytes = _gunzip(blob)
-    except GuestTooLarge:
-        raise RegistryError(f"layer {layer.digest} inflates to more than {MAX_GUEST_BYTES} bytes") from None
+        tar_bytes = gunzip(blob, max_bytes)
+    except LimitExceeded:
+        raise RegistryError(f"layer {layer.digest} inflates to more than {max_bytes} bytes") from None
     except (OSError, EOFError, ValueError) as e:
         raise NoWasmLayer(f"layer {layer.digest} is not gzip: {e}") from None
     try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 
+from wasmsched.wasm.bounded import MAX_GUEST_BYTES
 from wasmsched.wasm.oci import artifact, cosign
 from wasmsched.wasm.oci.errors import NotFound, RegistryError, SignatureError
 from wasmsched.wasm.oci.options import OciOptions
@@ -30,16 +31,18 @@ def resolve(ref: Reference | str, options: OciOptions) -> str:
     return Registry(ref, options).resolve(ref.selector)
 
 
-def pull(ref: Reference | str, options: OciOptions) -> tuple[bytes, str]:
-    """The module's bytes and the digest of the manifest they came from (the index's, for an index)."""
+def pull(ref: Reference | str, options: OciOptions, max_bytes: int = MAX_GUEST_BYTES) -> tuple[bytes, str]:
+    """The module's bytes and the digest of the manifest they came from (the index's, for an index).
+    A layer (and a compat layer's inflated tar) larger than max_bytes is refused."""
     ref = parse(ref) if isinstance(ref, str) else ref
-    return _Puller(ref, options).pull()
+    return _Puller(ref, options, max_bytes).pull()
 
 
 class _Puller:
-    def __init__(self, ref: Reference, options: OciOptions) -> None:
+    def __init__(self, ref: Reference, options: OciOptions, max_bytes: int) -> None:
         self.ref = ref
         self.options = options
+        self.max_bytes = max_bytes
         self.store = BlobStore(options.cache_dir)
         self._registry: Registry | None = None
         self.fetched = 0  # blobs and manifests that came from the registry, for the log line
@@ -59,7 +62,7 @@ class _Puller:
             doc = manifest.json()
         layer = artifact.pick_layer(doc)
         blob = self._blob(layer.digest, layer.size)
-        data = artifact.module_bytes(layer, blob)
+        data = artifact.module_bytes(layer, blob, self.max_bytes)
         if self.options.public_key is not None:
             self._verify(top.digest)
         log.info('"Pulled wasm guest" ref="%s" digest="%s" layer="%s" mediaType="%s" bytes=%d fromRegistry=%d',
@@ -81,7 +84,7 @@ class _Puller:
         cached = self.store.get(digest)
         if cached is not None and len(cached) == size:
             return cached
-        data = self.registry.get_blob(digest, size)
+        data = self.registry.get_blob(digest, size, self.max_bytes)
         self.fetched += 1
         self.store.put(digest, data)
         return data

@@ -10,8 +10,9 @@ Auth follows the distribution token flow: a request answered 401 is repeated onc
 (with basic auth when config.json has credentials for the registry, else anonymously), `Basic` sends the
 credentials. The token is kept for the client's other requests. Still 401 or 403 after that: AuthRefused.
 
-Every byte read is bounded (manifests 4 MiB, as distribution's own limit; blobs loader.MAX_GUEST_BYTES) and
-every blob is checked against its digest and size before it is returned.
+Every byte read is bounded (manifests 4 MiB, as distribution's own limit; blobs by the caller's limit,
+bounded.MAX_GUEST_BYTES by default) and every blob is checked against its digest and size before it is
+returned.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from urllib.parse import urlencode, urljoin
 import urllib3
 from urllib3.exceptions import HTTPError as Urllib3Error
 
-from wasmsched.wasm.loader import MAX_GUEST_BYTES
+from wasmsched.wasm.bounded import MAX_GUEST_BYTES
 from wasmsched.wasm.oci.auth import Challenge, Credentials, basic_header, load_credentials, parse_challenge
 from wasmsched.wasm.oci.errors import AuthRefused, DigestMismatch, NotFound, RegistryError, Unreachable
 from wasmsched.wasm.oci.options import OciOptions
@@ -121,15 +122,15 @@ class Registry:
             return str(digest)
         return self.get_manifest(tag).digest
 
-    def get_blob(self, digest: str, size: int) -> bytes:
+    def get_blob(self, digest: str, size: int, max_bytes: int = MAX_GUEST_BYTES) -> bytes:
         check_digest(digest)
-        if size > MAX_GUEST_BYTES:
-            raise RegistryError(f"blob {digest} is {size} bytes, more than the limit of {MAX_GUEST_BYTES}")
+        if size > max_bytes:
+            raise RegistryError(f"blob {digest} is {size} bytes, more than the limit of {max_bytes}")
         resp = self._request("GET", f"{self.base}/blobs/{digest}")
         if resp.status == 404:
             raise NotFound(f"blob {digest} not found")
         self._expect(resp, 200, f"GET blob {digest}")
-        data = _read(resp, min(size, MAX_GUEST_BYTES), f"blob {digest}")
+        data = _read(resp, size, f"blob {digest}")
         actual = sha256_digest(data)
         if actual != digest or len(data) != size:
             raise DigestMismatch(f"blob digest mismatch: expected {digest} ({size} bytes), "
