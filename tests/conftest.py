@@ -28,7 +28,8 @@ if "WASMSCHED_OCI_CACHE_DIR" not in os.environ:
     atexit.register(shutil.rmtree, _OCI_CACHE_DIR, ignore_errors=True)
 
 # Fixtures that need binaries of tools/kube/build.sh: the control plane, kube-oracle, the OCI registry and oras.
-BUILT_BINARY_FIXTURES = frozenset({"kube_binaries", "kube_oracle", "oci_registry", "own_oci_registry", "oras"})
+BUILT_BINARY_FIXTURES = frozenset({"kube_binaries", "kube_oracle", "oci_registry", "own_oci_registry",
+                                   "oci_tls_registry", "oras"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

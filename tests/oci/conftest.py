@@ -24,6 +24,7 @@ import urllib3
 import yaml
 
 from tests.wasm.conftest import process_runtime  # noqa: F401 - the e2e test's runtime, as in tests/wasm
+from wasmsched.devcluster.certs import Pki, write_pki
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = REPO / "tools" / "kube" / "build.sh"
@@ -38,7 +39,8 @@ def tool_binary(name: str, env: str) -> Path:
         if not path.is_file():
             pytest.fail(f"${env}: {path}: no such file")
         return path
-    out = subprocess.run([str(BUILD_SCRIPT), "--print-dir", name], capture_output=True, text=True, check=False)
+    out = subprocess.run([str(BUILD_SCRIPT), "--print-dir", "--no-build", name], capture_output=True, text=True,
+                         check=False)
     for line in out.stdout.splitlines():
         key, _, built = line.partition("=")
         if key == name and Path(built).is_file():
@@ -85,7 +87,8 @@ class RunningRegistry:
                 self.proc.wait()
 
 
-def start_registry(tmp: Path) -> RunningRegistry:
+def start_registry(tmp: Path, tls: Pki | None = None) -> RunningRegistry:
+    """Started and answering; with tls, HTTPS with the Pki's serving certificate (127.0.0.1, ::1, localhost)."""
     binary = tool_binary("registry", "WASMSCHED_REGISTRY_BIN")
     tmp.mkdir(parents=True, exist_ok=True)
     htpasswd = tmp / "htpasswd"
@@ -98,6 +101,8 @@ def start_registry(tmp: Path) -> RunningRegistry:
         "http": {"addr": f"127.0.0.1:{port}", "secret": "wasmsched-test"},
         "auth": {"htpasswd": {"realm": "wasmsched-test", "path": str(htpasswd)}},
     }
+    if tls is not None:
+        config["http"]["tls"] = {"certificate": str(tls.serving_cert), "key": str(tls.serving_key)}  # type: ignore[index]
     (tmp / "config.yml").write_text(yaml.safe_dump(config))
     log = tmp / "registry.log"
     with log.open("wb") as out:
@@ -106,12 +111,13 @@ def start_registry(tmp: Path) -> RunningRegistry:
     reg = RunningRegistry(host, tmp / "storage", write_docker_config(tmp / "docker" / "config.json", host, USER,
                                                                       PASSWORD), proc, log)
     deadline = time.monotonic() + 30
-    http = urllib3.PoolManager(retries=False, timeout=2.0)
+    http = urllib3.PoolManager(retries=False, timeout=2.0, ca_certs=str(tls.ca_cert) if tls else None)
+    scheme = "https" if tls else "http"
     while True:
         if proc.poll() is not None:
             pytest.fail(f"registry exited with {proc.returncode}:\n{log.read_text()}")
         try:
-            if http.request("GET", f"http://{host}/v2/").status == 401:
+            if http.request("GET", f"{scheme}://{host}/v2/").status == 401:
                 return reg
         except urllib3.exceptions.HTTPError:
             pass
@@ -137,6 +143,17 @@ def own_oci_registry(tmp_path: Path) -> Iterator[RunningRegistry]:
     reg = start_registry(tmp_path / "registry")
     try:
         yield reg
+    finally:
+        reg.stop()
+
+
+@pytest.fixture
+def oci_tls_registry(tmp_path: Path) -> Iterator[tuple[RunningRegistry, Pki]]:
+    """A registry of the test's own on HTTPS, with its PKI (ca_cert is what caFile names)."""
+    pki = write_pki(tmp_path / "pki")
+    reg = start_registry(tmp_path / "registry", tls=pki)
+    try:
+        yield reg, pki
     finally:
         reg.stop()
 

@@ -96,3 +96,18 @@ def test_public_key_must_be_p256(oci_registry: RunningRegistry, oci_cache: Path,
     path.write_bytes(p384.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
     with pytest.raises(WasmLoadError, match=f"public key {path}: not an ECDSA P-256 key"):
         fetch_guest(oci_registry.ref("signed/keytype:v1"), oci=options(oci_registry, public_key=path))
+
+
+def test_signed_digest_loads_from_cache_with_the_registry_down(own_oci_registry: RunningRegistry, oci_cache: Path,
+                                                               tmp_path: Path) -> None:
+    """The verified signature is cached with the module and verified again, offline, on the next load."""
+    key, _, public = write_keys(tmp_path, "cosign")
+    _, _, other_public = write_keys(tmp_path, "other")
+    pushed = push_module(own_oci_registry, "signed/offline:v1", sign_key=key)
+    url = own_oci_registry.ref(f"signed/offline@{pushed.manifest_digest}")
+    assert fetch_guest(url, oci=options(own_oci_registry, public_key=public)) == EMPTY_GUEST
+    own_oci_registry.stop()
+    assert fetch_guest(url, oci=options(own_oci_registry, public_key=public)) == EMPTY_GUEST
+    # The cached signature is checked with the key given now, not trusted because it was cached.
+    with pytest.raises(WasmLoadError, match="unreachable"):
+        fetch_guest(url, oci=options(own_oci_registry, public_key=other_public))

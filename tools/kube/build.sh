@@ -3,7 +3,8 @@
 # tree, shared by every clone: kube-apiserver, kube-controller-manager, kubectl and kube-scheduler of k8s.io/kubernetes v1.37.2, etcd
 # v3.7.3 and KWOK v0.8.0; also the CNCF distribution registry v3.1.2 and the oras CLI v1.3.6, for the tests of
 # guests pulled from OCI registries (tests/oci). A binary is rebuilt only when its pins (go.mod/go.sum here), this script or
-# the Go toolchain change: the cache key is a hash of those and the link flags. Usage: build.sh [--print-dir] [COMPONENT...]
+# the Go toolchain change: the cache key is a hash of those and the link flags. Usage: build.sh [--print-dir] [--no-build] [COMPONENT...]
+# (--no-build: only print where each binary belongs, built or not; the tests use it to fail at once, not build).
 # (components: kube-apiserver kube-controller-manager etcd kwok kubectl kube-scheduler kube-oracle bench-kube registry oras;
 # default: all but kube-scheduler, kube-oracle, bench-kube, registry and oras). kube-oracle is the differential-testing oracle of ../kube-oracle, bench-kube the
 # in-process kube-scheduler of bench/kube (bench/scheduler_perf.py); their keys also cover their Go sources.
@@ -29,6 +30,9 @@ bin_dir() { echo "$root/$1-$(key "$2" "${3:-}")"; }
 build() {  # build NAME MODULE_DIR PACKAGE [LDFLAGS]
 	local name="$1" mod="$2" pkg="$3" ldflags="${4:-}"
 	local dir; dir="$(bin_dir "$name" "$mod" "$ldflags")"
+	if $no_build; then
+		return
+	fi
 	if [[ -x "$dir/$name" ]]; then
 		echo "kube: $name up to date ($dir/$name)" >&2
 		link "$name" "$dir"
@@ -60,10 +64,12 @@ kube_ldflags() {
 }
 
 print_dir=false
+no_build=false
 components=()
 for arg in "$@"; do
 	case "$arg" in
 		--print-dir) print_dir=true ;;
+		--no-build) no_build=true ;;
 		kube-apiserver|kube-controller-manager|etcd|kwok|kubectl|kube-scheduler|kube-oracle|bench-kube|registry|oras) components+=("$arg") ;;
 		*) echo "build.sh: unknown component '$arg' (kube-apiserver, kube-controller-manager, etcd, kwok, kubectl, kube-scheduler, kube-oracle, bench-kube, registry, oras)" >&2; exit 2 ;;
 	esac

@@ -27,6 +27,7 @@ from urllib.parse import urlencode, urljoin
 
 import urllib3
 from urllib3.exceptions import HTTPError as Urllib3Error
+from urllib3.exceptions import SSLError
 
 from wasmsched.wasm.bounded import MAX_GUEST_BYTES
 from wasmsched.wasm.oci.auth import Challenge, Credentials, basic_header, load_credentials, parse_challenge
@@ -189,6 +190,10 @@ class Registry:
             return self.http.request(method, url, headers=headers, body=body, preload_content=False)
         except Urllib3Error as e:
             reason = getattr(e, "reason", None) or e
+            if isinstance(reason, SSLError):
+                # Reached, but not trusted: say so, with the hint a private registry's user needs.
+                raise Unreachable(f"TLS with {self.ref.registry} failed: {_one_line(reason)} "
+                                  "(caFile names the CA of a private registry)") from None
             raise Unreachable(f"registry {self.ref.registry} unreachable: {_one_line(reason)}") from None
 
     def _authorize(self, challenge: Challenge | None) -> str:
