@@ -73,6 +73,9 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(401, b'{"errors":[{"code":"UNAUTHORIZED"}]}', {"WWW-Authenticate": challenge})
         if self.path == "/v2/guests/x/manifests/v1":
             return self._send(200, MANIFEST, {"Content-Type": OCI_MANIFEST})
+        if self.path == f"/v2/guests/x/manifests/{sha256_digest(MANIFEST)}":
+            # Other bytes than the digest names, and no Docker-Content-Digest: only the pin can tell.
+            return self._send(200, MANIFEST + b" ", {"Content-Type": OCI_MANIFEST})
         if self.path == f"/v2/guests/x/blobs/{LAYER_DIGEST}":
             return self._send(200, EMPTY_GUEST)
         return self._send(404)
@@ -116,3 +119,13 @@ def test_anonymous_token_request(fake: FakeRegistry, tmp_path: Path, oci_cache: 
     with pytest.raises(WasmLoadError, match="refused \\(401\\) anonymously"):
         fetch_guest(f"oci://{fake.host}/guests/x:v1", oci=OciOptions(plain_http=True, registry_config=empty))
     assert fake.token_requests[0]["auth"] == ""
+
+
+def test_manifest_by_digest_is_checked_without_a_digest_header(fake: FakeRegistry, tmp_path: Path,
+                                                               oci_cache: Path) -> None:
+    cfg = write_docker_config(tmp_path / "config.json", fake.host, "u", "pw")
+    url = f"oci://{fake.host}/guests/x@{sha256_digest(MANIFEST)}"
+    with pytest.raises(WasmLoadError) as e:
+        fetch_guest(url, oci=OciOptions(plain_http=True, registry_config=cfg))
+    assert str(e.value) == (f"wasm: error pulling guestURL {url}: manifest digest mismatch: expected "
+                            f"{sha256_digest(MANIFEST)}, got {sha256_digest(MANIFEST + b' ')}")
