@@ -9,6 +9,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from tests.wasm.test_simulate_wasm import run_cli
 from wasmsched.wasm.errors import WasmLoadError
 from wasmsched.wasm.loader import fetch_guest
 from wasmsched.wasm.oci import cosign
@@ -111,3 +112,25 @@ def test_signed_digest_loads_from_cache_with_the_registry_down(own_oci_registry:
     # The cached signature is checked with the key given now, not trusted because it was cached.
     with pytest.raises(WasmLoadError, match="unreachable"):
         fetch_guest(url, oci=options(own_oci_registry, public_key=other_public))
+
+
+def test_cli_push_signs_and_pull_verifies(oci_registry: RunningRegistry, oci_cache: Path, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    _, private, public = write_keys(tmp_path, "cosign")
+    _, _, other_public = write_keys(tmp_path, "other")
+    module = tmp_path / "m.wasm"
+    module.write_bytes(OTHER_GUEST)
+    url = oci_registry.ref("signed/cli:v1")
+    registry_args = ("--plain-http", "--registry-config", str(oci_registry.config_json))
+    rc, out, err = run_cli(capsys, "guest", "push", str(module), url, "--sign-key", str(private), *registry_args)
+    assert rc == 0, err
+    pushed, signed = out.splitlines()
+    digest = pushed.rsplit("@", 1)[1]
+    assert signed.startswith(f"signed {cosign.signature_tag(digest)}@sha256:")
+    rc, out, err = run_cli(capsys, "guest", "pull", url, "-o", str(tmp_path / "out.wasm"), "--verify-key",
+                           str(public), *registry_args)
+    assert rc == 0, err
+    assert (tmp_path / "out.wasm").read_bytes() == OTHER_GUEST
+    rc, out, err = run_cli(capsys, "guest", "pull", url, "-o", str(tmp_path / "out.wasm"), "--verify-key",
+                           str(other_public), *registry_args)
+    assert (rc, err) == (1, f"error: {url}: signature does not verify with the public key\n")

@@ -6,8 +6,10 @@ For an artifact whose manifest digest is `sha256:<hex>`, cosign stores an OCI ma
 (`{"critical":{"identity":{"docker-reference":…},"image":{"docker-manifest-digest":"sha256:<hex>"},
 "type":"cosign container image signature"},"optional":null}`) whose annotation
 `dev.cosignproject.cosign/signature` is the base64 ASN.1 ECDSA signature over the payload's bytes, with
-SHA-256. `cosign sign --key cosign.key` writes exactly this (cosign's keys are ECDSA P-256), so
-`cosign verify --key cosign.pub` accepts what `wasmsched guest push --sign-key` writes and the other way round.
+SHA-256. `cosign sign --key cosign.key` writes this in its legacy (tag-based) referrers mode, cosign's
+keys being ECDSA P-256, so what `wasmsched guest push --sign-key` writes is meant for `cosign verify --key
+cosign.pub --insecure-ignore-tlog=true` and the other way round (matched to cosign's source, not run
+against the cosign binary).
 
 Checked as `cosign verify --key` checks it (its claim check): the payload's docker-manifest-digest must be
 the pulled manifest's digest, and the signature must verify with the key. The identity (docker-reference)

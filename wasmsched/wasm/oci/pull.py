@@ -16,7 +16,7 @@ from wasmsched.wasm.oci import artifact, cosign
 from wasmsched.wasm.oci.errors import NotFound, RegistryError, SignatureError
 from wasmsched.wasm.oci.options import OciOptions
 from wasmsched.wasm.oci.reference import Reference, parse
-from wasmsched.wasm.oci.registry import Manifest, Registry, sha256_digest
+from wasmsched.wasm.oci.registry import Manifest, Registry
 from wasmsched.wasm.oci.store import BlobStore
 
 log = logging.getLogger("wasmsched.wasm")
@@ -64,7 +64,7 @@ class _Puller:
         blob = self._blob(layer.digest, layer.size)
         data = artifact.module_bytes(layer, blob, self.max_bytes)
         if self.options.public_key is not None:
-            self._verify(top.digest)
+            self._verify(cosign.load_public_key(self.options.public_key), top.digest)
         log.info('"Pulled wasm guest" ref="%s" digest="%s" layer="%s" mediaType="%s" bytes=%d fromRegistry=%d',
                  self.ref, top.digest, layer.digest, layer.media_type, len(data), self.fetched)
         return data, top.digest
@@ -89,8 +89,7 @@ class _Puller:
         self.store.put(digest, data)
         return data
 
-    def _verify(self, manifest_digest: str) -> None:
-        key = cosign.load_public_key(self.options.public_key)  # type: ignore[arg-type]
+    def _verify(self, key: cosign.ec.EllipticCurvePublicKey, manifest_digest: str) -> None:
         sig_digest = self.store.signature_ref(manifest_digest)
         if sig_digest is not None:
             try:
@@ -124,5 +123,3 @@ class _Puller:
                 errors.append(str(e))
         raise SignatureError("; ".join(dict.fromkeys(errors)))
 
-
-__all__ = ["OciOptions", "pull", "resolve", "sha256_digest"]

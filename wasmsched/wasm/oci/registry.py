@@ -17,6 +17,7 @@ returned.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -100,8 +101,9 @@ class Registry:
         Docker-Content-Digest header when it sends one)."""
         resp = self._request("GET", f"{self.base}/manifests/{selector}", {"Accept": ", ".join(MANIFEST_TYPES)})
         if resp.status == 404:
+            _release(resp)
             raise NotFound(f"manifest {selector} not found (unknown tag or digest)")
-        self._expect(resp, 200, f"GET manifest {selector}")
+        self._expect(resp, 200, f"GET manifest {selector}", body_follows=True)
         data = _read(resp, MAX_MANIFEST_BYTES, "manifest")
         digest = sha256_digest(data)
         if selector.startswith("sha256:") and digest != selector:
@@ -116,6 +118,7 @@ class Registry:
         """The digest a tag points to now: one HEAD, or a GET when the registry sends no digest header."""
         resp = self._request("HEAD", f"{self.base}/manifests/{tag}", {"Accept": ", ".join(MANIFEST_TYPES)})
         if resp.status == 404:
+            _release(resp)
             raise NotFound(f"manifest {tag} not found (unknown tag)")
         self._expect(resp, 200, f"HEAD manifest {tag}")
         digest = resp.headers.get("Docker-Content-Digest")
@@ -129,8 +132,9 @@ class Registry:
             raise RegistryError(f"blob {digest} is {size} bytes, more than the limit of {max_bytes}")
         resp = self._request("GET", f"{self.base}/blobs/{digest}")
         if resp.status == 404:
+            _release(resp)
             raise NotFound(f"blob {digest} not found")
-        self._expect(resp, 200, f"GET blob {digest}")
+        self._expect(resp, 200, f"GET blob {digest}", body_follows=True)
         data = _read(resp, size, f"blob {digest}")
         actual = sha256_digest(data)
         if actual != digest or len(data) != size:
@@ -144,6 +148,7 @@ class Registry:
         """Uploads the blob in one request (monolithic upload) unless the registry has it; its digest."""
         digest = sha256_digest(data)
         head = self._request("HEAD", f"{self.base}/blobs/{digest}")
+        _release(head)
         if head.status == 200:
             return digest
         start = self._request("POST", f"{self.base}/blobs/uploads/")
@@ -173,13 +178,14 @@ class Registry:
         if resp.status != 401 or "Authorization" in h:
             return self._refused(resp)
         challenge = parse_challenge(resp.headers.get("WWW-Authenticate") or "")
-        resp.drain_conn()
+        _release(resp)
         self._authorization = self._authorize(challenge)
         h["Authorization"] = self._authorization
         return self._refused(self._send(method, url, h, body))
 
     def _refused(self, resp: urllib3.BaseHTTPResponse) -> urllib3.BaseHTTPResponse:
         if resp.status in (401, 403):
+            _release(resp)
             how = "with the credentials" if self._has_credentials() else "anonymously (no credentials)"
             raise AuthRefused(f"access refused ({resp.status}) {how} for {self.ref.registry}"
                               f"{self._config_hint()}")
@@ -215,7 +221,7 @@ class Registry:
         url = params["realm"] + ("&" if "?" in params["realm"] else "?") + urlencode(query)
         resp = self._send("GET", url, headers, None)
         if resp.status != 200:
-            resp.drain_conn()
+            _release(resp)
             how = "with the credentials" if creds is not None else "anonymously (no credentials)"
             raise AuthRefused(f"token request to {params['realm']} refused ({resp.status}) {how}"
                               f"{self._config_hint()}")
@@ -244,10 +250,20 @@ class Registry:
     def _config_hint(self) -> str:
         return f" (registry config {self.config_path})" if self.config_path is not None else ""
 
-    def _expect(self, resp: urllib3.BaseHTTPResponse, status: int, what: str) -> None:
+    def _expect(self, resp: urllib3.BaseHTTPResponse, status: int, what: str, body_follows: bool = False) -> None:
+        """Raises unless resp has the status; the connection goes back to the pool unless the caller reads on."""
         if resp.status != status:
             detail = _error_text(resp)
             raise RegistryError(f"{what}: status {resp.status}{': ' + detail if detail else ''}")
+        if not body_follows:
+            _release(resp)
+
+
+def _release(resp: urllib3.BaseHTTPResponse) -> None:
+    """Reads what is left of an unneeded body so the connection can serve the next request."""
+    with contextlib.suppress(Urllib3Error):  # a broken connection is not reused anyway
+        resp.drain_conn()
+    resp.release_conn()
 
 
 def _read(resp: urllib3.BaseHTTPResponse, limit: int, what: str) -> bytes:
