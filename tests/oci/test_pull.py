@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from wasmsched.wasm import loader
 from wasmsched.wasm.errors import WasmLoadError
 from wasmsched.wasm.loader import fetch_guest
 from wasmsched.wasm.oci.options import OciOptions
@@ -174,3 +175,14 @@ def test_index_picks_the_wasi_wasm_manifest(oci_registry: RunningRegistry, oci_c
         entry(other.manifest_digest, "linux", "amd64"), entry(wasm.manifest_digest, "wasi", "wasm")]}).encode()
     index_digest = reg.put_manifest("v1", index, OCI_INDEX)
     assert pull(oci_registry.ref("guests/multi:v1"), options(oci_registry)) == (OTHER_GUEST, index_digest)
+
+
+def test_layer_over_the_size_limit_is_refused_before_it_is_read(oci_registry: RunningRegistry, oci_cache: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    push_module(oci_registry, "guests/large:v1", OTHER_GUEST)
+    monkeypatch.setattr(loader, "MAX_GUEST_BYTES", len(OTHER_GUEST) - 1)
+    url = oci_registry.ref("guests/large:v1")
+    with pytest.raises(WasmLoadError) as e:
+        fetch_guest(url, oci=options(oci_registry))
+    assert str(e.value) == (f"wasm: error pulling guestURL {url}: blob {sha256_digest(OTHER_GUEST)} is "
+                            f"{len(OTHER_GUEST)} bytes, more than the limit of {len(OTHER_GUEST) - 1}")
