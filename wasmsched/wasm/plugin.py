@@ -128,6 +128,8 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         self._tripped_lock = threading.Lock()
         # Polls guestURL when the args set reloadInterval (§16.2).
         self.reloader: Reloader | None = None
+        # What events_to_register gave the queue, which a reloaded module must give too.
+        self._registered: list[tuple[str, int, bool]] | None = None
 
     # The current module's (new cycles run on it); a pod pinned to a replaced one finishes there (§16.2).
     @property
@@ -159,6 +161,12 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         if self.breaker.fault() and m is not None:
             m.circuit_breaker_opened(self.name)
         return _Failed(status)
+
+    def _pool_failed(self, export: str, e: PoolError) -> _Failed:
+        """A call the pool refused: a fault (no instance to be had), except the refusal of the rest of a cycle
+        whose instance a fault already discarded, which is that fault's consequence, not a new one."""
+        status = Status.error(f"wasm: {export} error: {e}")
+        return _Failed(status) if str(e) == DISCARDED_TEXT else self._fault(export, status)
 
     def _succeeded(self) -> None:
         if self.breaker.consecutive and self.breaker.success():
@@ -216,7 +224,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         try:
             inst = pool.enter(key, pin)
         except PoolError as e:
-            raise self._fault(ctx.export, Status.error(f"wasm: {ctx.export} error: {e}")) from None
+            raise self._pool_failed(ctx.export, e) from None
         if inst is None:
             raise self._fault(ctx.export, Status.error(f"wasm: {ctx.export} error: no guest instance is pinned "
                                                        f"to pod {key}"))
@@ -280,7 +288,9 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
     # ----- EnqueueExtensions --------------------------------------------------------------------
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        return self._events_of(self._versions.current)
+        events = self._events_of(self._versions.current)
+        self._registered = _event_keys(events)
+        return events
 
     def _events_of(self, version: GuestVersion) -> list[ClusterEventWithHint]:
         if "enqueue" not in self.exports:
@@ -391,7 +401,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
                     with self._versions.for_pod(key, Pin.PREFILTER).pool.pinned(key, Pin.PREFILTER):
                         return None, None
                 except PoolError as e:
-                    raise self._fault("prefilter", Status.error(f"wasm: prefilter error: {e}")) from None
+                    raise self._pool_failed("prefilter", e) from None
             if self._clones_state:
                 state.write(self._state_key, GuestCycleState(self, pod, 0, []))
             ctx = CallContext("prefilter", pod=pod, cycle_state=state)
@@ -448,7 +458,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         try:
             inst = pool.enter(key, Pin.SCHEDULING)
         except PoolError as e:
-            raise self._fault(export, Status.error(f"wasm: {export} error: {e}")) from None
+            raise self._pool_failed(export, e) from None
         assert inst is not None
         return ctx, pool, inst
 
@@ -637,7 +647,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
             try:
                 inst = pool.enter(key, Pin.BINDING)
             except PoolError as e:
-                raise self._fault(export, Status.error(str(e))) from None
+                raise self._pool_failed(export, e) from None
             if inst is None:
                 return
             try:
@@ -692,7 +702,8 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
                                     f"{listed(cur.compiled.exports)}: a plugin's extension points are fixed when the "
                                     "scheduler starts")
             if "enqueue" in self.exports:
-                was, now = _event_keys(self._events_of(cur)), _event_keys(self._events_of(new))
+                was = self._registered if self._registered is not None else _event_keys(self._events_of(cur))
+                now = _event_keys(self._events_of(new))
                 if was != now:
                     raise WasmLoadError(f"wasm: the new module's EventsToRegister ({_events_text(now)}) differ from "
                                         f"the running one's ({_events_text(was)}): the queue's event registrations are "
