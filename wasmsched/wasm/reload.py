@@ -28,13 +28,31 @@ from wasmsched.wasm import loader
 from wasmsched.wasm.errors import WasmLoadError
 
 if TYPE_CHECKING:
+    from wasmsched.framework.interface import Handle
+    from wasmsched.metrics.metrics import SchedulerMetrics
     from wasmsched.wasm.engine import Runtime
-    from wasmsched.wasm.plugin import WasmPlugin
+    from wasmsched.wasm.versions import Versions
 
 log = logging.getLogger("wasmsched.wasm")
 
 RELOAD_FAILED_REASON = "WasmPluginReloadFailed"
 RELOADED_REASON = "WasmPluginReloaded"
+
+
+class ReloadTarget(Protocol):
+    """What the reloader needs of its plugin (wasm/plugin.py's WasmPlugin, which imports this module)."""
+
+    name: str
+
+    @property
+    def versions(self) -> Versions: ...
+
+    @property
+    def handle(self) -> Handle | None: ...
+
+    def scheduler_metrics(self) -> SchedulerMetrics | None: ...
+
+    def reload_module(self, data: bytes, runtime: Runtime, objects: Any) -> Any: ...
 
 
 class GuestSource(Protocol):
@@ -121,7 +139,7 @@ def guest_source(url: str, base_dir: str | os.PathLike[str] | None) -> GuestSour
 class Reloader:
     """Checks one plugin's source every `interval` seconds on a daemon thread; check() is one round."""
 
-    def __init__(self, plugin: WasmPlugin, source: GuestSource, interval: float, runtime: Runtime,
+    def __init__(self, plugin: ReloadTarget, source: GuestSource, interval: float, runtime: Runtime,
                  objects: Any, event_object: Mapping[str, str] | None) -> None:
         self.plugin = plugin
         self.source = source
