@@ -237,7 +237,8 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
     def _unpinned_call(self, ctx: CallContext) -> Any:
         """Runs ctx.export on any instance of the current module (the shared one with §15.6): calls that
         belong to no pod's cycle. Raises _Failed with the Error status on failure."""
-        self._check_breaker(ctx.export)
+        # A pod an open breaker gates at PreEnqueue is activated when the breaker closes, as one it rejects.
+        self._check_breaker(ctx.export, ctx.pod if ctx.export == "preenqueue" else None)
         pool = self.pool
         try:
             with pool.borrowed() as inst:
