@@ -126,6 +126,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         # The pods the open breaker rejected under Fail: activated when it closes.
         self._tripped_pods: dict[str, Pod] = {}
         self._tripped_lock = threading.Lock()
+        self._breaker_closed = False
         # Polls guestURL when the args set reloadInterval (§16.2).
         self.reloader: Reloader | None = None
         # What events_to_register gave the queue, which a reloaded module must give too.
@@ -170,10 +171,18 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
 
     def _succeeded(self) -> None:
         if self.breaker.consecutive and self.breaker.success():
-            with self._tripped_lock:
-                pods, self._tripped_pods = list(self._tripped_pods.values()), {}
-            if pods and self._handle is not None:
-                self._handle.activate(pods)
+            self._breaker_closed = True
+
+    def _activate_tripped(self) -> None:
+        """After a call that closed the breaker, once its instance is free (an activated pod's PreEnqueue or
+        QueueSort may need it): the pods the open breaker rejected go back to the active queue."""
+        if not self._breaker_closed:
+            return
+        with self._tripped_lock:
+            self._breaker_closed = False
+            pods, self._tripped_pods = list(self._tripped_pods.values()), {}
+        if pods and self._handle is not None:
+            self._handle.activate(pods)
 
     def _check_breaker(self, export: str, pod: Pod | None = None) -> None:
         """Raises _Failed without entering the guest while the breaker is open."""
@@ -252,6 +261,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         """§15.4: the pods the call asked to activate, once its instance is free again (an activated pod's
         queue entry may call this guest's queuesort); §16.2: frees a replaced module nobody holds."""
         self._versions.collect()
+        self._activate_tripped()
         keys = ctx.pods_to_activate
         if not keys or self._handle is None:
             return
@@ -480,6 +490,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         finally:
             pool.exit(inst)
             self._versions.collect()
+            self._activate_tripped()
         out: dict[int, Status] = {}
         for i, code, reason in notes:
             st = _batch_status("filter", code, reason)
@@ -561,6 +572,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         finally:
             pool.exit(inst)
             self._versions.collect()
+            self._activate_tripped()
         for _, code, reason in notes:  # in node order: the first failing status is the result
             st = _batch_status("score", code, reason)
             if not_success(st):
