@@ -28,6 +28,8 @@ DEFAULT_TIMEOUT = 1.0
 DEFAULT_START_TIMEOUT = 10.0
 DEFAULT_MEMORY_LIMIT_PAGES = 4096  # 256 MiB
 DEFAULT_MAX_INSTANCES = 32
+DEFAULT_FAULT_COOLDOWN = 30.0
+FAILURE_POLICIES = ("Fail", "Ignore")
 WASM_PAGE = 65536
 # A 32-bit memory cannot have more pages than this.
 MAX_PAGES = 65536
@@ -60,6 +62,14 @@ class WasmPluginArgs:
     watch: tuple[GroupVersionResource, ...] = ()
     # §15.6: one instance serves every pod, its memory the plugin's state across pods.
     shared_instance: bool = False
+    # Faults (a trap, a timeout, a malformed answer): "Fail" makes them Error statuses, "Ignore" "no opinion".
+    failure_policy: str = "Fail"
+    # The circuit breaker (wasm/circuit.py): 0 never opens it.
+    max_consecutive_faults: int = 0
+    fault_cooldown: float = DEFAULT_FAULT_COOLDOWN
+    fault_cooldown_text: str = "30s"
+    # Seconds between checks of guestURL for a new module (wasm/reload.py); None: never reloaded.
+    reload_interval: float | None = None
     # An oci:// guestURL's registry options (registryConfig, plainHTTP, caFile, verify).
     oci: OciOptions = field(default_factory=OciOptions)
     warnings: list[str] = field(default_factory=list)
@@ -114,6 +124,20 @@ def decode_args(plugin: str, raw: object) -> WasmPluginArgs:
             if not isinstance(value, bool):
                 raise fail(f"sharedInstance: expected a boolean, got {json_type_name(value)}")
             out.shared_instance = value
+        elif key == "failurePolicy":
+            text = _string(fail, key, value)
+            if text not in FAILURE_POLICIES:
+                raise fail(f'failurePolicy: {text!r} is not one of "Fail", "Ignore"')
+            out.failure_policy = text
+        elif key == "maxConsecutiveFaults":
+            out.max_consecutive_faults = _int(fail, key, value, 0, INT32_MAX)
+        elif key == "faultCooldown":
+            cooldown, out.fault_cooldown_text = _duration(fail, key, value)
+            if cooldown is None:
+                raise fail("faultCooldown: must be positive")
+            out.fault_cooldown = cooldown
+        elif key == "reloadInterval":
+            out.reload_interval, _ = _duration(fail, key, value)
         elif key == "registryConfig":
             out.oci = replace(out.oci, registry_config=Path(_string(fail, key, value)))
         elif key == "caFile":
