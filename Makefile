@@ -17,7 +17,7 @@ SDK_SRC := $(shell find sdk/go -name '*.go' -not -name '*_test.go') sdk/go/go.mo
 # Reproducible builds: the same sources give the same bytes, so the compiled-module cache keeps hitting.
 GO_WASM_BUILD := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -buildvcs=false
 
-.PHONY: all setup examples gotest demo test test-fast pytest lint dist test-wheel clean kube kube-scheduler kube-oracle helm image fuzz-kube bench bench-abi
+.PHONY: all setup examples gotest demo test test-fast pytest lint dist test-wheel clean kube kube-scheduler kube-oracle oci-tools helm image fuzz-kube bench bench-abi
 
 all: setup examples
 
@@ -48,6 +48,11 @@ kube:
 # The stock kube-scheduler, for bench/real_cluster.py only.
 kube-scheduler:
 	GO=$(GO) tools/kube/build.sh kube-scheduler
+
+# The CNCF distribution registry and the oras CLI, for the tests of guests pulled from OCI registries (tests/oci);
+# built like the kube binaries into the same cache: cold (empty Go caches) about 8 and 2 min on 2 busy cores.
+oci-tools:
+	GO=$(GO) tools/kube/build.sh registry oras
 
 # Helm, for the chart's tests (deploy/helm/wasmsched, tests/kube/test_helm_chart.py): built the same way, into the
 # same cache; 2.5 min on 2 cores the first time (module downloads included).
@@ -113,12 +118,12 @@ test: setup
 	$(MAKE) --no-print-directory pytest || failed="$$failed pytest"; \
 	if [ -n "$$failed" ]; then echo "make test: FAILED:$$failed" >&2; exit 1; fi
 
-# The tests marked `kube` run against a real control plane (tests/kube/conftest.py) or kube-oracle
-# (tests/differential), so the binaries come first. PYTEST_WORKERS processes (pytest-xdist), a test file
+# The tests marked `kube` run against a real control plane (tests/kube/conftest.py), kube-oracle
+# (tests/differential) or the OCI registry and oras (tests/oci), so the binaries come first. PYTEST_WORKERS processes (pytest-xdist), a test file
 # per worker at a time (module fixtures such as a built guest are made once; each worker has its own dev
 # cluster); Go builds inside tests take turns (tests/go_guests.py).
 PYTEST_WORKERS ?= 2
-pytest: setup kube kube-oracle helm
+pytest: setup kube kube-oracle oci-tools helm
 	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 # No Go builds, no control plane and no lint: the tests marked `go` (they build Go guests or load the

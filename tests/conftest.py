@@ -21,16 +21,25 @@ if "WASMSCHED_CACHE_DIR" not in os.environ:
     _CACHE_DIR = tempfile.mkdtemp(prefix="wasmsched-test-cache-")
     os.environ["WASMSCHED_CACHE_DIR"] = _CACHE_DIR
     atexit.register(shutil.rmtree, _CACHE_DIR, ignore_errors=True)
+# Likewise the cache of guests pulled from OCI registries (wasm/oci/store.py).
+if "WASMSCHED_OCI_CACHE_DIR" not in os.environ:
+    _OCI_CACHE_DIR = tempfile.mkdtemp(prefix="wasmsched-test-oci-cache-")
+    os.environ["WASMSCHED_OCI_CACHE_DIR"] = _OCI_CACHE_DIR
+    atexit.register(shutil.rmtree, _OCI_CACHE_DIR, ignore_errors=True)
+
+# Fixtures that need binaries of tools/kube/build.sh: the control plane, kube-oracle, the OCI registry and oras.
+BUILT_BINARY_FIXTURES = frozenset({"kube_binaries", "kube_oracle", "oci_registry", "own_oci_registry",
+                                   "oci_tls_registry", "oras", "helm_binary"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Marks `go` every test whose fixtures (their closure: also those requested through other fixtures)
     include one decorated with @builds_go, and `kube` every test that needs the control-plane binaries
-    (the kube_binaries fixture of tests/kube/conftest.py, which dev_cluster uses), kube-oracle (the
-    kube_oracle fixture of tests/differential/conftest.py) or helm (helm_binary, tests/kube/test_helm_chart.py):
-    binaries `make test` builds before pytest and `make test-fast` does not."""
+    (the kube_binaries fixture of tests/kube/conftest.py, which dev_cluster uses) or kube-oracle (the
+    kube_oracle fixture of tests/differential/conftest.py) or the OCI registry or oras (tests/oci/conftest.py)
+    or helm (helm_binary, tests/kube/test_helm_chart.py)."""
     for item in items:
-        if {"kube_binaries", "kube_oracle", "helm_binary"} & set(getattr(item, "fixturenames", ())):
+        if BUILT_BINARY_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker("kube")
         if not isinstance(item, pytest.Function) or item.get_closest_marker(go_guests.GO_MARKER) is not None:
             continue

@@ -687,3 +687,60 @@ def test_volumes_and_devices_against_the_api_server(admin: KubeApi, namespace: s
             assert (result["driver"], result["pool"], result["device"]) == (gpu, node, "gpu-0")
             assert [r["name"] for r in claim["status"]["reservedFor"]] == [pod]
         _assert_healthy(proc)
+
+
+RELOAD_WAT = """(module
+  (import "k8s.io/scheduler" "currentNodeName" (func $node (param i32 i32) (result i32)))
+  (memory (export "memory") 1)
+  (func (export "score") (result i64)
+    (local $n i32)
+    (local.set $n (call $node (i32.const 0) (i32.const 256)))
+    (if (result i64) (i32.eq (i32.load8_u (i32.sub (local.get $n) (i32.const 1))) (i32.const WANT))
+      (then (i64.const 0x64_0000_0000)) (else (i64.const 0)))))"""
+
+
+def _prefers(digit: str) -> bytes:
+    """A Score guest: 100 for the node whose name ends in `digit`, 0 for the others."""
+    import wasmtime
+
+    return bytes(wasmtime.wat2wasm(RELOAD_WAT.replace("WANT", str(ord(digit)))))
+
+
+def test_run_reloads_a_changed_guest_and_keeps_it_when_a_reload_fails(
+        admin: KubeApi, namespace: str, nodes: Nodes, run_scheduler: Any, tmp_path: Path) -> None:
+    """docs/abi.md §16.2 as a user sees it: the file behind guestURL is replaced while `run` runs; the next pods
+    get the new module; a broken module is refused with one log line and a Warning event on the Lease."""
+    sched, plugin = unique("sched"), unique("Prefers")
+    prefix = unique("n")
+    for i in (1, 2):
+        nodes.add(f"{prefix}-{i}")
+    guest = tmp_path / "guest.wasm"
+    guest.write_bytes(_prefers("1"))
+    cfg = scheduler_config(tmp_path / "cfg.yaml", sched, extra_profile=(
+        f"  plugins:\n    multiPoint:\n      enabled:\n      - name: {plugin}\n        weight: 50\n"
+        f"  pluginConfig:\n  - name: {plugin}\n    args:\n      guestURL: {guest}\n      reloadInterval: 100ms\n"))
+    proc = run_scheduler(cfg)
+
+    def place(pod: str, n: int) -> str:
+        create_pod(admin, namespace, pod_json(pod, sched))
+        return wait_bound(admin, namespace, n, timeout=60)[pod]
+
+    assert place("before", 1) == f"{prefix}-1"
+    tmp = tmp_path / "guest.tmp"
+    tmp.write_bytes(_prefers("2"))
+    tmp.replace(guest)
+    wait_for("the reload", lambda: '"Reloaded wasm plugin"' in proc.log(), 30)
+    assert place("after", 2) == f"{prefix}-2"
+
+    tmp.write_bytes(b"\0asm\x01\0\0\0garbage")
+    tmp.replace(guest)
+    wait_for("the failed reload", lambda: '"Reload of wasm plugin failed' in proc.log(), 30)
+    failed = [line for line in proc.log().splitlines() if "Reload of wasm plugin failed" in line]
+    assert len(failed) == 1 and f'plugin="{plugin}"' in failed[0], failed
+    ev = wait_for("the Warning event", lambda: [e for e in events(admin, "kube-system")
+                                                if e["reason"] == "WasmPluginReloadFailed"
+                                                and plugin in e.get("note", "")], 30)
+    assert ev[0]["type"] == "Warning"
+    assert ev[0]["regarding"]["kind"] == "Lease" and ev[0]["regarding"]["name"] == "kube-scheduler"
+    assert place("kept", 3) == f"{prefix}-2"  # the running module was kept
+    assert proc.alive()

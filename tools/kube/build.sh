@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Builds the pinned Kubernetes control plane from the Go module proxy into a cache outside the source
 # tree, shared by every clone: kube-apiserver, kube-controller-manager, kubectl and kube-scheduler of k8s.io/kubernetes v1.37.2, etcd
-# v3.7.3, KWOK v0.8.0 and Helm v4.3.2 (the chart's tests, deploy/helm). A binary is rebuilt only when its pins (go.mod/go.sum here), this script or
-# the Go toolchain change: the cache key is a hash of those and the link flags. Usage: build.sh [--print-dir] [COMPONENT...]
-# (components: kube-apiserver kube-controller-manager etcd kwok kubectl helm kube-scheduler kube-oracle bench-kube; default: all but
-# kube-scheduler, kube-oracle and bench-kube). kube-oracle is the differential-testing oracle of ../kube-oracle, bench-kube the
+# v3.7.3 and KWOK v0.8.0; also the CNCF distribution registry v3.1.2 and the oras CLI v1.3.6, for the tests of
+# guests pulled from OCI registries (tests/oci), and Helm v4.3.2, for the chart's tests (deploy/helm). A binary is rebuilt only when its pins (go.mod/go.sum here), this script or
+# the Go toolchain change: the cache key is a hash of those and the link flags. Usage: build.sh [--print-dir] [--no-build] [COMPONENT...]
+# (--no-build: only print where each binary belongs, built or not; the tests use it to fail at once, not build).
+# (components: kube-apiserver kube-controller-manager etcd kwok kubectl kube-scheduler kube-oracle bench-kube registry oras
+# helm; default: all but kube-scheduler, kube-oracle, bench-kube, registry, oras and helm). kube-oracle is the differential-testing oracle of ../kube-oracle, bench-kube the
 # in-process kube-scheduler of bench/kube (bench/scheduler_perf.py); their keys also cover their Go sources.
 # The binaries are linked from $root/v1.37.2/bin, where `wasmsched dev-cluster` looks for them.
 set -euo pipefail
@@ -28,6 +30,9 @@ bin_dir() { echo "$root/$1-$(key "$2" "${3:-}")"; }
 build() {  # build NAME MODULE_DIR PACKAGE [LDFLAGS]
 	local name="$1" mod="$2" pkg="$3" ldflags="${4:-}"
 	local dir; dir="$(bin_dir "$name" "$mod" "$ldflags")"
+	if $no_build; then
+		return
+	fi
 	if [[ -x "$dir/$name" ]]; then
 		echo "kube: $name up to date ($dir/$name)" >&2
 		link "$name" "$dir"
@@ -66,12 +71,14 @@ helm_ldflags() {
 }
 
 print_dir=false
+no_build=false
 components=()
 for arg in "$@"; do
 	case "$arg" in
 		--print-dir) print_dir=true ;;
-		kube-apiserver|kube-controller-manager|etcd|kwok|kubectl|helm|kube-scheduler|kube-oracle|bench-kube) components+=("$arg") ;;
-		*) echo "build.sh: unknown component '$arg' (kube-apiserver, kube-controller-manager, etcd, kwok, kubectl, helm, kube-scheduler, kube-oracle, bench-kube)" >&2; exit 2 ;;
+		--no-build) no_build=true ;;
+		kube-apiserver|kube-controller-manager|etcd|kwok|kubectl|kube-scheduler|kube-oracle|bench-kube|registry|oras|helm) components+=("$arg") ;;
+		*) echo "build.sh: unknown component '$arg' (kube-apiserver, kube-controller-manager, etcd, kwok, kubectl, kube-scheduler, kube-oracle, bench-kube, registry, oras, helm)" >&2; exit 2 ;;
 	esac
 done
 [[ ${#components[@]} -gt 0 ]] || components=(kube-apiserver kube-controller-manager etcd kwok kubectl)
@@ -84,6 +91,8 @@ for c in "${components[@]}"; do
 		kubectl) build kubectl kubernetes k8s.io/kubernetes/cmd/kubectl "$(kube_ldflags)" ;;
 		etcd) build etcd etcd go.etcd.io/etcd/server/v3 "-s -w" ;;
 		kwok) build kwok kwok sigs.k8s.io/kwok/cmd/kwok "-s -w" ;;
+		registry) build registry registry github.com/distribution/distribution/v3/cmd/registry "-s -w" ;;
+		oras) build oras oras oras.land/oras/cmd/oras "-s -w" ;;
 		helm) build helm helm helm.sh/helm/v4/cmd/helm "$(helm_ldflags)" ;;
 		kube-oracle) build kube-oracle ../kube-oracle . "-s -w" ;;
 		bench-kube) build bench-kube ../../bench/kube . "-s -w" ;;

@@ -17,6 +17,7 @@ from wasmsched.cli.logs import setup_logging
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("wasmsched.cli.simulate", "schedule manifests on an embedded in-memory cluster"),
     "cache": ("wasmsched.cli.cache", "the cache of compiled wasm modules"),
+    "guest": ("wasmsched.cli.guest", "push wasm guests to, and pull them from, OCI registries"),
     "run": ("wasmsched.cli.run",
             "schedule the pods of a real cluster (a Kubernetes API server), as kube-scheduler does"),
     "snapshot": ("wasmsched.cli.snapshot",

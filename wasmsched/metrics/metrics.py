@@ -156,6 +156,21 @@ class SchedulerMetrics:
             _help("ALPHA", "Guest calls that failed (trap, timeout, proc_exit, failed host function); each "
                            "discards its instance."),
             ["plugin"], registry=r)
+        self.wasm_guest_faults = Counter(
+            "wasmsched_wasm_guest_faults_total",
+            _help("ALPHA", "Guest faults (trap, timeout, failed host function, no instance, malformed answer) by "
+                           "the extension point they hit and the plugin's failurePolicy: under Ignore each one "
+                           "answered \"no opinion\"."),
+            ["plugin", "extension_point", "policy"], registry=r)
+        self.wasm_circuit_breaker_opened = Counter(
+            "wasmsched_wasm_circuit_breaker_opened_total",
+            _help("ALPHA", "Times a wasm plugin's circuit breaker opened after maxConsecutiveFaults faults."),
+            ["plugin"], registry=r)
+        self.wasm_reloads = Counter(
+            "wasmsched_wasm_reloads_total",
+            _help("ALPHA", "Attempts to replace a running wasm plugin's module with a changed guestURL, by result "
+                           "(success, or failure: the running module is kept)."),
+            ["plugin", "result"], registry=r)
 
         # Gauges mirroring the queue, the cache and the wasm instance pools, read when scraped.
         self._scrape = ScrapeCollector()
@@ -248,6 +263,15 @@ class SchedulerMetrics:
 
     def guest_call_failed(self, plugin: str) -> None:
         self.wasm_traps.labels(plugin).inc()
+
+    def guest_fault(self, plugin: str, extension_point: str, policy: str) -> None:
+        self.wasm_guest_faults.labels(plugin, extension_point, policy).inc()
+
+    def circuit_breaker_opened(self, plugin: str) -> None:
+        self.wasm_circuit_breaker_opened.labels(plugin).inc()
+
+    def wasm_reload(self, plugin: str, result: str) -> None:
+        self.wasm_reloads.labels(plugin, result).inc()
 
     # ----- exposition ------------------------------------------------------------------------------
 

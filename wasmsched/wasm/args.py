@@ -9,7 +9,8 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from wasmsched.api.decoding import json_type_name
@@ -17,6 +18,9 @@ from wasmsched.api.gvr import GroupVersionResource
 from wasmsched.api.wellknown import parse_go_duration
 from wasmsched.util.intbounds import INT32_MAX, INT32_MIN
 from wasmsched.wasm.errors import WasmLoadError
+from wasmsched.wasm.oci.options import OciOptions
+from wasmsched.wasm.oci.reference import BadReference, is_oci
+from wasmsched.wasm.oci.reference import parse as parse_reference
 
 log = logging.getLogger("wasmsched.wasm")
 
@@ -24,6 +28,8 @@ DEFAULT_TIMEOUT = 1.0
 DEFAULT_START_TIMEOUT = 10.0
 DEFAULT_MEMORY_LIMIT_PAGES = 4096  # 256 MiB
 DEFAULT_MAX_INSTANCES = 32
+DEFAULT_FAULT_COOLDOWN = 30.0
+FAILURE_POLICIES = ("Fail", "Ignore")
 WASM_PAGE = 65536
 # A 32-bit memory cannot have more pages than this.
 MAX_PAGES = 65536
@@ -33,6 +39,8 @@ _HEX = re.compile(r"^[0-9a-fA-F]{64}$")
 # API server accepts them in a CustomResourceDefinition (spec.group, spec.versions[].name, spec.names.plural).
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _GVR_KEYS = ("group", "version", "resource")
+# Keys that only an oci:// guestURL uses (§9): given with another scheme they are a mistake, not a no-op.
+_OCI_KEYS = ("registryConfig", "plainHTTP", "caFile", "verify")
 
 
 @dataclass
@@ -54,6 +62,16 @@ class WasmPluginArgs:
     watch: tuple[GroupVersionResource, ...] = ()
     # §15.6: one instance serves every pod, its memory the plugin's state across pods.
     shared_instance: bool = False
+    # Faults (a trap, a timeout, a malformed answer): "Fail" makes them Error statuses, "Ignore" "no opinion".
+    failure_policy: str = "Fail"
+    # The circuit breaker (wasm/circuit.py): 0 never opens it.
+    max_consecutive_faults: int = 0
+    fault_cooldown: float = DEFAULT_FAULT_COOLDOWN
+    fault_cooldown_text: str = "30s"
+    # Seconds between checks of guestURL for a new module (wasm/reload.py); None: never reloaded.
+    reload_interval: float | None = None
+    # An oci:// guestURL's registry options (registryConfig, plainHTTP, caFile, verify).
+    oci: OciOptions = field(default_factory=OciOptions)
     warnings: list[str] = field(default_factory=list)
 
 
@@ -106,15 +124,72 @@ def decode_args(plugin: str, raw: object) -> WasmPluginArgs:
             if not isinstance(value, bool):
                 raise fail(f"sharedInstance: expected a boolean, got {json_type_name(value)}")
             out.shared_instance = value
+        elif key == "failurePolicy":
+            text = _string(fail, key, value)
+            if text not in FAILURE_POLICIES:
+                raise fail(f'failurePolicy: {text!r} is not one of "Fail", "Ignore"')
+            out.failure_policy = text
+        elif key == "maxConsecutiveFaults":
+            out.max_consecutive_faults = _int(fail, key, value, 0, INT32_MAX)
+        elif key == "faultCooldown":
+            cooldown, out.fault_cooldown_text = _duration(fail, key, value)
+            if cooldown is None:
+                raise fail("faultCooldown: must be positive")
+            out.fault_cooldown = cooldown
+        elif key == "reloadInterval":
+            out.reload_interval, _ = _duration(fail, key, value)
+        elif key == "registryConfig":
+            out.oci = replace(out.oci, registry_config=Path(_string(fail, key, value)))
+        elif key == "caFile":
+            out.oci = replace(out.oci, ca_file=Path(_string(fail, key, value)))
+        elif key == "plainHTTP":
+            if not isinstance(value, bool):
+                raise fail(f"plainHTTP: expected a boolean, got {json_type_name(value)}")
+            out.oci = replace(out.oci, plain_http=value)
+        elif key == "verify":
+            out.oci = replace(out.oci, public_key=_verify(fail, value))
         else:
             out.warnings.append(f"plugin {plugin}: unknown key {key!r} in args, ignored")
     if out.shared_instance:
         if "maxInstances" in raw and out.max_instances != 1:
             raise fail("sharedInstance requires maxInstances: 1")
         out.max_instances = 1
+    _check_oci(fail, raw, out)
     for w in out.warnings:
         log.warning(w)
     return out
+
+
+def _verify(fail: Any, value: object) -> Path:
+    """`verify: {publicKey: PATH}`: the cosign public key the guest's signature must verify with."""
+    if not isinstance(value, Mapping):
+        raise fail(f"verify: expected an object with publicKey, got {json_type_name(value)}")
+    for key in value:
+        if key != "publicKey":
+            raise fail(f'verify: unknown field "{key}" (expected publicKey)')
+    if "publicKey" not in value:
+        raise fail("verify.publicKey: required field is missing")
+    text = _string(fail, "verify.publicKey", value["publicKey"])
+    if not text:
+        raise fail("verify.publicKey: must not be empty")
+    return Path(text)
+
+
+def _check_oci(fail: Any, raw: Mapping[str, Any], out: WasmPluginArgs) -> None:
+    """The registry keys need an oci:// guestURL, and plain HTTP a loopback registry: credentials and
+    modules sent in clear text over a network are for anyone on the path to read or replace."""
+    if not is_oci(out.guest_url):
+        for key in _OCI_KEYS:
+            if key in raw:
+                raise fail(f"{key}: only for an oci:// guestURL, got {out.guest_url!r}")
+        return
+    try:
+        ref = parse_reference(out.guest_url)
+    except BadReference as e:
+        raise fail(f"guestURL: {e}") from None
+    if out.oci.plain_http and not ref.is_loopback:
+        raise fail(f"plainHTTP: registry {ref.registry!r} is not a loopback host (127.0.0.1, ::1, localhost); "
+                   "use TLS (caFile for a private CA)")
 
 
 def _string(fail: Any, key: str, value: object) -> str:

@@ -58,7 +58,7 @@ class GuestInstance:
     """A guest's Store and Instance. While its call runs, the imports see it as the running instance
     (call_context.RunningInstance): its ctx, deadline, and the failure or interrupt they record."""
 
-    __slots__ = ("_pod_encoder", "_timeout_ns", "_timeout_text", "compiled", "ctx", "deadline_text",
+    __slots__ = ("__weakref__", "_pod_encoder", "_timeout_ns", "_timeout_text", "compiled", "ctx", "deadline_text",
                  "host_failure", "id", "interrupt", "mirror", "native", "store")
 
     def __init__(self, compiled: CompiledGuest) -> None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
+import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from time import perf_counter
@@ -30,16 +32,20 @@ from wasmsched.framework.interface import (
 )
 from wasmsched.framework.status import Code, Status, not_success
 from wasmsched.framework.types import NodeInfo, PodInfo, QueuedPodInfo, get_pod_key
+from wasmsched.metrics import names as metric_names
 from wasmsched.util.klog import quote
 from wasmsched.wasm import abi, encoding
 from wasmsched.wasm.args import WasmPluginArgs, decode_args, is_wasm_args
 from wasmsched.wasm.call_context import CallContext
+from wasmsched.wasm.circuit import CircuitBreaker
 from wasmsched.wasm.engine import Runtime, default_runtime
-from wasmsched.wasm.errors import GuestCallError
+from wasmsched.wasm.errors import GuestCallError, WasmLoadError
 from wasmsched.wasm.host import Host
 from wasmsched.wasm.instance import CompiledGuest, GuestInstance
-from wasmsched.wasm.loader import fetch_guest
+from wasmsched.wasm.loader import check_sha256
 from wasmsched.wasm.pool import DISCARDED_TEXT, InstancePool, Pin, PoolError
+from wasmsched.wasm.reload import Reloader, guest_source
+from wasmsched.wasm.versions import GuestVersion, Versions
 
 if TYPE_CHECKING:
     from wasmsched.metrics.metrics import SchedulerMetrics
@@ -80,78 +86,182 @@ class _Failed(Exception):
         self.status = status
 
 
+# The extension_point label of a fault (kube's names, metrics.go; wasmsched's for the exports kube has no
+# extension point label for).
+_POINT_OF = {
+    "prefilter": metric_names.PRE_FILTER, "filter": metric_names.FILTER, "postfilter": metric_names.POST_FILTER,
+    "prescore": metric_names.PRE_SCORE, "score": metric_names.SCORE,
+    "normalizescore": metric_names.SCORE_EXTENSION_NORMALIZE,
+    "addpod": metric_names.PRE_FILTER_EXTENSION_ADD_POD, "removepod": metric_names.PRE_FILTER_EXTENSION_REMOVE_POD,
+    "reserve": metric_names.RESERVE, "unreserve": metric_names.UNRESERVE, "permit": metric_names.PERMIT,
+    "prebind": metric_names.PRE_BIND, "bind": metric_names.BIND, "postbind": metric_names.POST_BIND,
+    "enqueue": "EventsToRegister", "queueinghint": "QueueingHint", "preenqueue": "PreEnqueue", "queuesort": "QueueSort",
+    "cyclestate_clone": "CycleStateClone",
+}
+
+
 class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
     """Base of every composed wasm plugin class; see `plugin_class`."""
 
     def __init__(self, name: str, compiled: CompiledGuest, pool: InstancePool,
-                 metrics: SchedulerMetrics | None = None) -> None:
+                 metrics: SchedulerMetrics | None = None, sha256: str = "") -> None:
         self.name = name
         self._handle = compiled.host.handle
-        self.compiled = compiled
-        self.pool = pool
+        self._versions = Versions(GuestVersion(compiled, pool, sha256))
         self.exports = compiled.exports
         self.args: WasmPluginArgs = compiled.args
         self._metrics = metrics
         if metrics is not None:
-            metrics.watch_wasm_pool(name, pool)
+            metrics.watch_wasm_pool(name, self._versions)
         imported = {i.name for i in compiled.module.imports if i.module == abi.SCHED}
         # §14.1: the guest reads how a call's NodeInfo differs from the snapshot's.
         self._overlay = "handle.node_info.overlay" in imported
         # §14.4: the guest keeps one state per CycleState id; the framework's CycleState carries it.
         self._clones_state = "cyclestate_clone" in self.exports
         self._state_key = f"wasm/{name}/cycle_state"
+        # §16.3
+        self._ignore = self.args.failure_policy == "Ignore"
+        clock = self._handle.clock if self._handle is not None else time.monotonic
+        self.breaker = CircuitBreaker(name, self.args.max_consecutive_faults, self.args.fault_cooldown, clock)
+        # The pods the open breaker rejected under Fail: activated when it closes.
+        self._tripped_pods: dict[str, Pod] = {}
+        self._tripped_lock = threading.Lock()
+        self._breaker_closed = False
+        # Polls guestURL when the args set reloadInterval (§16.2).
+        self.reloader: Reloader | None = None
+        # What events_to_register gave the queue, which a reloaded module must give too.
+        self._registered: list[tuple[str, int, bool]] | None = None
+
+    # The current module's (new cycles run on it); a pod pinned to a replaced one finishes there (§16.2).
+    @property
+    def compiled(self) -> CompiledGuest:
+        return self._versions.current.compiled
+
+    @property
+    def pool(self) -> InstancePool:
+        return self._versions.current.pool
+
+    @property
+    def versions(self) -> Versions:
+        return self._versions
+
+    @property
+    def handle(self) -> Handle | None:
+        return self._handle
+
+    def scheduler_metrics(self) -> SchedulerMetrics | None:
+        return self._metrics
+
+    # ----- faults and the failure policy (§16.3) --------------------------------------------------
+
+    def _fault(self, export: str, status: Status) -> _Failed:
+        """Counts a guest fault at `export` (feeding the circuit breaker); returns what the call raises."""
+        m = self._metrics
+        if m is not None:
+            m.guest_fault(self.name, _POINT_OF.get(export, export), self.args.failure_policy)
+        if self.breaker.fault() and m is not None:
+            m.circuit_breaker_opened(self.name)
+        return _Failed(status)
+
+    def _pool_failed(self, export: str, e: PoolError) -> _Failed:
+        """A call the pool refused: a fault (no instance to be had), except the refusal of the rest of a cycle
+        whose instance a fault already discarded, which is that fault's consequence, not a new one."""
+        status = Status.error(f"wasm: {export} error: {e}")
+        return _Failed(status) if str(e) == DISCARDED_TEXT else self._fault(export, status)
+
+    def _succeeded(self) -> None:
+        if self.breaker.consecutive and self.breaker.success():
+            self._breaker_closed = True
+
+    def _activate_tripped(self) -> None:
+        """After a call that closed the breaker, once its instance is free (an activated pod's PreEnqueue or
+        QueueSort may need it): the pods the open breaker rejected go back to the active queue."""
+        if not self._breaker_closed:
+            return
+        with self._tripped_lock:
+            self._breaker_closed = False
+            pods, self._tripped_pods = list(self._tripped_pods.values()), {}
+        if pods and self._handle is not None:
+            self._handle.activate(pods)
+
+    def _check_breaker(self, export: str, pod: Pod | None = None) -> None:
+        """Raises _Failed without entering the guest while the breaker is open."""
+        until = self.breaker.open_until_now()
+        if until is None:
+            return
+        if pod is not None and not self._ignore:
+            with self._tripped_lock:
+                self._tripped_pods[get_pod_key(pod)] = pod
+        left = max(until - self.breaker.clock(), 0.0)
+        raise _Failed(Status(Code.UNSCHEDULABLE, [
+            f'wasm plugin "{self.name}" is failing: its circuit breaker opened after '
+            f"{self.breaker.max_consecutive_faults} consecutive guest faults; its calls resume in {left:.0f}s"]))
+
+    def _answer(self, f: _Failed) -> Status | None:
+        """A failed call's status under Fail; None under Ignore, where the caller answers "no opinion"."""
+        return None if self._ignore else f.status
 
     # ----- calling ------------------------------------------------------------------------------
 
-    def _invoke(self, inst: GuestInstance, ctx: CallContext) -> Any:
+    def _invoke(self, inst: GuestInstance, pool: InstancePool, ctx: CallContext) -> Any:
         m = self._metrics
         try:
             if m is None or not m.should_sample_guest_call():
-                return inst.call(ctx)
-            start = perf_counter()
-            try:
-                return inst.call(ctx)
-            finally:
-                m.observe_guest_call(self.name, ctx.export, perf_counter() - start)
+                r = inst.call(ctx)
+            else:
+                start = perf_counter()
+                try:
+                    r = inst.call(ctx)
+                finally:
+                    m.observe_guest_call(self.name, ctx.export, perf_counter() - start)
         except GuestCallError as e:
             if m is not None:
                 m.guest_call_failed(self.name)
             if e.discard:
-                self.pool.discard(inst)
+                pool.discard(inst)
             log.error('"Guest call failed" plugin="%s" export="%s" instance=%d err=%s', self.name, ctx.export,
                       inst.id, quote(e.text))
-            raise _Failed(Status.error(e.text)) from None
+            raise self._fault(ctx.export, Status.error(e.text)) from None
+        self._succeeded()
+        return r
 
     def _call(self, pod: Pod, pin: Pin, ctx: CallContext) -> Any:
         """Runs ctx.export on the pod's instance; raises _Failed with the Error status on failure."""
-        pool = self.pool
+        self._check_breaker(ctx.export, pod)
+        key = get_pod_key(pod)
+        pool = self._versions.for_pod(key, pin).pool
         try:
-            inst = pool.enter(get_pod_key(pod), pin)
+            inst = pool.enter(key, pin)
         except PoolError as e:
-            raise _Failed(Status.error(f"wasm: {ctx.export} error: {e}")) from None
+            raise self._pool_failed(ctx.export, e) from None
         if inst is None:
-            raise _Failed(Status.error(f"wasm: {ctx.export} error: no guest instance is pinned to pod "
-                                       f"{get_pod_key(pod)}"))
+            raise self._fault(ctx.export, Status.error(f"wasm: {ctx.export} error: no guest instance is pinned "
+                                                       f"to pod {key}"))
         try:
-            return self._invoke(inst, ctx)
+            return self._invoke(inst, pool, ctx)
         finally:
             pool.exit(inst)
             self._after_call(ctx)
 
     def _unpinned_call(self, ctx: CallContext) -> Any:
-        """Runs ctx.export on any instance (the shared one with §15.6): calls that belong to no pod's cycle.
-        Raises _Failed with the Error status on failure."""
+        """Runs ctx.export on any instance of the current module (the shared one with §15.6): calls that
+        belong to no pod's cycle. Raises _Failed with the Error status on failure."""
+        # A pod an open breaker gates at PreEnqueue is activated when the breaker closes, as one it rejects.
+        self._check_breaker(ctx.export, ctx.pod if ctx.export == "preenqueue" else None)
+        pool = self.pool
         try:
-            with self.pool.borrowed() as inst:
-                return self._invoke(inst, ctx)
+            with pool.borrowed() as inst:
+                return self._invoke(inst, pool, ctx)
         except PoolError as e:
-            raise _Failed(Status.error(f"wasm: {ctx.export} error: {e}")) from None
+            raise self._fault(ctx.export, Status.error(f"wasm: {ctx.export} error: {e}")) from None
         finally:
             self._after_call(ctx)
 
     def _after_call(self, ctx: CallContext) -> None:
         """§15.4: the pods the call asked to activate, once its instance is free again (an activated pod's
-        queue entry may call this guest's queuesort)."""
+        queue entry may call this guest's queuesort); §16.2: frees a replaced module nobody holds."""
+        self._versions.collect()
+        self._activate_tripped()
         keys = ctx.pods_to_activate
         if not keys or self._handle is None:
             return
@@ -167,11 +277,11 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
             self._handle.activate(pods)
 
     def _status_call(self, pod: Pod, pin: Pin, ctx: CallContext) -> Status | None:
-        """An export returning just a status (i32)."""
+        """An export returning just a status (i32); a fault is no opinion (None) under Ignore."""
         try:
             code = self._call(pod, pin, ctx)
         except _Failed as f:
-            return f.status
+            return self._answer(f)
         return _status(ctx, code)
 
     def _with_state(self, ctx: CallContext, state: CycleState | None) -> CallContext:
@@ -189,22 +299,31 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
     # ----- EnqueueExtensions --------------------------------------------------------------------
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
+        events = self._events_of(self._versions.current)
+        self._registered = _event_keys(events)
+        return events
+
+    def _events_of(self, version: GuestVersion) -> list[ClusterEventWithHint]:
         if "enqueue" not in self.exports:
             return encoding.default_events()
         ctx = CallContext("enqueue")
         try:
-            self._unpinned_call(ctx)
-        except _Failed as e:
+            with version.pool.borrowed() as inst:
+                self._invoke(inst, version.pool, ctx)
+        except (_Failed, PoolError) as e:
+            if isinstance(e, PoolError):
+                self._fault("enqueue", Status.error(str(e)))
             log.error('"failed enqueue" plugin="%s" err=%s', self.name, quote(str(e)))
             return encoding.default_events()
         if ctx.cluster_events_with_hints is not None:
             try:
                 return self._events_with_hints(ctx.cluster_events_with_hints)
             except ValueError as e:
+                self._fault("enqueue", Status.error(str(e)))
                 log.error('"failed enqueue" plugin="%s" err=%s', self.name,
                           quote(f"invalid result.cluster_events_with_hints: {e}"))
                 return encoding.default_events()
-        return encoding.decode_cluster_events(ctx.cluster_events, self.name, self.compiled.host.warned_gvks)
+        return encoding.decode_cluster_events(ctx.cluster_events, self.name, version.compiled.host.warned_gvks)
 
     def _events_with_hints(self, data: bytes) -> list[ClusterEventWithHint]:
         """§14.3: [{"resource", "action", "hint"}] with the framework's names and values."""
@@ -240,7 +359,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
             r = self._unpinned_call(ctx)
             if r in (QueueingHint.QUEUE_SKIP, QueueingHint.QUEUE) and not ctx.status_reason:
                 return QueueingHint(r)
-            raise _Failed(Status.error(f"wasm: queueinghint returned {r}" + (
+            raise self._fault("queueinghint", Status.error(f"wasm: queueinghint returned {r}" + (
                 f": {ctx.status_reason}" if ctx.status_reason else "")))
 
         return queueing_hint
@@ -252,7 +371,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         try:
             code = self._unpinned_call(ctx)
         except _Failed as f:
-            return f.status
+            return self._answer(f)
         return _status(ctx, code)
 
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
@@ -260,7 +379,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
 
     def sort_key(self, qpi: QueuedPodInfo) -> tuple[int, bytes]:
         """The guest's key for the pod (§15.2): (0, key); (1, b"") after a failed call, logged, so that the
-        pod sorts after every pod with a key and is still scheduled."""
+        pod sorts after every pod with a key and is still scheduled (under either failure policy)."""
         host = self.compiled.host
         first = qpi.initial_attempt_timestamp
         info = {"timestamp": host.unix_ns(qpi.timestamp),
@@ -272,6 +391,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
                 f": {ctx.status_reason}" if ctx.status_reason else "")
             if not err and ctx.sort_key is None:
                 err = "wasm: queuesort set no result.sort_key"
+                self._fault("queuesort", Status.error(err))
         except _Failed as f:
             err = f.status.message()
         if err:
@@ -286,16 +406,20 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
                    nodes: Sequence[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
         try:
             if "prefilter" not in self.exports:
-                with self.pool.pinned(get_pod_key(pod), Pin.PREFILTER):
-                    return None, None
+                self._check_breaker("prefilter", pod)
+                key = get_pod_key(pod)
+                try:
+                    with self._versions.for_pod(key, Pin.PREFILTER).pool.pinned(key, Pin.PREFILTER):
+                        return None, None
+                except PoolError as e:
+                    raise self._pool_failed("prefilter", e) from None
             if self._clones_state:
                 state.write(self._state_key, GuestCycleState(self, pod, 0, []))
             ctx = CallContext("prefilter", pod=pod, cycle_state=state)
             code = self._call(pod, Pin.PREFILTER, ctx)
-        except PoolError as e:
-            return None, Status.error(f"wasm: prefilter error: {e}")
         except _Failed as f:
-            return None, f.status
+            # Ignore: Skip, so that the framework runs none of this plugin's Filter for the pod.
+            return None, (Status(Code.SKIP) if self._ignore else f.status)
         result = PreFilterResult(set(ctx.node_names)) if ctx.node_names else None
         return result, _status(ctx, code)
 
@@ -318,7 +442,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
             ctx = self._with_state(CallContext(export, pod=pod, node_name=node_info.name, target_pod=target.pod,
                                                node_info=node_info), state)
         except _Failed as f:
-            return f.status
+            return self._answer(f)
         return self._status_call(pod, Pin.SCHEDULING, ctx)
 
     # ----- Filter -------------------------------------------------------------------------------
@@ -335,37 +459,50 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         return self._with_state(CallContext(export, pod=pod, node_info=node_infos[0] if len(node_infos) == 1 else None),
                                 state)
 
+    def _enter_nodes(self, export: str, state: CycleState, pod: Pod, node_infos: Sequence[NodeInfo]
+                     ) -> tuple[CallContext, InstancePool, GuestInstance]:
+        """filter/score: the call's context and the pod's instance, entered; raises _Failed."""
+        ctx = self._node_ctx(export, state, pod, node_infos)
+        self._check_breaker(export, pod)
+        key = get_pod_key(pod)
+        pool = self._versions.for_pod(key, Pin.SCHEDULING).pool
+        try:
+            inst = pool.enter(key, Pin.SCHEDULING)
+        except PoolError as e:
+            raise self._pool_failed(export, e) from None
+        assert inst is not None
+        return ctx, pool, inst
+
     def _filter_statuses(self, state: CycleState, pod: Pod, node_infos: Sequence[NodeInfo]) -> dict[int, Status]:
         """The statuses the guest gave (a Success may carry a reason), by the nodes' positions; a node without
         one passed. One pin and one native crossing for the whole batch; after a trap the remaining nodes fail
-        without entering the guest."""
+        without entering the guest (under Ignore they pass: the guest has no opinion on them)."""
         n = len(node_infos)
-        if self.compiled.host.in_nested_filters():
+        if self._versions.for_pod(get_pod_key(pod), Pin.SCHEDULING).compiled.host.in_nested_filters():
             return {}  # the guest asked for every Filter from one of its calls: its own is its business (§14.5)
-        pool = self.pool
         try:
-            ctx = self._node_ctx("filter", state, pod, node_infos)
-            inst = pool.enter(get_pod_key(pod), Pin.SCHEDULING)
-        except PoolError as e:
-            return dict.fromkeys(range(n), Status.error(f"wasm: filter error: {e}"))
+            ctx, pool, inst = self._enter_nodes("filter", state, pod, node_infos)
         except _Failed as f:
-            return dict.fromkeys(range(n), f.status)
-        assert inst is not None
+            st = self._answer(f)
+            return {} if st is None else dict.fromkeys(range(n), st)
         try:
-            _, notes, ran, error = self._invoke_nodes(inst, ctx, node_infos)
+            _, notes, ran, error = self._invoke_nodes(inst, pool, ctx, node_infos)
         finally:
             pool.exit(inst)
+            self._versions.collect()
+            self._activate_tripped()
         out: dict[int, Status] = {}
         for i, code, reason in notes:
             st = _batch_status("filter", code, reason)
             if st is not None:
                 out[i] = st
-        if error is not None:
+        if error is not None and not self._ignore:
             out[ran] = error
             out.update(dict.fromkeys(range(ran + 1, n), Status.error(f"wasm: filter error: {DISCARDED_TEXT}")))
         return out
 
-    def _invoke_nodes(self, inst: GuestInstance, ctx: CallContext, node_infos: Sequence[NodeInfo]
+    def _invoke_nodes(self, inst: GuestInstance, pool: InstancePool, ctx: CallContext,
+                      node_infos: Sequence[NodeInfo]
                       ) -> tuple[list[int] | None, list[tuple[int, int, bytes | None]], int, Status | None]:
         """ctx.export over the nodes on inst (GuestInstance.call_nodes): the scores, the notes of calls with a
         status, how many calls succeeded, and the Error status of the one that failed (the instance is
@@ -381,13 +518,14 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
             for _ in range(calls):
                 m.observe_guest_call(self.name, export, (perf_counter() - start) / calls)
         if error is None:
+            self._succeeded()
             return values, notes, ran, None
         if m is not None:
             m.guest_call_failed(self.name)
-        self.pool.discard(inst)
+        pool.discard(inst)
         log.error('"Guest call failed" plugin="%s" export="%s" instance=%d err=%s', self.name, export, inst.id,
                   quote(error.text))
-        return values, notes, ran, Status.error(error.text)
+        return values, notes, ran, self._fault(export, Status.error(error.text)).status
 
     # ----- PostFilter ---------------------------------------------------------------------------
 
@@ -398,6 +536,9 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
             ctx = self._with_state(CallContext("postfilter", pod=pod, node_statuses=statuses), state)
             r = self._call(pod, Pin.SCHEDULING, ctx)
         except _Failed as f:
+            if self._ignore:
+                # kube's "this plugin could not help": the next PostFilter plugin runs.
+                return None, Status(Code.UNSCHEDULABLE, [f"wasm: postfilter fault ignored: {f.status.message()}"])
             return None, f.status
         mode, code = encoding.unpack_postfilter(r)
         result = fw.PostFilterResult(fw.NominatingInfo(ctx.nominated_node_name, mode))
@@ -409,34 +550,35 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         try:
             ctx = self._with_state(CallContext("prescore", pod=pod, filtered_node_names=[ni.name for ni in nodes]),
                                    state)
+            code = self._call(pod, Pin.SCHEDULING, ctx)
         except _Failed as f:
-            return f.status
-        return self._status_call(pod, Pin.SCHEDULING, ctx)
+            # Ignore: Skip, so that the framework runs none of this plugin's Score for the pod.
+            return Status(Code.SKIP) if self._ignore else f.status
+        return _status(ctx, code)
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         scores, st = self.score_batch(state, pod, NodeBatch([node_info]))
         return (scores[0] if scores else 0), st
 
     def score_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> tuple[BatchScores, Status | None]:
-        pool = self.pool
+        n = len(batch.node_infos)
         try:
-            ctx = self._node_ctx("score", state, pod, batch.node_infos)
-            inst = pool.enter(get_pod_key(pod), Pin.SCHEDULING)
-        except PoolError as e:
-            return [], Status.error(f"wasm: score error: {e}")
+            ctx, pool, inst = self._enter_nodes("score", state, pod, batch.node_infos)
         except _Failed as f:
-            return [], f.status
-        assert inst is not None
+            st = self._answer(f)
+            return ([0] * n, None) if st is None else ([], st)
         try:
-            scores, notes, _, error = self._invoke_nodes(inst, ctx, batch.node_infos)
+            scores, notes, _, error = self._invoke_nodes(inst, pool, ctx, batch.node_infos)
         finally:
             pool.exit(inst)
+            self._versions.collect()
+            self._activate_tripped()
         for _, code, reason in notes:  # in node order: the first failing status is the result
             st = _batch_status("score", code, reason)
             if not_success(st):
                 return [], st
         if error is not None:
-            return [], error
+            return ([0] * n, None) if self._ignore else ([], error)
         return scores or [], None
 
     def score_extensions(self) -> fw.ScoreExtensions | None:
@@ -447,12 +589,17 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
             ctx = self._with_state(CallContext("normalizescore", pod=pod,
                                                node_scores=[(ns.name, ns.score) for ns in scores]), state)
             code = self._call(pod, Pin.SCHEDULING, ctx)
+            try:
+                encoding.parse_normalized_scores(ctx.normalized_score_list, scores)
+            except ValueError as e:
+                raise self._fault("normalizescore", Status.error(
+                    f"wasm: normalizescore error: invalid result.normalized_score_list: {e}")) from None
         except _Failed as f:
-            return f.status
-        try:
-            encoding.parse_normalized_scores(ctx.normalized_score_list, scores)
-        except ValueError as e:
-            return Status.error(f"wasm: normalizescore error: invalid result.normalized_score_list: {e}")
+            st = self._answer(f)
+            if st is None:
+                for ns in scores:  # the guest's scores may be outside 0..100 before it normalizes them
+                    ns.score = 0
+            return st
         return _status(ctx, code)
 
     # ----- Reserve / Permit ---------------------------------------------------------------------
@@ -463,7 +610,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         try:
             ctx = self._with_state(CallContext("reserve", pod=pod, node_name=node_name), state)
         except _Failed as f:
-            return f.status
+            return self._answer(f)
         return self._status_call(pod, Pin.SCHEDULING, ctx)
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
@@ -472,66 +619,127 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
             if "unreserve" in self.exports:
                 self._no_result_call("unreserve", pod, node_name)
         finally:
-            self.pool.release(key)
+            self._release(key)
 
     def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
         try:
             ctx = self._with_state(CallContext("permit", pod=pod, node_name=node_name), state)
             r = self._call(pod, Pin.SCHEDULING, ctx)
         except _Failed as f:
-            return f.status, 0.0
+            return self._answer(f), 0.0
         code, timeout_ms = encoding.unpack_permit(r)
         return _status(ctx, code), timeout_ms / 1000.0
 
     # ----- binding cycle ------------------------------------------------------------------------
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        return self._binding_call("prebind", pod, node_name)
+        return self._status_call(pod, Pin.BINDING, CallContext("prebind", pod=pod, node_name=node_name))
 
     def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        return self._binding_call("bind", pod, node_name)
-
-    def _binding_call(self, export: str, pod: Pod, node_name: str) -> Status | None:
-        return self._status_call(pod, Pin.BINDING, CallContext(export, pod=pod, node_name=node_name))
+        ctx = CallContext("bind", pod=pod, node_name=node_name)
+        try:
+            code = self._call(pod, Pin.BINDING, ctx)
+        except _Failed as f:
+            # Ignore: Skip, so that the next Bind plugin binds the pod.
+            return Status(Code.SKIP) if self._ignore else f.status
+        return _status(ctx, code)
 
     def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
         try:
             self._no_result_call("postbind", pod, node_name)
         finally:
-            self.pool.release(get_pod_key(pod))
+            self._release(get_pod_key(pod))
 
     def _no_result_call(self, export: str, pod: Pod, node_name: str) -> None:
         """unreserve/postbind: on the pod's instance if it has one; a failure is logged (§10)."""
         ctx = CallContext(export, pod=pod, node_name=node_name)
+        key = get_pod_key(pod)
         try:
-            with self.pool.pinned(get_pod_key(pod), Pin.BINDING) as inst:
-                if inst is None:
-                    return
-                self._invoke(inst, ctx)
-        except (_Failed, PoolError) as e:
-            log.error('"failed %s" plugin="%s" pod="%s" err=%s', export, self.name, get_pod_key(pod), quote(str(e)))
+            self._check_breaker(export)
+            pool = self._versions.for_pod(key, Pin.BINDING).pool
+            try:
+                inst = pool.enter(key, Pin.BINDING)
+            except PoolError as e:
+                raise self._pool_failed(export, e) from None
+            if inst is None:
+                return
+            try:
+                self._invoke(inst, pool, ctx)
+            finally:
+                pool.exit(inst)
+        except _Failed as e:
+            log.error('"failed %s" plugin="%s" pod="%s" err=%s', export, self.name, key, quote(str(e)))
         finally:
             self._after_call(ctx)
 
     # ----- the framework's own hooks (interface.py) -------------------------------------------
 
+    def _release(self, key: str) -> None:
+        for v in self._versions.all():
+            v.pool.release(key)
+        self._versions.collect()
+
     def scheduling_cycle_done(self, pod: Pod, succeeded: bool) -> None:
-        self.pool.scheduling_done(get_pod_key(pod), succeeded)
+        key = get_pod_key(pod)
+        for v in self._versions.all():
+            v.pool.scheduling_done(key, succeeded)
+        self._versions.collect()
 
     def binding_cycle_done(self, pod: Pod) -> None:
-        self.pool.release(get_pod_key(pod))
+        self._release(get_pod_key(pod))
 
     def pod_deleted(self, pod: Pod) -> None:
-        self.pool.release(get_pod_key(pod))
+        key = get_pod_key(pod)
+        with self._tripped_lock:
+            self._tripped_pods.pop(key, None)
+        self._release(key)
 
     def close(self) -> None:
-        self.pool.close()
+        if self.reloader is not None:
+            self.reloader.stop()
+        self._versions.close()
+
+    # ----- hot reload (§16.2) -------------------------------------------------------------------
+
+    def reload_module(self, data: bytes, runtime: Runtime, objects: Any) -> GuestVersion:
+        """Makes the module of `data` the one new scheduling cycles run on; pods pinned to the running one
+        finish their cycles there. Raises WasmLoadError, keeping the running module, when the new one does
+        not load, exports other functions, or registers other cluster events."""
+        cur = self._versions.current
+        new = _load_version(self.name, self.args, runtime, self._handle, objects, data)
+        try:
+            if new.compiled.exports != cur.compiled.exports:
+                def listed(e: frozenset[str]) -> str:
+                    return ",".join(sorted(e)) or "none"
+                raise WasmLoadError(f"wasm: the new module exports {listed(new.compiled.exports)}, the running one "
+                                    f"{listed(cur.compiled.exports)}: a plugin's extension points are fixed when the "
+                                    "scheduler starts")
+            if "enqueue" in self.exports:
+                was = self._registered if self._registered is not None else _event_keys(self._events_of(cur))
+                now = _event_keys(self._events_of(new))
+                if was != now:
+                    raise WasmLoadError(f"wasm: the new module's EventsToRegister ({_events_text(now)}) differ from "
+                                        f"the running one's ({_events_text(was)}): the queue's event registrations are "
+                                        "fixed when the scheduler starts; restart it to take the new ones")
+        except BaseException:
+            new.pool.close()
+            raise
+        self._versions.replace(new)
+        self.breaker.reset()
+        return new
 
     # ----- observation --------------------------------------------------------------------------
 
     def counters(self) -> dict[str, int]:
-        return self.pool.counters()
+        return self._versions.counters()
 
+
+def _event_keys(events: list[ClusterEventWithHint]) -> list[tuple[str, int, bool]]:
+    return [(e.event.resource, int(e.event.action_type), e.queueing_hint_fn is not None) for e in events]
+
+
+def _events_text(keys: list[tuple[str, int, bool]]) -> str:
+    return ", ".join(f"{r}/{a}{'+hint' if h else ''}" for r, a, h in keys)
 
 
 class GuestCycleState:
@@ -562,8 +770,9 @@ class GuestCycleState:
             return GuestCycleState(self.plugin, self.pod, -1, self.released, f.status)
         if new_id < 1:
             detail = f": {ctx.status_reason}" if ctx.status_reason else ""
-            return GuestCycleState(self.plugin, self.pod, -1, self.released, Status.error(
-                f"wasm: cyclestate_clone error: returned {new_id}, want a state id >= 1{detail}"))
+            return GuestCycleState(self.plugin, self.pod, -1, self.released, self.plugin._fault(
+                "cyclestate_clone",
+                Status.error(f"wasm: cyclestate_clone error: returned {new_id}, want a state id >= 1{detail}")).status)
         copy = GuestCycleState(self.plugin, self.pod, new_id, self.released)
         weakref.finalize(copy, self.released.append, new_id)
         return copy
@@ -599,37 +808,52 @@ def plugin_class(exports: frozenset[str]) -> type[WasmPlugin]:
 
 
 def new_wasm_plugin(name: str, raw_args: Mapping[str, Any] | None, handle: Handle | None,
-                    runtime: Runtime | None = None, base_dir: str | os.PathLike[str] | None = None) -> WasmPlugin:
+                    runtime: Runtime | None = None, base_dir: str | os.PathLike[str] | None = None,
+                    event_object: Mapping[str, str] | None = None) -> WasmPlugin:
     """Loads, checks, links and primes the guest configured under `name` (docs/abi.md §2 loading).
 
     base_dir: where a relative guestURL is resolved (the configuration file's directory); None is
-    the working directory.
+    the working directory. event_object: what a failed reload's Warning event regards (§16.2).
     """
     args = decode_args(name, raw_args)
     rt = runtime or default_runtime()
-    data = fetch_guest(args.guest_url, args.guest_sha256, base_dir)
-    module = rt.compile(data)
-    exports = abi.check_module(module)
+    source = guest_source(args.guest_url, base_dir, args.oci)
+    data = source.fetch()
+    objects = handle.watched_objects(args.watch) if handle is not None and args.watch else None
+    version = _load_version(name, args, rt, handle, objects, data)
+    exports = version.compiled.exports
     if "normalizescore" in exports and "score" not in exports:
         log.warning('"normalizescore without score is ignored" plugin="%s"', name)
-    objects = handle.watched_objects(args.watch) if handle is not None and args.watch else None
+    metrics = handle.scheduler_metrics() if handle is not None else None
+    plugin = plugin_class(exports)(name, version.compiled, version.pool, metrics, version.sha256)
+    log.info('"Loaded wasm plugin" plugin="%s" url="%s" exports="%s"', name, args.guest_url,
+             ",".join(e for e in (*abi.EXPORTS, *abi.V2_POINT_EXPORTS) if e in exports))
+    if args.reload_interval is not None:
+        plugin.reloader = Reloader(plugin, source, args.reload_interval, rt, objects, event_object)
+        plugin.reloader.start()
+    return plugin
+
+
+def _load_version(name: str, args: WasmPluginArgs, rt: Runtime, handle: Handle | None, objects: Any,
+                  data: bytes) -> GuestVersion:
+    """The module of `data`, checked (guestSHA256, §2's shape), linked and primed (a trap in `_start` fails
+    here): a plugin's first version, or a reload's."""
+    digest = check_sha256(args.guest_url, data, args.guest_sha256)
+    module = rt.compile(data)
+    exports = abi.check_module(module)
     host = Host(name, args.guest_config, args.log_severity, handle, rt.pods, objects)
     compiled = CompiledGuest.link(name, rt, module, host, args, exports)
     pool = InstancePool(lambda: GuestInstance(compiled), args.max_instances, args.timeout,
                         hand_off_to_binding=any(e in exports for e in abi.BINDING_EXPORTS),
                         shared=args.shared_instance, plugin=name)
     pool.prime()
-    metrics = handle.scheduler_metrics() if handle is not None else None
-    plugin = plugin_class(frozenset(exports))(name, compiled, pool, metrics)
-    log.info('"Loaded wasm plugin" plugin="%s" url="%s" exports="%s"', name, args.guest_url,
-             ",".join(e for e in (*abi.EXPORTS, *abi.V2_POINT_EXPORTS) if e in exports))
-    return plugin
+    return GuestVersion(compiled, pool, digest)
 
 
-def wasm_plugin_factory(name: str, base_dir: str | os.PathLike[str] | None = None
-                        ) -> Callable[[Any, Handle], fw.Plugin]:
+def wasm_plugin_factory(name: str, base_dir: str | os.PathLike[str] | None = None,
+                        event_object: Mapping[str, str] | None = None) -> Callable[[Any, Handle], fw.Plugin]:
     def factory(args: Any, handle: Handle) -> fw.Plugin:
-        return new_wasm_plugin(name, args, handle, base_dir=base_dir)
+        return new_wasm_plugin(name, args, handle, base_dir=base_dir, event_object=event_object)
 
     return factory
 
@@ -641,6 +865,12 @@ def register_wasm_plugins(registry: Any, cfg: Any, base_dir: str | os.PathLike[s
     directory relative guestURLs are resolved against: the configuration file's (None: the working
     directory, for configurations built in code).
     """
+    le = cfg.leader_election or {}
+    # §16.2: a failed reload's Warning event regards the scheduler's leader-election Lease (named even
+    # without leader election, where `kubectl describe lease` or `get events` find it).
+    lease = {"Kind": "Lease", "APIVersion": "coordination.k8s.io/v1",
+             "Name": le.get("resourceName") or "kube-scheduler",
+             "Namespace": le.get("resourceNamespace") or "kube-system"}
     names: list[str] = []
     for profile in cfg.profiles:
         for pc in profile.plugin_config:
@@ -648,6 +878,6 @@ def register_wasm_plugins(registry: Any, cfg: Any, base_dir: str | os.PathLike[s
                 if pc.name in registry:
                     raise ValueError(f'pluginConfig "{pc.name}": args carry guestURL, but "{pc.name}" is an in-tree'
                                      " plugin; give the wasm plugin its own name")
-                registry.register(pc.name, wasm_plugin_factory(pc.name, base_dir))
+                registry.register(pc.name, wasm_plugin_factory(pc.name, base_dir, lease))
                 names.append(pc.name)
     return names

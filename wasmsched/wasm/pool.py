@@ -342,6 +342,16 @@ class InstancePool:
                 "binding": len(self._binding),
             }
 
+    def holds(self, pod_key: str) -> bool:
+        """Whether an instance is pinned to the pod (its scheduling or binding cycle runs here)."""
+        with self._cv:
+            return pod_key in self._scheduling or pod_key in self._binding
+
+    def unused(self) -> bool:
+        """No pod holds an instance and no call runs: what a replaced module waits for (wasm/versions.py)."""
+        with self._cv:
+            return not self._scheduling and not self._binding and not any(self._busy.values())
+
     def pinned_instance_id(self, pod_key: str) -> int | None:
         with self._cv:
             inst = self._scheduling.get(pod_key) or self._binding.get(pod_key)
