@@ -25,10 +25,11 @@ import contextlib
 import logging
 import os
 import re
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from wasmsched.util.files import write_atomic
 
 log = logging.getLogger("wasmsched.wasm")
 
@@ -103,14 +104,7 @@ class ModuleCache:
             return
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=TMP_PREFIX)
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-                os.replace(tmp, path)
-            except BaseException:
-                _remove(Path(tmp))
-                raise
+            write_atomic(path, data, TMP_PREFIX)
         except OSError as e:
             # A read-only or full cache only costs a recompile next time.
             log.warning('"Cannot cache compiled module" path="%s" err="%s"', path, e)

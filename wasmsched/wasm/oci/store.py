@@ -18,8 +18,9 @@ import contextlib
 import hashlib
 import logging
 import os
-import tempfile
 from pathlib import Path
+
+from wasmsched.util.files import write_atomic
 
 log = logging.getLogger("wasmsched.wasm")
 
@@ -76,14 +77,6 @@ class BlobStore:
     def _write(self, path: Path, data: bytes) -> None:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=TMP_PREFIX)
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-                os.replace(tmp, path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+            write_atomic(path, data, TMP_PREFIX)
         except OSError as e:
             log.warning('"Cannot write OCI cache entry" path="%s" err="%s"', path, e)
