@@ -17,7 +17,7 @@ SDK_SRC := $(shell find sdk/go -name '*.go' -not -name '*_test.go') sdk/go/go.mo
 # Reproducible builds: the same sources give the same bytes, so the compiled-module cache keeps hitting.
 GO_WASM_BUILD := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -buildvcs=false
 
-.PHONY: all setup examples gotest demo test test-fast pytest lint dist test-wheel clean kube kube-scheduler kube-oracle oci-tools helm image fuzz-kube bench bench-abi
+.PHONY: all setup examples gotest demo test test-fast pytest lint dist test-wheel clean kube kube-scheduler kube-oracle oci-tools helm image image-tools fuzz-kube bench bench-abi
 
 all: setup examples
 
@@ -123,7 +123,7 @@ test: setup
 # per worker at a time (module fixtures such as a built guest are made once; each worker has its own dev
 # cluster); Go builds inside tests take turns (tests/go_guests.py).
 PYTEST_WORKERS ?= 2
-pytest: setup kube kube-oracle oci-tools helm
+pytest: setup kube kube-oracle oci-tools helm image-tools
 	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 # No Go builds, no control plane and no lint: the tests marked `go` (they build Go guests or load the
@@ -145,9 +145,13 @@ dist: setup
 	rm -rf build
 
 # deploy/Containerfile built with buildah (no container engine), FROM a Debian base debootstrap makes, and run once:
-# tools/image/build.sh (root; apt-get install buildah debootstrap). Not part of `make test` (docs/deploy.md).
-image: dist examples/nodenumber/nodenumber.wasm
+# tools/image/build.sh (root). tests/kube/test_image.py runs it in `make test` (docs/deploy.md).
+image: dist examples/nodenumber/nodenumber.wasm image-tools
 	tools/image/build.sh
+
+# buildah and debootstrap, from Debian's archive when missing (root): tools/image/install-tools.sh.
+image-tools:
+	tools/image/install-tools.sh
 
 # The wheel installed into a fresh venv, run from outside the source tree: `wasmsched simulate` works.
 test-wheel: dist
