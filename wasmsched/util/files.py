@@ -1,4 +1,5 @@
-"""Writing a file so that a reader (another process sharing a cache directory) never sees half of it."""
+"""Cache files: the directory a cache lives in, and writing a file so that a reader (another process sharing
+a cache directory) never sees half of it."""
 
 from __future__ import annotations
 
@@ -6,6 +7,15 @@ import contextlib
 import os
 import tempfile
 from pathlib import Path
+
+
+def cache_dir(env: str, name: str) -> Path:
+    """`$env` when set, else `wasmsched/<name>` under `$XDG_CACHE_HOME` (default ~/.cache)."""
+    override = os.environ.get(env)
+    if override:
+        return Path(override)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "wasmsched" / name
 
 
 def write_atomic(path: Path, data: bytes | bytearray, tmp_prefix: str) -> None:

@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from wasmsched.util.files import write_atomic
+from wasmsched.util.files import cache_dir, write_atomic
 
 log = logging.getLogger("wasmsched.wasm")
 
@@ -46,11 +46,7 @@ _UNITS = {None: 1, "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30}
 
 
 def default_cache_dir() -> Path:
-    env = os.environ.get(CACHE_DIR_ENV)
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "wasmsched" / "modules"
+    return cache_dir(CACHE_DIR_ENV, "modules")
 
 
 def parse_size(text: str) -> int:

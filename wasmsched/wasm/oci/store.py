@@ -17,10 +17,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
-import os
 from pathlib import Path
 
-from wasmsched.util.files import write_atomic
+from wasmsched.util.files import cache_dir, write_atomic
 
 log = logging.getLogger("wasmsched.wasm")
 
@@ -29,11 +28,7 @@ TMP_PREFIX = ".tmp-"
 
 
 def default_cache_dir() -> Path:
-    env = os.environ.get(CACHE_DIR_ENV)
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "wasmsched" / "oci"
+    return cache_dir(CACHE_DIR_ENV, "oci")
 
 
 class BlobStore:
