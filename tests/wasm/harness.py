@@ -21,6 +21,20 @@ WAT_DIR = Path(__file__).resolve().parent.parent / "wat"
 LAST_DIGIT_WAT = Path(__file__).resolve().parents[2] / "examples" / "wasm" / "last-digit" / "last_digit.wat"
 
 
+def single_plugin_config(plugin: str, guest: Path, **args: Any) -> dict[str, Any]:
+    """A KubeSchedulerConfiguration (as a dict) with the default profile plus `plugin` on every extension
+    point, its guest at `guest`, a 100ms call timeout and `args`."""
+    return {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{
+            "schedulerName": "default-scheduler",
+            "plugins": {"multiPoint": {"enabled": [{"name": plugin}]}},
+            "pluginConfig": [{"name": plugin, "args": {"guestURL": str(guest), "timeout": "100ms", **args}}],
+        }],
+    }
+
+
 def wat_source(name_or_text: str) -> str:
     """A WAT file of tests/wat by name (with or without .wat), or the text itself."""
     if "(module" in name_or_text:

@@ -29,7 +29,7 @@ from wasmsched.wasm.errors import WasmLoadError
 from wasmsched.wasm.plugin import register_wasm_plugins
 from wasmsched.wasm.pool import Pin
 
-from .harness import WasmHandle, compile_wat, load, wat_source
+from .harness import WasmHandle, compile_wat, load, single_plugin_config, wat_source
 
 PLUGIN = "wasm"
 
@@ -39,20 +39,8 @@ def runtime(process_runtime: Runtime) -> Runtime:
     return process_runtime
 
 
-def config(guest: Path, **args: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "kubescheduler.config.k8s.io/v1",
-        "kind": "KubeSchedulerConfiguration",
-        "profiles": [{
-            "schedulerName": "default-scheduler",
-            "plugins": {"multiPoint": {"enabled": [{"name": PLUGIN}]}},
-            "pluginConfig": [{"name": PLUGIN, "args": {"guestURL": str(guest), "timeout": "100ms", **args}}],
-        }],
-    }
-
-
 def simulation(guest: Path, metrics: SchedulerMetrics, **args: Any) -> Simulation:
-    cfg = config_from_dict(config(guest, **args))
+    cfg = config_from_dict(single_plugin_config(PLUGIN, guest, **args))
     registry = in_tree_registry()
     register_wasm_plugins(registry, cfg)
     return Simulation(cfg, registry, metrics=metrics)

@@ -23,7 +23,7 @@ from wasmsched.testing.builders import make_node, make_pod
 from wasmsched.wasm.engine import Runtime
 from wasmsched.wasm.plugin import register_wasm_plugins
 
-from .harness import compile_wat
+from .harness import compile_wat, single_plugin_config
 
 PLUGIN = "wasm"
 NODES = [f"node-{i}" for i in range(1, 5)]
@@ -77,19 +77,6 @@ def guest_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return compile_wat("faults/misbehave", tmp_path_factory.mktemp("guest"), "misbehave.wasm")
 
 
-def scheduler_config(guest: Path, **args: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "kubescheduler.config.k8s.io/v1",
-        "kind": "KubeSchedulerConfiguration",
-        "profiles": [{
-            "schedulerName": "default-scheduler",
-            "plugins": {"multiPoint": {"enabled": [{"name": PLUGIN}]}},
-            "pluginConfig": [{"name": PLUGIN, "args": {
-                "guestURL": str(guest), "timeout": "100ms", "memoryLimitPages": MEMORY_LIMIT_PAGES, **args}}],
-        }],
-    }
-
-
 def nodes() -> list[Node]:
     return [make_node(n).capacity(cpu="4", memory="8Gi", pods="110").obj() for n in NODES]
 
@@ -99,7 +86,7 @@ def pods(*names: str) -> list[Pod]:
 
 
 def new_simulation(guest: Path, **args: Any) -> Simulation:
-    cfg = config_from_dict(scheduler_config(guest, **args))
+    cfg = config_from_dict(single_plugin_config(PLUGIN, guest, memoryLimitPages=MEMORY_LIMIT_PAGES, **args))
     registry = in_tree_registry()
     assert register_wasm_plugins(registry, cfg) == [PLUGIN]
     return Simulation(cfg, registry)
