@@ -17,11 +17,16 @@ SDK_SRC := $(shell find sdk/go -name '*.go' -not -name '*_test.go') sdk/go/go.mo
 # Reproducible builds: the same sources give the same bytes, so the compiled-module cache keeps hitting.
 GO_WASM_BUILD := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -buildvcs=false
 
-.PHONY: all setup examples gotest demo test test-fast pytest lint dist test-wheel clean kube kube-scheduler kube-oracle oci-tools helm image image-tools fuzz-kube bench bench-abi
+.PHONY: all setup examples gotest demo test test-fast pytest lint dist test-wheel clean kube kube-scheduler kube-oracle oci-tools helm image image-tools browser fuzz-kube bench bench-abi
 
 all: setup examples
 
-setup: $(STAMP) wasmsched/api/gen/.stamp-checked $(NATIVE_HOST)
+setup: $(STAMP) wasmsched/api/gen/.stamp-checked $(NATIVE_HOST) wasmsched/report/vendor/.stamp
+
+# ECharts and Tabulator, inlined into the HTML report: npm ci of tools/report/package-lock.json into
+# ~/.cache/wasmsched/report-npm, the files the page needs copied into the package (not committed).
+wasmsched/report/vendor/.stamp: tools/report/package-lock.json tools/report/package.json tools/report/vendor.py
+	$(PY) tools/report/vendor.py
 
 $(STAMP): pyproject.toml setup.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -123,7 +128,7 @@ test: setup
 # per worker at a time (module fixtures such as a built guest are made once; each worker has its own dev
 # cluster); Go builds inside tests take turns (tests/go_guests.py).
 PYTEST_WORKERS ?= 2
-pytest: setup kube kube-oracle oci-tools helm image-tools
+pytest: setup kube kube-oracle oci-tools helm image-tools browser
 	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 # No Go builds, no control plane and no lint: the tests marked `go` (they build Go guests or load the
@@ -148,6 +153,10 @@ dist: setup
 # tools/image/build.sh (root). tests/kube/test_image.py runs it in `make test` (docs/deploy.md).
 image: dist examples/nodenumber/nodenumber.wasm image-tools
 	tools/image/build.sh
+
+# Chromium, from Debian's archive when missing (root), for the report's browser tests: tools/report/install-browser.sh.
+browser:
+	tools/report/install-browser.sh
 
 # buildah and debootstrap, from Debian's archive when missing (root): tools/image/install-tools.sh.
 image-tools:

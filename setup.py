@@ -36,7 +36,7 @@ NEEDS = (
 
 def _tool(name: str, missing: str) -> ModuleType:
     path = ROOT / "tools" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"wasmsched_{name}", path)
+    spec = importlib.util.spec_from_file_location(f"wasmsched_{name.replace('/', '_')}", path)
     if not path.is_file() or spec is None or spec.loader is None:
         raise SystemExit(f"error: {path} is missing; {missing}")
     mod = importlib.util.module_from_spec(spec)
@@ -87,12 +87,20 @@ def generate_protos() -> None:
     raise SystemExit(f"error: {error}{needs}")
 
 
+def vendor_report_libraries() -> None:
+    """The HTML report's libraries (tools/report/vendor.py: npm ci of the pinned versions), unless there."""
+    vendor = _tool("report/vendor", "it installs the libraries the HTML report inlines")
+    if vendor.main() != 0:
+        raise SystemExit("error: the report's libraries could not be installed (tools/report/vendor.py)")
+
+
 class BuildPyWithProtos(build_py):
     """build_py that generates wasmsched/api/gen first and then packages it too: its packages did not
     exist yet when the package list was computed."""
 
     def run(self) -> None:
         generate_protos()
+        vendor_report_libraries()
         packages = find_packages(where=str(ROOT), include=["wasmsched*"])
         self.packages = self.distribution.packages = packages
         self.__dict__.pop("data_files", None)  # computed on first use from the packages: again

@@ -28,8 +28,9 @@ if "WASMSCHED_OCI_CACHE_DIR" not in os.environ:
     atexit.register(shutil.rmtree, _OCI_CACHE_DIR, ignore_errors=True)
 
 # Fixtures that need binaries of tools/kube/build.sh: the control plane, kube-oracle, the OCI registry and oras.
+# And chromium, which `make browser` installs (tests/report).
 BUILT_BINARY_FIXTURES = frozenset({"kube_binaries", "kube_oracle", "oci_registry", "own_oci_registry",
-                                   "oci_tls_registry", "oras", "helm_binary"})
+                                   "oci_tls_registry", "oras", "helm_binary", "chromium"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -16,6 +16,8 @@ from wasmsched.cli.logs import setup_logging
 # the wasm module cache, none of which `simulate` needs (tests/cli/test_startup_imports.py).
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("wasmsched.cli.simulate", "schedule manifests on an embedded in-memory cluster"),
+    "compare": ("wasmsched.cli.compare",
+                "schedule the same manifests with two configurations and report what changed"),
     "cache": ("wasmsched.cli.cache", "the cache of compiled wasm modules"),
     "guest": ("wasmsched.cli.guest", "push wasm guests to, and pull them from, OCI registries"),
     "run": ("wasmsched.cli.run",

@@ -24,8 +24,11 @@ from wasmsched.scheduler.explain import explain_document
 from wasmsched.simulator.simulation import Simulation, SimulationResult
 from wasmsched.wasm.args import is_wasm_args
 
+log = logging.getLogger("wasmsched.simulate")
+
 if TYPE_CHECKING:
     from wasmsched.config.types import KubeSchedulerConfiguration
+    from wasmsched.metrics.metrics import SchedulerMetrics
     from wasmsched.plugins.registry import Registry
 
 # Every pod of the input ends in one of these; the summary counts each.
@@ -48,6 +51,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "the node chosen for their pod")
     p.add_argument("--metrics", metavar="FILE",
                    help="write the scheduler's Prometheus metrics (text exposition) into FILE at the end")
+    p.add_argument("--report", metavar="FILE.html",
+                   help="write a self-contained HTML report of the run (cluster, pods and why, plugins) into FILE")
     p.add_argument("paths", nargs="*", metavar="PATH", help="YAML/JSON files or directories")
     # Also after the subcommand, as users type it; SUPPRESS keeps a -v given before it.
     p.add_argument("-v", "--v", type=int, dest="verbosity", default=argparse.SUPPRESS,
@@ -61,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
             check_out_dir(Path(args.out))
         if args.metrics:
             check_metrics_file(Path(args.metrics))
+        if args.report:
+            check_metrics_file(Path(args.report), "--report")
         sim, warnings = _build(args)
     except BadInput as e:
         print(f"error: {_error_text(str(e))}", file=sys.stderr)
@@ -68,11 +75,15 @@ def run(args: argparse.Namespace) -> int:
     for w in warnings:
         print(f"warning: {w}", file=sys.stderr)
     exposition = b""
+    page: dict[str, Any] | None = None
     try:
         result = sim.run_until_quiet()
         # Before close, which empties the wasm instance pools the gauges read.
         if sim.scheduler.metrics is not None:
             exposition = sim.scheduler.metrics.render()
+        if args.report:
+            page = report_document(sim, result, title=f"wasmsched simulate {' '.join(_inputs(args))}",
+                                   config=args.config, metrics=sim.scheduler.metrics)
     finally:
         sim.scheduler.close()
     _report(result, args.output, args.explain, sys.stdout)
@@ -80,7 +91,24 @@ def run(args: argparse.Namespace) -> int:
         write_cluster_state(result, Path(args.out))
     if args.metrics:
         Path(args.metrics).write_bytes(exposition)
+    if page is not None:
+        from wasmsched.report import html
+
+        size = html.write(Path(args.report), page)
+        log.info('"Wrote the report" file="%s" bytes=%d', args.report, size)
     return 0
+
+
+def _inputs(args: argparse.Namespace) -> list[str]:
+    return [*args.paths, *([f"--generate {args.generate}"] if args.generate else [])]
+
+
+def report_document(sim: Simulation, result: SimulationResult, *, title: str, config: str | None,
+                    metrics: SchedulerMetrics | None) -> dict[str, Any]:
+    """report/data.py's document, imported only when a report is asked for."""
+    from wasmsched.report.data import report_document as build
+
+    return build(sim, result, title=title, config=config, metrics=metrics)
 
 
 def _build(args: argparse.Namespace) -> tuple[Simulation, list[str]]:
@@ -127,13 +155,15 @@ def _build(args: argparse.Namespace) -> tuple[Simulation, list[str]]:
     except ValueError as e:
         raise BadInput(f"{args.config}: {e}") from e
     metrics = None
-    if args.metrics:
+    if args.metrics or args.report:  # a report shows the plugins' times
         from wasmsched.metrics.metrics import SchedulerMetrics  # prometheus_client only when asked for
 
-        metrics = SchedulerMetrics()
+        # A report times every cycle's plugins, not kube's 10 % sample: a simulation is short, and the times
+        # of one run are what its reader compares.
+        metrics = SchedulerMetrics(plugin_metrics_sample_percent=10) if args.report else SchedulerMetrics()
     try:
-        sim = Simulation(cfg, registry, seed=args.seed, explain=args.explain, metrics=metrics,
-                         provision_volumes=args.provision_volumes)
+        sim = Simulation(cfg, registry, seed=args.seed, explain=args.explain, explain_summary=bool(args.report),
+                         metrics=metrics, provision_volumes=args.provision_volumes)
     except FrameworkError as e:
         where = f"{args.config}: " if args.config else ""
         raise BadInput(f"{where}{e}") from e
@@ -199,15 +229,16 @@ def check_out_dir(out_dir: Path, flag: str = "--out") -> None:
         raise BadInput(f"{flag} {out_dir}: permission denied: cannot write in {existing}")
 
 
-def check_metrics_file(path: Path) -> None:
-    """--metrics FILE is written after the run: a directory that cannot hold it is found out before."""
+def check_metrics_file(path: Path, flag: str = "--metrics") -> None:
+    """--metrics FILE (and --report FILE) is written after the run: a directory that cannot hold it is found
+    out before."""
     parent = path.absolute().parent
     if path.is_dir():
-        raise BadInput(f"--metrics {path}: is a directory")
+        raise BadInput(f"{flag} {path}: is a directory")
     if not parent.is_dir():
-        raise BadInput(f"--metrics {path}: {parent} is not a directory")
+        raise BadInput(f"{flag} {path}: {parent} is not a directory")
     if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise BadInput(f"--metrics {path}: permission denied")
+        raise BadInput(f"{flag} {path}: permission denied")
 
 
 def result_document(result: SimulationResult, explain: bool) -> dict[str, Any]:

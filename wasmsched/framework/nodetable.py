@@ -316,6 +316,17 @@ class ScoredNodes(Sequence[NodePluginScores]):
         return NodePluginScores(self.name(i), None, int(self.totals[i]), self.plugins,
                                 tuple(int(w[i]) for w in self.weighted))
 
+    def top(self, k: int) -> list[NodePluginScores]:
+        """The k best nodes by total, then name (a summarised explanation): only those are materialised."""
+        n = len(self)
+        if n > k:
+            kth = np.partition(self.totals, n - k)[n - k]
+            candidates = np.flatnonzero(self.totals >= kth).tolist()
+        else:
+            candidates = list(range(n))
+        candidates.sort(key=lambda i: (-int(self.totals[i]), self.name(i)))
+        return [self[i] for i in candidates[:k]]
+
     def best(self) -> list[int]:
         """Indexes of the nodes with the highest total, in node order."""
         top = self.totals.max()

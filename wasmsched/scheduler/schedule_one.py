@@ -85,7 +85,9 @@ class ScheduleOne:
         state.pod_info = qpi.pod_info
         if self.metrics is not None:
             state.record_plugin_metrics = self.metrics.should_record_plugin_metrics()
-        explain = CycleExplain() if self.options.explain else None
+        # The full form when --explain asked for it; a summary serves what only wants the summary too.
+        explain = CycleExplain(summary=not self.options.explain) \
+            if self.options.explain or self.options.explain_summary else None
         result, assumed_pi, status = self.scheduling_cycle(fwk, state, qpi, explain)
         rec.explain = explain
         if self.attempt_observer is not None:

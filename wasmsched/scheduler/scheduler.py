@@ -50,6 +50,8 @@ class SchedulerOptions:
     pod_max_backoff_seconds: float = 10.0
     seed: int = 0
     explain: bool = False
+    # --explain's data kept as counts per Filter verdict and the best nodes' scores (CycleExplain.summary).
+    explain_summary: bool = False
     # Threads running binding cycles, as kube runs each in a goroutine. 0: each binding cycle runs on the
     # scheduling thread right after the scheduling cycle that started it (or the event that ended its
     # Permit wait), so a run is deterministic: the same input gives the same writes in the same order.

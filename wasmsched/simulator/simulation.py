@@ -103,15 +103,15 @@ def create_objects(cluster: MemoryCluster, objects_by_kind: Mapping[str, Iterabl
 
 class Simulation:
     def __init__(self, cfg: KubeSchedulerConfiguration, registry: Mapping[str, PluginFactory], *,
-                 seed: int = 0, explain: bool = False, metrics: SchedulerMetrics | None = None,
-                 provision_volumes: bool = False) -> None:
+                 seed: int = 0, explain: bool = False, explain_summary: bool = False,
+                 metrics: SchedulerMetrics | None = None, provision_volumes: bool = False) -> None:
         """`provision_volumes`: also emulate an external provisioner for every StorageClass (a claim of a
         WaitForFirstConsumer class gets a PV on the node the scheduler selected); the PV controller's
         binding and the resourceclaim controller always run, as kube-controller-manager's would."""
         self.clock = SimClock()
         self.cluster = MemoryCluster()
         self.scheduler = new_scheduler(cfg, registry, self.cluster, self.cluster, self.clock.now,
-                                       seed=seed, explain=explain,
+                                       seed=seed, explain=explain, explain_summary=explain_summary,
                                        max_consecutive_errors=MAX_CONSECUTIVE_ERRORS, binding_workers=0,
                                        metrics=metrics)
         add_all_event_handlers(self.scheduler, self.cluster)
