@@ -13,6 +13,7 @@ below it):
 - scheduler: queue, cache, schedule_one
 - wasm: the wasm host
 - cluster, simulator, kube, devcluster, testing: the backends and what drives them in tests
+- report: a finished simulation as a report document and HTML page, and two compared
 - cli: the command line
 """
 
@@ -33,6 +34,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"scheduler"}),
     frozenset({"wasm"}),
     frozenset({"embedded", "simulator", "kube", "devcluster", "testing"}),
+    frozenset({"report"}),
     frozenset({"cli"}),
 )
 LAYER_OF = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}
