@@ -25,6 +25,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
                  "write a cluster's nodes, pods and what scheduling depends on as manifests for simulate"),
     "dev-cluster": ("wasmsched.cli.devcluster",
                     "start or stop a local Kubernetes control plane with KWOK fake nodes"),
+    "completion": ("wasmsched.cli.completion", "print a bash or zsh completion script for wasmsched"),
 }
 
 
