@@ -195,3 +195,51 @@ def test_an_unschedulable_pod_keeps_no_per_node_statuses() -> None:
     assert p.message.startswith("0/50 nodes are available: 50 Insufficient cpu.")
     last = sim.scheduler.records["default/big"].last_status
     assert last is not None and last.err is None and last.reasons == [p.message]
+
+
+def _default_sim() -> Simulation:
+    cfg = config_from_dict({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"})
+    return Simulation(cfg, in_tree_registry())
+
+
+def _cluster(pods: int) -> dict[str, list[Any]]:
+    return {"Node": [make_node("n1").capacity(cpu="100", pods="200").obj()],
+            "Pod": [make_pod(f"p{i:03d}").req(cpu="1").obj() for i in range(pods)]}
+
+
+def test_the_cycle_hook_sees_the_progress_of_every_cycle() -> None:
+    sim = _default_sim()
+    sim.apply(_cluster(5))
+    seen: list[tuple[int, int]] = []
+    sim.on_cycle = lambda s: seen.append((s.progress().scheduled, s.progress().pending))
+    result = sim.run_until_quiet()
+    sim.scheduler.close()
+    assert seen == [(1, 4), (2, 3), (3, 2), (4, 1), (5, 0)]
+    assert sim.progress().total == 5 and not result.interrupted
+
+
+def _interrupt_after(cycles: int) -> Any:
+    def hook(sim: Simulation) -> None:
+        if sim.progress().scheduled == cycles:
+            raise KeyboardInterrupt
+    return hook
+
+
+def test_an_interruptible_run_stopped_by_ctrl_c_reports_the_pods_so_far() -> None:
+    sim = _default_sim()
+    sim.apply(_cluster(5))
+    sim.on_cycle = _interrupt_after(2)
+    result = sim.run_until_quiet(interruptible=True)
+    sim.scheduler.close()
+    assert result.interrupted
+    assert [p.phase for p in result.pods] == ["Scheduled"] * 2 + ["Pending"] * 3
+    assert result.pods[2].message == "interrupted before it was scheduled"
+
+
+def test_ctrl_c_still_raises_out_of_a_run_that_is_not_interruptible() -> None:
+    sim = _default_sim()
+    sim.apply(_cluster(3))
+    sim.on_cycle = _interrupt_after(1)
+    with pytest.raises(KeyboardInterrupt):
+        sim.run_until_quiet()
+    sim.scheduler.close()

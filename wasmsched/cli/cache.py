@@ -6,8 +6,8 @@ Results go to stdout; errors to stderr.
 from __future__ import annotations
 
 import argparse
-import sys
 
+from wasmsched.cli import color
 from wasmsched.wasm.module_cache import CACHE_DIR_ENV, CACHE_MAX_BYTES_ENV, ModuleCache
 
 
@@ -42,6 +42,6 @@ def run_clear(args: argparse.Namespace) -> int:
     print(f"removed {len(removed)} entries, {_size(sum(e.size for e in removed))}, from {cache.directory}")
     left = len(cache.entries())
     if left:
-        print(f"error: {left} entries could not be removed", file=sys.stderr)
+        color.error(f"{left} entries could not be removed")
         return 1
     return 0

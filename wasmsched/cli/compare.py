@@ -9,7 +9,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from wasmsched.cli import simulate
+from wasmsched.cli import color, simulate
+from wasmsched.cli.progress import show_progress, wanted
 
 # How many rows of each list the table prints; -o json has them all.
 TABLE_ROWS = 20
@@ -25,6 +26,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed for random tie-breaks, the same for both runs")
     p.add_argument("--provision-volumes", action="store_true",
                    help="emulate an external provisioner (as simulate --provision-volumes)")
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="no progress line on stderr (it shows on a terminal during runs longer than a second)")
     p.add_argument("paths", nargs="*", metavar="PATH", help="YAML/JSON files or directories")
     p.add_argument("-v", "--v", type=int, dest="verbosity", default=argparse.SUPPRESS,
                    help="log verbosity on stderr (0: warnings, 2: info, 5: debug)")
@@ -33,7 +36,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if len(args.config) not in (1, 2):
-        print("error: compare needs --config CANDIDATE, or --config BASELINE --config CANDIDATE", file=sys.stderr)
+        color.error("compare needs --config CANDIDATE, or --config BASELINE --config CANDIDATE")
         return 2
     configs: list[str | None] = [None, *args.config] if len(args.config) == 1 else list(args.config)
     try:
@@ -42,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         runs = [(label, cfg, schedule(args, cfg)) for label, cfg in zip(("baseline", "candidate"), configs,
                                                                           strict=True)]
     except simulate.BadInput as e:
-        print(f"error: {e}", file=sys.stderr)
+        color.error(str(e))
         return 2
     from wasmsched.report.compare import compare_document
 
@@ -68,9 +71,12 @@ def schedule(args: argparse.Namespace, config: str | None) -> dict[str, Any]:
                                 "report": "compare"})
     sim, warnings = simulate._build(one)
     for w in warnings:
-        print(f"warning: {w}", file=sys.stderr)
+        color.warning(w)
     try:
-        result = sim.run_until_quiet()
+        # Ctrl-C ends the comparison (main's 130): half a run compared with a whole one would mislead.
+        with show_progress(sim, f"compare: {config or 'defaults'}", sys.stderr,
+                           enabled=args.output == "table" and wanted(sys.stderr, quiet=args.quiet)):
+            result = sim.run_until_quiet()
         return simulate.report_document(sim, result, title=config or "default configuration", config=config,
                                         metrics=sim.scheduler.metrics)
     finally:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import sys
 import time
 from pathlib import Path
 
+from wasmsched.cli import color
 from wasmsched.devcluster.binaries import BIN_ENV, CACHE_ENV, BinariesMissingError
 
 # `./.dev-cluster` (wasmsched/devcluster/cluster.py DEFAULT_DIR, which is not imported here: it loads the
@@ -36,7 +36,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run_up(args: argparse.Namespace) -> int:
     if args.nodes < 0:
-        print(f"error: --nodes must be >= 0, got {args.nodes}", file=sys.stderr)
+        color.error(f"--nodes must be >= 0, got {args.nodes}")
         return 2
     from wasmsched.devcluster.cluster import DevCluster, DevClusterError
 
@@ -44,10 +44,10 @@ def run_up(args: argparse.Namespace) -> int:
     try:
         cluster = DevCluster.up(args.dir, nodes=args.nodes, apiserver_args=args.apiserver_arg)
     except BinariesMissingError as e:
-        print(f"error: {e}", file=sys.stderr)
+        color.error(f"{e}")
         return 2
     except (DevClusterError, TimeoutError, OSError) as e:
-        print(f"error: dev cluster in {args.dir} did not start: {e}", file=sys.stderr)
+        color.error(f"dev cluster in {args.dir} did not start: {e}")
         return 1
     pids = " ".join(f"{name}={pid}" for name, pid in cluster.pids.items())
     print(f"dev cluster up in {time.monotonic() - begin:.1f} s "

@@ -9,9 +9,9 @@ Results go to stdout; errors to stderr, one line naming the reference.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
+from wasmsched.cli import color
 from wasmsched.wasm.errors import WasmLoadError
 from wasmsched.wasm.oci.errors import RegistryError
 from wasmsched.wasm.oci.options import OciOptions
@@ -54,11 +54,10 @@ def _reference(args: argparse.Namespace) -> Reference | None:
     try:
         ref = parse(args.ref)
     except BadReference as e:
-        print(f"error: {args.ref}: {e}", file=sys.stderr)
+        color.error(f"{args.ref}: {e}")
         return None
     if args.plain_http and not ref.is_loopback:
-        print(f"error: {ref}: --plain-http is only for a loopback registry (127.0.0.1, ::1, localhost)",
-              file=sys.stderr)
+        color.error(f"{ref}: --plain-http is only for a loopback registry (127.0.0.1, ::1, localhost)")
         return None
     return ref
 
@@ -77,14 +76,14 @@ def run_push(args: argparse.Namespace) -> int:
     if ref is None:
         return 2
     if ref.digest is not None:
-        print(f"error: {ref}: push to a tag, not a digest (the digest is the result)", file=sys.stderr)
+        color.error(f"{ref}: push to a tag, not a digest (the digest is the result)")
         return 2
     try:
         module = fetch_guest(str(args.file))
         key = cosign.load_private_key(args.sign_key) if args.sign_key is not None else None
         pushed = push(ref, module, args.file.name, _options(args), key)
     except (WasmLoadError, RegistryError) as e:
-        print(f"error: {ref}: {e}", file=sys.stderr)
+        color.error(f"{ref}: {e}")
         return 1
     print(f"pushed {ref.with_tag(ref.tag or 'latest')}@{pushed.manifest_digest}")
     if pushed.signature_digest is not None:
@@ -101,7 +100,7 @@ def run_pull(args: argparse.Namespace) -> int:
     try:
         data, digest = pull(ref, _options(args, args.verify_key))
     except RegistryError as e:
-        print(f"error: {ref}: {e}", file=sys.stderr)
+        color.error(f"{ref}: {e}")
         return 1
     args.output.write_bytes(data)
     print(f"pulled {ref} ({digest}, {len(data)} bytes) to {args.output}")

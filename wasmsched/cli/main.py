@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from wasmsched.cli import color
 from wasmsched.cli.logs import setup_logging
 
 # name -> (module, help). A subcommand's module adds its arguments (`add_arguments(parser)`) and is
@@ -26,6 +27,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
                  "write a cluster's nodes, pods and what scheduling depends on as manifests for simulate"),
     "dev-cluster": ("wasmsched.cli.devcluster",
                     "start or stop a local Kubernetes control plane with KWOK fake nodes"),
+    "completion": ("wasmsched.cli.completion", "print a bash or zsh completion script for wasmsched"),
 }
 
 
@@ -54,8 +56,18 @@ class _LazySubcommands(argparse._SubParsersAction):  # type: ignore[type-arg]
                  option_string: str | None = None) -> None:
         sub = self.choices.get(values[0])
         if isinstance(sub, argparse.ArgumentParser):  # else argparse reports the invalid choice
-            importlib.import_module(SUBCOMMANDS[values[0]][0]).add_arguments(sub)
+            add_subcommand_arguments(values[0], sub)
         super().__call__(parser, namespace, values, option_string)
+
+
+def add_subcommand_arguments(name: str, sub: argparse.ArgumentParser) -> None:
+    """The subcommand's own arguments, and the global ones that may also follow it."""
+    importlib.import_module(SUBCOMMANDS[name][0]).add_arguments(sub)
+    # SUPPRESS keeps a --color given before the subcommand.
+    sub.add_argument("--color", choices=color.MODES, default=argparse.SUPPRESS, help=COLOR_HELP)
+
+
+COLOR_HELP = "colour in tables and error lines: auto (on a terminal, unless NO_COLOR is set), always or never"
 
 
 class _VersionAction(argparse.Action):
@@ -71,25 +83,32 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command's parser; each subcommand's arguments are added when it is given (_LazySubcommands)."""
     parser = argparse.ArgumentParser(prog="wasmsched", description="A Kubernetes scheduler in Python "
                                      "that runs WebAssembly scheduler plugins.")
     parser.add_argument("-v", "--v", type=int, default=0, dest="verbosity",
                         help="log verbosity on stderr (0: warnings, 2: info, 5: debug)")
     parser.add_argument("--version", action=_VersionAction,
                         help="print the versions of wasmsched, wasmtime and the Kubernetes API, then exit")
+    parser.add_argument("--color", choices=color.MODES, default="auto", help=COLOR_HELP)
     sub = parser.add_subparsers(dest="command", required=True, action=_LazySubcommands)
     for name, (_, text) in SUBCOMMANDS.items():
         sub.add_parser(name, help=text)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     setup_logging(args.verbosity)
+    color.set_mode(args.color)
     try:
         return int(args.func(args))
     except KeyboardInterrupt:
         return 130
     except MemoryError:
         # Tracebacks need memory too; one line is what can still be said.
-        print("error: out of memory", file=sys.stderr)
+        color.error("out of memory")
         return 1
     except Exception:
         logging.getLogger("wasmsched").exception("internal error")

@@ -6,11 +6,11 @@ import argparse
 import errno
 import ipaddress
 import logging
-import sys
 import threading
 from pathlib import Path
 from typing import Any
 
+from wasmsched.cli import color
 from wasmsched.cli.main import version_text
 from wasmsched.cli.simulate import BadInput, _error_text, register_wasm_plugins
 from wasmsched.config import ConfigError, load_config
@@ -148,10 +148,10 @@ def run(args: argparse.Namespace) -> int:
         le = LeaderElectionConfig.from_dict(leader_election_dict(cfg, args))
         app = build(args, cfg)
     except ConfigError as e:  # leaderElection after the --leader-elect* flags
-        print(f"error: {args.config or 'flags'}: {e}", file=sys.stderr)
+        color.error(f"{args.config or 'flags'}: {e}")
         return 2
     except BadInput as e:
-        print(f"error: {_error_text(str(e))}", file=sys.stderr)
+        color.error(f"{_error_text(str(e))}")
         return 2
     install_signal_handlers(app.stop)
     elector = _elector(app, le) if le.leader_elect else None
@@ -162,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
             try:
                 server = _secure_server(args, app, elector)
             except (ListenError, CertificateError) as e:
-                print(f"error: {serving_error(args, e)}", file=sys.stderr)
+                color.error(f"{serving_error(args, e)}")
                 return 2
         # kube-scheduler's first line in Run (V(0)), with what this one schedules and where.
         log.log(V0, '"Starting Kubernetes Scheduler" version=%s server="%s" profiles="%s" leaderElect=%s',
@@ -172,10 +172,10 @@ def run(args: argparse.Namespace) -> int:
             server.start()
         return _serve(app, elector)
     except WatchStartupError as e:
-        print(f"error: {e}", file=sys.stderr)
+        color.error(f"{e}")
         return 2
     except OSError as e:
-        print(f"error: {e}", file=sys.stderr)
+        color.error(f"{e}")
         return 1
     finally:
         app.shutdown()

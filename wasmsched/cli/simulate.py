@@ -15,6 +15,8 @@ import yaml
 from wasmsched.api.kinds import RESOURCES
 from wasmsched.api.manifest import ManifestError, UnstructuredObject, load_paths, write_manifests
 from wasmsched.api.types import object_key
+from wasmsched.cli import color
+from wasmsched.cli.progress import show_progress, wanted
 from wasmsched.cli.table import format_table, one_line
 from wasmsched.config import ConfigError, load_config
 from wasmsched.embedded.memory import AdmissionError, ConflictError
@@ -35,6 +37,17 @@ if TYPE_CHECKING:
 PHASES = ("Scheduled", "Unschedulable", "Preempted", "Error", "Ignored", "Running")
 
 
+# The table lists every pod up to this many (--limit); json and yaml always have every pod.
+TABLE_LIMIT = 50
+
+
+def _count(text: str) -> int:
+    n = int(text)
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{text}: must be 0 or more")
+    return n
+
+
 class BadInput(Exception):
     """Exit code 2: the user's files or flags are wrong; the text says which and where."""
 
@@ -53,6 +66,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="write the scheduler's Prometheus metrics (text exposition) into FILE at the end")
     p.add_argument("--report", metavar="FILE.html",
                    help="write a self-contained HTML report of the run (cluster, pods and why, plugins) into FILE")
+    listing = p.add_mutually_exclusive_group()
+    listing.add_argument("--limit", type=_count, default=TABLE_LIMIT, metavar="N",
+                         help=f"the table lists every pod up to N pods (default {TABLE_LIMIT}); with more, only "
+                              "those not Scheduled or Running, at most N, and counts the rest")
+    listing.add_argument("--all", action="store_const", const=None, dest="limit",
+                         help="the table lists every pod, however many")
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="no progress line on stderr (it shows on a terminal during runs longer than a second)")
     p.add_argument("paths", nargs="*", metavar="PATH", help="YAML/JSON files or directories")
     # Also after the subcommand, as users type it; SUPPRESS keeps a -v given before it.
     p.add_argument("-v", "--v", type=int, dest="verbosity", default=argparse.SUPPRESS,
@@ -70,14 +91,17 @@ def run(args: argparse.Namespace) -> int:
             check_metrics_file(Path(args.report), "--report")
         sim, warnings = _build(args)
     except BadInput as e:
-        print(f"error: {_error_text(str(e))}", file=sys.stderr)
+        color.error(_error_text(str(e)))
         return 2
     for w in warnings:
-        print(f"warning: {w}", file=sys.stderr)
+        color.warning(w)
     exposition = b""
     page: dict[str, Any] | None = None
     try:
-        result = sim.run_until_quiet()
+        # Progress is for a person watching a table come; json and yaml are for programs.
+        with show_progress(sim, "simulate", sys.stderr,
+                           enabled=args.output == "table" and wanted(sys.stderr, quiet=args.quiet)):
+            result = sim.run_until_quiet(interruptible=True)
         # Before close, which empties the wasm instance pools the gauges read.
         if sim.scheduler.metrics is not None:
             exposition = sim.scheduler.metrics.render()
@@ -86,7 +110,10 @@ def run(args: argparse.Namespace) -> int:
                                    config=args.config, metrics=sim.scheduler.metrics)
     finally:
         sim.scheduler.close()
-    _report(result, args.output, args.explain, sys.stdout)
+    _report(result, args.output, args.explain, sys.stdout, limit=args.limit)
+    if result.interrupted:
+        # The pods so far are printed; files are left unwritten, so none is taken for a complete run's.
+        return 130
     if args.out:
         write_cluster_state(result, Path(args.out))
     if args.metrics:
@@ -260,11 +287,14 @@ def result_document(result: SimulationResult, explain: bool) -> dict[str, Any]:
               for e in ordered]
     summary: dict[str, Any] = {phase.lower(): result.count(phase) for phase in PHASES}
     summary["seconds"] = round(result.seconds, 3)
+    if result.interrupted:
+        summary["pending"] = result.count("Pending")
+        summary["interrupted"] = True
     summary.update(result.extra_summary)
     return {"pods": pods, "events": events, "summary": summary}
 
 
-def _report(result: SimulationResult, output: str, explain: bool, out: TextIO) -> None:
+def _report(result: SimulationResult, output: str, explain: bool, out: TextIO, limit: int | None = None) -> None:
     doc = result_document(result, explain)
     if output == "json":
         json.dump(doc, out, indent=None, separators=(",", ":"))
@@ -272,7 +302,7 @@ def _report(result: SimulationResult, output: str, explain: bool, out: TextIO) -
     elif output == "yaml":
         yaml.safe_dump(doc, out, sort_keys=False)
     else:
-        out.write(format_table(doc))
+        out.write(format_table(doc, limit=limit, color=color.enabled(out)))
 
 
 def write_cluster_state(result: SimulationResult, out_dir: Path) -> None:

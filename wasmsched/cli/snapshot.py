@@ -4,12 +4,12 @@ tried on a copy of the cluster before it is deployed."""
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
 from wasmsched.api.kinds import RESOURCES
 from wasmsched.api.manifest import write_manifests
+from wasmsched.cli import color
 from wasmsched.cli.simulate import BadInput, check_out_dir
 from wasmsched.kube.api import (
     ApiError,
@@ -61,12 +61,12 @@ def run(args: argparse.Namespace) -> int:
         check_out_dir(Path(args.dir), "snapshot DIR")
         api = KubeApi(load_kubectl_configuration(args.kubeconfig, args.master), ClientConnection())
     except (ClientConfigError, BadInput) as e:
-        print(f"error: {e}", file=sys.stderr)
+        color.error(f"{e}")
         return 2
     try:
         counts = snapshot(api, Path(args.dir))
     except (ApiError, TransportError) as e:
-        print(f"error: {api.host}: {e}", file=sys.stderr)
+        color.error(f"{api.host}: {e}")
         return 1
     finally:
         api.close()

@@ -2,6 +2,9 @@
 pod, why nodes were filtered out (grouped by reason) and the best nodes' weighted scores per plugin.
 
 It renders the same document that `-o json`/`-o yaml` print, so the three outputs never disagree.
+With more pods than a limit (simulate's --limit, 50 unless --all), only the pods that need a look
+are listed (those not Scheduled, Running or Pending), at most `limit` of them, and one line counts the rest:
+20,000 rows of "Scheduled" would bury them, and -o json has every pod.
 """
 
 from __future__ import annotations
@@ -9,25 +12,55 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from wasmsched.cli.color import GREEN, RED, YELLOW, paint
+
 HEADER = ("NAMESPACE", "NAME", "PHASE", "NODE", "ATTEMPTS", "MESSAGE")
 # Counts after "preempted" in the summary line, shown only when not zero.
-EXTRA_COUNTS = ("error", "ignored", "running")
+EXTRA_COUNTS = ("error", "ignored", "running", "pending")
+# Phases a long table leaves out: the pod went where it should, or (interrupted) nothing is decided yet.
+QUIET_PHASES = ("Scheduled", "Running", "Pending")
+PHASE_COLORS = {"Scheduled": GREEN, "Running": GREEN, "Unschedulable": RED, "Error": RED, "Preempted": YELLOW}
 BEST_NODES = 3
 NODE_NAMES_PER_REASON = 5
 INDENT = "    "
 
 
-def format_table(doc: Mapping[str, Any]) -> str:
-    rows = [HEADER] + [_row(p) for p in doc["pods"]]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER) - 1)]
+def format_table(doc: Mapping[str, Any], *, limit: int | None = None, color: bool = False) -> str:
+    """`limit`: None lists every pod; else, when there are more pods than that, see the module's doc."""
+    pods: Sequence[Mapping[str, Any]] = doc["pods"]
+    listed = pods
+    if limit is not None and len(pods) > limit:
+        listed = [p for p in pods if p["phase"] not in QUIET_PHASES][:limit]
     lines = []
-    for i, r in enumerate(rows):
-        lines.append("  ".join(c.ljust(w) for c, w in zip(r[:-1], widths, strict=True)) + "  " + r[-1])
-        if i and "filter" in doc["pods"][i - 1]:
-            lines.extend(INDENT + line for line in explain_lines(doc["pods"][i - 1]))
-    lines.append("")
+    if listed:
+        rows = [HEADER] + [_row(p) for p in listed]
+        widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER) - 1)]
+        phase = HEADER.index("PHASE")
+        for i, r in enumerate(rows):
+            cells = [c.ljust(w) for c, w in zip(r[:-1], widths, strict=True)]
+            if i:
+                # Padded first, painted after: the escape codes take no column.
+                cells[phase] = paint(r[phase], PHASE_COLORS.get(r[phase], ""), color) + cells[phase][len(r[phase]):]
+            lines.append("  ".join(cells) + "  " + r[-1])
+            if i and "filter" in listed[i - 1]:
+                lines.extend(INDENT + line for line in explain_lines(listed[i - 1]))
+        lines.append("")
+    if len(listed) < len(pods):
+        lines.append(not_listed_line(pods, listed))
     lines.append(summary_line(doc["summary"]))
     return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def not_listed_line(pods: Sequence[Mapping[str, Any]], listed: Sequence[Mapping[str, Any]]) -> str:
+    shown = {id(p) for p in listed}
+    by_phase: dict[str, int] = {}
+    for p in pods:
+        if id(p) not in shown:
+            by_phase[p["phase"]] = by_phase.get(p["phase"], 0) + 1
+    counts = ", ".join(f"{n} {phase}" for phase, n in by_phase.items())
+    hidden = len(pods) - len(listed)
+    return (f"{hidden} of {len(pods)} pods not listed ({counts}): --all or --limit N lists more, "
+            f"-o json every pod")
 
 
 def _row(p: Mapping[str, Any]) -> tuple[str, ...]:
@@ -47,7 +80,8 @@ def one_line(message: str, rest_is: str = "in -o json") -> str:
 def summary_line(s: Mapping[str, Any]) -> str:
     parts = [f"{s['scheduled']} scheduled", f"{s['unschedulable']} unschedulable", f"{s['preempted']} preempted"]
     parts += [f"{s[k]} {k}" for k in EXTRA_COUNTS if s.get(k)]
-    return f"{', '.join(parts)} in {s['seconds']:.3f}s"
+    line = f"{', '.join(parts)} in {s['seconds']:.3f}s"
+    return line + " (interrupted)" if s.get("interrupted") else line
 
 
 # ----- --explain ------------------------------------------------------------------------------

@@ -64,6 +64,17 @@ class PodResult:
     explain: CycleExplain | None = None
 
 
+@dataclass(frozen=True)
+class Progress:
+    """Where a running simulation is, for a progress display: cheap to take a few times a second."""
+
+    total: int  # the pods to schedule (running pods of the input excluded)
+    scheduled: int  # bindings so far (a pod preempted after its binding still counts)
+    pending: int  # waiting for an attempt: in the active or backoff queue
+    unschedulable: int  # parked after a failed attempt, or gated
+    seconds: float  # wall time since run_until_quiet started
+
+
 @dataclass
 class SimulationResult:
     pods: list[PodResult]
@@ -72,6 +83,9 @@ class SimulationResult:
     cluster: MemoryCluster
     scheduler: Scheduler
     extra_summary: dict[str, Any] = field(default_factory=dict)
+    # Stopped by Ctrl-C (run_until_quiet(interruptible=True)): the pods are reported as they were, those not
+    # decided yet as "Pending".
+    interrupted: bool = False
 
     def count(self, phase: str) -> int:
         return sum(1 for p in self.pods if p.phase == phase)
@@ -124,6 +138,10 @@ class Simulation:
         # Set when run_until_quiet stopped pods retried with none bound (_stalled): the simulated seconds since
         # the last binding (0.0 then too, when no time passed). None: it ran until quiet.
         self.stalled_seconds: float | None = None
+        # Called after every scheduling cycle while run_until_quiet runs (a progress display); it must
+        # return quickly, so it looks at the time and mostly returns at once. None costs one test a cycle.
+        self.on_cycle: Callable[[Simulation], None] | None = None
+        self._started = 0.0
 
     def load_watched(self, objects: Iterable[UnstructuredObject]) -> list[UnstructuredObject]:
         """The manifests' objects of kinds without a type that plugins declared they watch (a CRD's), into
@@ -143,9 +161,37 @@ class Simulation:
         self._pending.extend(object_key(p) for p in pending)
         return [p for p in running if self.cluster.get(KIND_NODE, p.spec.nodeName) is None]
 
-    def run_until_quiet(self, max_cycles: int | None = None) -> SimulationResult:
-        start = time.perf_counter()
+    def progress(self) -> Progress:
+        queued = self.scheduler.queue.pending_pods()
+        return Progress(total=len(self._pending), scheduled=self.cluster.bindings,
+                        pending=len(queued["active"]) + len(queued["backoff"]),
+                        unschedulable=len(queued["unschedulable"]) + len(queued["gated"]),
+                        seconds=time.perf_counter() - self._started)
+
+    def run_until_quiet(self, max_cycles: int | None = None, *, interruptible: bool = False) -> SimulationResult:
+        """Schedules until nothing more can happen. `interruptible`: Ctrl-C (KeyboardInterrupt) stops the
+        run where it is and the result reports the pods so far (`interrupted`); binding cycles not yet run
+        are abandoned, as a guest call would raise the pending interrupt again (wasm/interrupt.py)."""
+        start = self._started = time.perf_counter()
+        interrupted = False
+        try:
+            self._run(max_cycles)
+        except KeyboardInterrupt:
+            if not interruptible:
+                raise
+            interrupted = True
+        seconds = time.perf_counter() - start
         s = self.scheduler
+        result = SimulationResult(self._results(interrupted), list(self.cluster.events), seconds, self.cluster, s,
+                                  interrupted=interrupted)
+        wasm = self.wasm_counters()
+        if wasm:
+            result.extra_summary["wasm"] = wasm
+        return result
+
+    def _run(self, max_cycles: int | None) -> None:
+        s = self.scheduler
+        on_cycle = self.on_cycle
         cycles = 0
         # The last progress: (pods bound so far, when, the cycle count then).
         progress = (self.cluster.bindings, self.clock.now(), 0)
@@ -157,6 +203,8 @@ class Simulation:
                 break
             if s.schedule_one():
                 cycles += 1
+                if on_cycle is not None:
+                    on_cycle(self)
                 continue
             if s.bindings_in_flight() and not s.wait_for_bindings(timeout=0.0):
                 s.wait_for_bindings()
@@ -181,12 +229,6 @@ class Simulation:
             self.clock.advance_to(wake)
             s.expire_waiting_pods()
         s.wait_for_bindings()
-        seconds = time.perf_counter() - start
-        result = SimulationResult(self._results(), list(self.cluster.events), seconds, self.cluster, s)
-        wasm = self.wasm_counters()
-        if wasm:
-            result.extra_summary["wasm"] = wasm
-        return result
 
     def _stalled(self, too_long: bool, since: float, attempts: int) -> bool:
         """Whether to stop a simulation in which no pod was bound for too long (`too_long`: too many attempts
@@ -230,7 +272,7 @@ class Simulation:
         notes = [e.message for e in self.cluster.events if e.reason == "Preempted" and e.regarding == key]
         return notes[-1] if notes else self.cluster.deleted_pods.get(key, "deleted")
 
-    def _results(self) -> list[PodResult]:
+    def _results(self, interrupted: bool = False) -> list[PodResult]:
         s = self.scheduler
         queued = s.queue.pending_pods()
         gated = {object_key(q.pod): q for q in queued["gated"]}
@@ -259,6 +301,10 @@ class Simulation:
             elif key in gated:
                 # The gating PreEnqueue plugin's message (SchedulingGates': "waiting for scheduling gates: [...]").
                 out.append(PodResult(ns, name, None, "Unschedulable", gated[key].gating_message, nominated,
+                                     attempts, explain))
+            elif interrupted and (rec is None or not rec.message or s.cache.is_assumed_pod(pod)):
+                # Not attempted yet, or on its way to a binding the interrupt abandoned: nothing decided.
+                out.append(PodResult(ns, name, None, "Pending", "interrupted before it was scheduled", nominated,
                                      attempts, explain))
             else:
                 phase = "Unschedulable"
