@@ -18,6 +18,8 @@ import zipfile
 
 names = set(zipfile.ZipFile(sys.argv[1]).namelist())
 need = ["wasmsched/cli/main.py", "wasmsched/api/gen/__init__.py", "wasmsched/api/gen/VERSION",
+        "wasmsched/report/templates/report.html.j2", "wasmsched/report/static/report.js",
+        "wasmsched/report/vendor/echarts.min.js", "wasmsched/report/vendor/tabulator.min.js",
         "wasmsched/api/gen/k8s_io/api/core/v1/generated_pb2.py",
         "wasmsched/api/gen/k8s_io/apimachinery/pkg/apis/meta/v1/generated_pb2.py"]
 missing = [n for n in need if n not in names]
@@ -61,4 +63,10 @@ if ! grep -Eq '^20 scheduled, 0 unschedulable' <<<"$wlast" \
   cat wasm.txt >&2
   exit 1
 fi
-echo "test_wheel: $(basename "$wheel") installs into a fresh venv; wasmsched simulate: $last; with a wasm plugin: $wlast"
+# The report's page and its inlined libraries are in the wheel too.
+env -u PYTHONPATH "$tmp/venv/bin/wasmsched" simulate --generate nodes=10,pods=20 --report report.html >/dev/null
+if ! grep -q 'id="report-data"' report.html || [ "$(stat -c %s report.html)" -lt 1000000 ]; then
+  echo "test_wheel: simulate --report did not write the page with its libraries" >&2
+  exit 1
+fi
+echo "test_wheel: $(basename "$wheel") installs into a fresh venv; wasmsched simulate: $last; with a wasm plugin: $wlast; --report: $(stat -c %s report.html) bytes"
