@@ -195,7 +195,7 @@
     c.append(holder, detail);
     const rows = podRows(doc);
     const t = new Tabulator(holder, {
-      data: rows, index: "i", height: "55vh", layout: "fitColumns", selectableRows: 1,
+      data: rows, index: "i", maxHeight: "55vh", layout: "fitColumns", selectableRows: 1,
       columns: [
         { title: "Namespace", field: "namespace", width: 130, headerFilter: "list",
           headerFilterParams: { valuesLookup: true, clearable: true } },
