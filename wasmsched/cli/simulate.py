@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -76,10 +78,14 @@ def run(args: argparse.Namespace) -> int:
     finally:
         sim.scheduler.close()
     _report(result, args.output, args.explain, sys.stdout)
-    if args.out:
-        write_cluster_state(result, Path(args.out))
-    if args.metrics:
-        Path(args.metrics).write_bytes(exposition)
+    try:
+        if args.out:
+            write_cluster_state(result, Path(args.out))
+        if args.metrics:
+            Path(args.metrics).write_bytes(exposition)
+    except OSError as e:  # the checks before the run passed, so the disk or the directory changed since
+        print(f"error: {e.filename or args.out or args.metrics}: {e.strerror or e}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -186,17 +192,43 @@ def _conflict_message(e: ConflictError, sim: Simulation, sources: dict[int, str]
 
 def check_out_dir(out_dir: Path, flag: str = "--out") -> None:
     """--out must be a directory that can be written or created: found out before the run, not after
-    the results are printed. Nothing is created yet, so bad input leaves no trace."""
-    existing = out_dir
-    while not existing.exists():
-        if existing.is_symlink():
-            raise BadInput(f"{flag} {out_dir}: {existing} is a dangling symbolic link")
-        existing = existing.parent
-    if not existing.is_dir():
-        what = "not a directory" if existing == out_dir else f"{existing} is not a directory"
-        raise BadInput(f"{flag} {out_dir}: {what}")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise BadInput(f"{flag} {out_dir}: permission denied: cannot write in {existing}")
+    the results are printed. It is created and a file is written in it here, as mkdir fails in more ways
+    than can be foreseen (/proc, a read-only file system, a name too long); then what this made is
+    removed, so bad input leaves no trace."""
+    try:
+        existing = out_dir
+        while not existing.exists():
+            if existing.is_symlink():
+                raise BadInput(f"{flag} {out_dir}: {existing} is a dangling symbolic link")
+            existing = existing.parent
+        if not existing.is_dir():
+            what = "not a directory" if existing == out_dir else f"{existing} is not a directory"
+            raise BadInput(f"{flag} {out_dir}: {what}")
+        if not os.access(existing, os.W_OK | os.X_OK):
+            raise BadInput(f"{flag} {out_dir}: permission denied: cannot write in {existing}")
+        _try_writing_in(out_dir, existing, flag)
+    except OSError as e:  # stat of an unreadable or impossible path: ENAMETOOLONG, ELOOP, EACCES
+        raise BadInput(f"{flag} {out_dir}: {e.strerror or e}") from e
+
+
+def _try_writing_in(out_dir: Path, existing: Path, flag: str) -> None:
+    """Creates out_dir and a file in it, then removes what it created (the directories below `existing`)."""
+    made = [d for d in (out_dir, *out_dir.parents) if d != existing and existing in d.parents]
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        what = "" if e.filename is None or str(e.filename) == str(out_dir) else f" {e.filename}"
+        raise BadInput(f"{flag} {out_dir}: cannot create directory{what}: {e.strerror or e}") from e
+    try:
+        fd, probe = tempfile.mkstemp(dir=out_dir, prefix=".wasmsched-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise BadInput(f"{flag} {out_dir}: cannot write in it: {e.strerror or e}") from e
+    finally:
+        for d in made:  # innermost first
+            with contextlib.suppress(OSError):
+                d.rmdir()
 
 
 def check_metrics_file(path: Path) -> None:
