@@ -69,13 +69,14 @@ class LoadedObject:
 class UnstructuredObject:
     """An object of a kind wasmsched has no type for (a CRD's, or a built-in one it does not read), as
     decoded, not validated; `where` is "file: document N" (and ", items[i]"), `warning` the warning that
-    says it was skipped."""
+    says it was skipped, `source` the file."""
 
     api_version: str
     kind: str
     obj: Mapping[str, Any]
     where: str
     warning: str
+    source: str = ""
 
 
 @dataclass(slots=True)
@@ -217,7 +218,8 @@ def _convert(
         result.warnings.append(warning)
         # Kept as it is: a plugin may declare it reads this kind (args.watch, a CRD's objects among them);
         # whoever takes it drops the warning (embedded/watched.py).
-        result.unstructured.append(UnstructuredObject(api_version, kind, obj, f"{source}: {where}", warning))
+        result.unstructured.append(UnstructuredObject(api_version, kind, obj, f"{source}: {where}", warning,
+                                                      source))
         return
     try:
         msg = dict_to_message(obj, cls)

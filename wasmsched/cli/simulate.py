@@ -110,8 +110,9 @@ def _build(args: argparse.Namespace) -> tuple[Simulation, list[str]]:
             loaded = load_paths(args.paths)
         except ManifestError as e:
             raise BadInput(str(e)) from e
-        warnings.extend(loaded.warnings)
-        unstructured = loaded.unstructured
+        unstructured = _without_scheduler_configuration(loaded.unstructured, args.config)
+        dropped = {u.warning for u in loaded.unstructured} - {u.warning for u in unstructured}
+        warnings.extend(w for w in loaded.warnings if w not in dropped)
         if not loaded.objects:
             warnings.append(f"{', '.join(args.paths)}: no Kubernetes objects found")
         sources = {id(o.message): f"{o.source}: document {o.document}" for o in loaded.objects}
@@ -163,6 +164,21 @@ def _build(args: argparse.Namespace) -> tuple[Simulation, list[str]]:
         warnings.append(f'{where}: spec.nodeName: node "{pod.spec.nodeName}" does not exist: pod '
                         f'{object_key(pod)} is reported Running and holds no node\'s resources')
     return sim, warnings
+
+
+def _without_scheduler_configuration(objs: list[UnstructuredObject], config: str | None) -> list[UnstructuredObject]:
+    """A KubeSchedulerConfiguration among the PATHs was meant as --config: running on the defaults instead
+    would give other results without saying so. The --config file itself, in a directory given as PATH, is
+    left out quietly."""
+    configured = Path(config).resolve() if config else None
+    kept = []
+    for u in objs:
+        if u.kind != "KubeSchedulerConfiguration":
+            kept.append(u)
+        elif configured is None or Path(u.source).resolve() != configured:
+            raise BadInput(f"{u.where}: a KubeSchedulerConfiguration is not a manifest to schedule; "
+                           f"to use it, pass it as --config {u.source}")
+    return kept
 
 
 def register_wasm_plugins(registry: Registry, cfg: KubeSchedulerConfiguration, base_dir: Path | None) -> None:
