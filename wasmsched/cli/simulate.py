@@ -24,7 +24,7 @@ from wasmsched.framework.runtime import FrameworkError
 from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.scheduler.explain import explain_document
 from wasmsched.simulator.simulation import Simulation, SimulationResult
-from wasmsched.wasm.args import is_wasm_args
+from wasmsched.wasm.args import is_wasm_args, misspelled_guest_url
 
 if TYPE_CHECKING:
     from wasmsched.config.types import KubeSchedulerConfiguration
@@ -184,6 +184,10 @@ def _without_scheduler_configuration(objs: list[UnstructuredObject], config: str
 def register_wasm_plugins(registry: Registry, cfg: KubeSchedulerConfiguration, base_dir: Path | None) -> None:
     """wasm/plugin.py's register_wasm_plugins, imported only when a profile configures a wasm plugin:
     the wasm host (wasmtime, ctypes bindings) is the largest part of start-up, and most runs have none."""
+    for pc in (pc for profile in cfg.profiles for pc in profile.plugin_config if pc.name not in registry):
+        typo = misspelled_guest_url(pc.args)
+        if typo is not None:
+            raise ValueError(f'pluginConfig "{pc.name}": {typo}')
     if any(is_wasm_args(pc.args) for profile in cfg.profiles for pc in profile.plugin_config):
         from wasmsched.wasm import plugin
 
