@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import yaml
 
+from wasmsched.api.decoding import brief_quoted_values
 from wasmsched.api.kinds import RESOURCES
 from wasmsched.api.manifest import ManifestError, UnstructuredObject, load_paths, write_manifests
 from wasmsched.api.types import object_key
@@ -195,10 +196,11 @@ def register_wasm_plugins(registry: Registry, cfg: KubeSchedulerConfiguration, b
 
 
 def _error_text(message: str) -> str:
-    """One line; a guest's captured output and stack trace (an instantiate error) only with -v 2+."""
+    """One line, long quoted values cut (the file, field path and reason stay whole); a guest's captured
+    output and stack trace (an instantiate error) and whole values only with -v 2+."""
     if logging.getLogger("wasmsched").isEnabledFor(logging.INFO):
         return message
-    return one_line(message, "with -v 2")
+    return one_line(brief_quoted_values(message), "with -v 2")
 
 
 def _conflict_message(e: ConflictError, sim: Simulation, sources: dict[int, str]) -> str:
