@@ -322,7 +322,17 @@ def test_api_version_and_kind(tmp_path: Path) -> None:
     ],
 )
 def test_unknown_fields(tmp_path: Path, body: str, field: str) -> None:
-    assert load_error(tmp_path, body) == f'scheduler.yaml: strict decoding error: unknown field "{field}"'
+    # kube's text, then the allowed key closest to the unknown one, if any is close.
+    hint = {"scores": "score", "wieght": "weight", "typo": "type", "matchExpression": "matchExpressions"}.get(
+        field.rsplit(".", 1)[-1])
+    suffix = f'; did you mean "{hint}"?' if hint else ""
+    assert load_error(tmp_path, body) == f'scheduler.yaml: strict decoding error: unknown field "{field}"{suffix}'
+
+
+def test_unknown_field_differing_in_case_only(tmp_path: Path) -> None:
+    msg = load_error(tmp_path, "profiles: [{schedulerName: a, pluginconfig: []}]")
+    assert msg == ('scheduler.yaml: strict decoding error: unknown field "profiles[0].pluginconfig"; '
+                   'did you mean "pluginConfig"?')
 
 
 def test_duplicate_key(tmp_path: Path) -> None:

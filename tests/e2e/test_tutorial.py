@@ -45,6 +45,23 @@ def go_commands() -> list[tuple[dict[str, str], list[str]]]:
     return out
 
 
+def test_each_file_is_named_in_the_prose_before_its_listing() -> None:
+    """Rendered Markdown hides a fence's info string (`go file=main.go`): the reader sees the name only in the
+    text right before the listing."""
+    text = TUTORIAL.read_text()
+    for m in re.finditer(r"```\w+ file=(\S+)\n", text):
+        before = text[:m.start()].rstrip("\n").rsplit("\n\n", 1)[-1]
+        assert f"`{m.group(1)}`" in before, f"{m.group(1)}: not named before its listing"
+
+
+def test_wasmsched_is_set_before_it_is_used_and_links_resolve() -> None:
+    text = TUTORIAL.read_text()
+    assert text.index("$ export WASMSCHED=") < text.index("$WASMSCHED/")
+    for target in re.findall(r"\]\(([^)#:]+)\)", text):
+        assert (TUTORIAL.parent / target).exists(), target
+    assert "parent" not in text.split("## Next", 1)[1]
+
+
 @pytest.fixture(scope="module")
 @builds_go
 def plugin_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:

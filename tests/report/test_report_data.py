@@ -125,3 +125,16 @@ def test_report_file_is_checked_before_the_run(tmp_path: Path, capsys: pytest.Ca
     assert code == 2 and out == ""
     assert err.strip().splitlines() == [f"error: --report {tmp_path / 'no' / 'r.html'}: {tmp_path / 'no'} is not a "
                                         "directory"]
+
+
+@pytest.mark.parametrize("flag", ["--report", "--metrics"])
+def test_an_unwritable_output_file_is_refused_before_the_run(flag: str, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """Opening fails where the directory checks pass (procfs); an existing file keeps its bytes."""
+    code, out, err = run_cli(capsys, "simulate", str(DEMO), flag, "/proc/wasmsched-report")
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and err.startswith(f"error: {flag} /proc/wasmsched-report: ")
+    kept = tmp_path / "kept"
+    kept.write_text("before")
+    code, _, _ = run_cli(capsys, "simulate", str(tmp_path / "none"), flag, str(kept))
+    assert code == 2 and kept.read_text() == "before"

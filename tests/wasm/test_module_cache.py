@@ -116,6 +116,53 @@ def test_clear_removes_every_entry(tmp_path: Path, cap: int) -> None:
     assert cache.entries() == [] and cache.total_bytes() == 0
 
 
+def test_the_default_cap_holds_thirty_compiled_go_guests() -> None:
+    # A compiled Go guest is about 35 MB: the six examples and a plugin author's own guests must fit.
+    assert module_cache.DEFAULT_MAX_BYTES >= 30 * 35_000_000
+
+
+def test_a_new_build_of_a_guest_replaces_its_older_builds_only(tmp_path: Path, cap: int) -> None:
+    """An edit-build-run loop: each build of /src/mine.wasm replaces the last one, so the entries of other
+    guests (0 and 1, the least recently used) stay, however many builds there are."""
+    rt = Runtime(cache_dir=tmp_path, cache_max_bytes=cap)
+    for i in (0, 1):
+        rt.compile(GUESTS[i])
+        os.utime(entry_of(tmp_path, GUESTS[i]), (LONG_AGO + i, LONG_AGO + i))
+    for build in (GUESTS[2], GUESTS[3], GUESTS[2]):
+        Runtime(cache_dir=tmp_path, cache_max_bytes=cap).compile(build, "/src/mine.wasm")
+    assert cached(tmp_path) == {0, 1, 2}
+    assert len(list(tmp_path.glob("*.from-*.cwasm"))) == 1
+    again = Runtime(cache_dir=tmp_path, cache_max_bytes=cap)
+    again.compile(GUESTS[2], "/elsewhere/same-bytes.wasm")  # found whichever origin stored it
+    assert (again.compiled, again.loaded_from_cache) == (0, 1)
+
+
+def test_compiling_is_logged_with_its_duration_and_cache_entry(tmp_path: Path,
+                                                               caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, "wasmsched.wasm"):
+        Runtime(cache_dir=tmp_path, cache_max_bytes=1 << 30).compile(GUESTS[0], "/src/g.wasm")
+    [entry] = tmp_path.glob("*.cwasm")
+    before, after = [r.getMessage() for r in caplog.records if "ompil" in r.getMessage()]
+    assert before.startswith('"Compiling wasm guest; the compiled module is cached for later runs" '
+                             'guest="/src/g.wasm" bytes=')
+    assert after.startswith('"Compiled wasm guest" guest="/src/g.wasm" duration="')
+    assert f'cache="{entry}"' in after
+
+
+def test_a_large_guest_is_announced_at_the_default_verbosity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             caplog: pytest.LogCaptureFixture) -> None:
+    from wasmsched.util.klog import V0
+    from wasmsched.wasm import engine
+
+    with caplog.at_level(V0, "wasmsched.wasm"):
+        Runtime(cache_dir=tmp_path, cache_max_bytes=1 << 30).compile(GUESTS[0])
+        assert not caplog.records  # a small guest compiles in milliseconds: only -v 2 tells
+        monkeypatch.setattr(engine, "SLOW_COMPILE_BYTES", len(GUESTS[1]))
+        Runtime(cache_dir=tmp_path, cache_max_bytes=1 << 30).compile(GUESTS[1])
+    assert [r.getMessage().split('"')[1] for r in caplog.records] == [
+        "Compiling wasm guest; the compiled module is cached for later runs", "Compiled wasm guest"]
+
+
 @pytest.mark.parametrize(("text", "want"), [("0", 0), ("1048576", 1 << 20), ("64Ki", 64 << 10), ("256Mi", 256 << 20),
                                             (" 2Gi ", 2 << 30)])
 def test_sizes(text: str, want: int) -> None:
@@ -131,7 +178,7 @@ def test_bad_sizes(text: str) -> None:
 def test_the_cap_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
                                             tmp_path: Path) -> None:
     monkeypatch.delenv(module_cache.CACHE_MAX_BYTES_ENV, raising=False)
-    assert default_max_bytes() == module_cache.DEFAULT_MAX_BYTES == 256 << 20
+    assert default_max_bytes() == module_cache.DEFAULT_MAX_BYTES == 1 << 30
     monkeypatch.setenv(module_cache.CACHE_MAX_BYTES_ENV, "3Mi")
     assert Runtime(cache_dir=tmp_path).disk_cache.max_bytes == 3 << 20
     monkeypatch.setenv(module_cache.CACHE_MAX_BYTES_ENV, "huge")

@@ -20,6 +20,7 @@ the position is known, else `file: message`.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -77,6 +78,36 @@ def shorten(text: str, limit: int = MAX_VALUE_CHARS) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}... ({len(text)} characters)"
+
+
+# How much of a value a one-line error quotes: enough to recognise it, short enough that the field path and
+# the reason after it stay in view.
+BRIEF_VALUE_CHARS = 60
+# A JSON (or Go %q) string literal inside a message.
+_QUOTED = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+
+
+def brief(text: str, limit: int = BRIEF_VALUE_CHARS) -> str:
+    """text inside a one-line message: cut after limit characters with "…", control characters escaped as
+    JSON escapes them (a newline as \\n), so that a name never breaks the line."""
+    cut = text if len(text) <= limit else text[:limit] + "…"
+    return json.dumps(cut, ensure_ascii=False)[1:-1]
+
+
+def brief_quoted_values(message: str, limit: int = BRIEF_VALUE_CHARS) -> str:
+    """message with every double-quoted value longer than limit cut as `brief` cuts it: kube quotes a bad
+    value whole (and a name again in `Pod "NAME" is invalid`), which can push the field path and the reason
+    out of a one-line error. Field paths and reasons are not quoted, so they stay whole."""
+    def cut(m: re.Match[str]) -> str:
+        inner = m.group(1)
+        if len(inner) <= limit:
+            return m.group(0)
+        head = inner[:limit]
+        if (len(head) - len(head.rstrip("\\"))) % 2:  # do not split an escape sequence
+            head = head[:-1]
+        return f'"{head}…"'
+
+    return _QUOTED.sub(cut, message)
 
 
 def json_type_name(value: object) -> str:

@@ -28,6 +28,7 @@ from wasmsched.api.convert import ConversionError, dict_to_message, message_to_d
 from wasmsched.api.decoding import (
     MAX_MANIFEST_BYTES,
     DecodeError,
+    brief,
     json_type_name,
     load_json,
     read_limited,
@@ -69,13 +70,14 @@ class LoadedObject:
 class UnstructuredObject:
     """An object of a kind wasmsched has no type for (a CRD's, or a built-in one it does not read), as
     decoded, not validated; `where` is "file: document N" (and ", items[i]"), `warning` the warning that
-    says it was skipped."""
+    says it was skipped, `source` the file."""
 
     api_version: str
     kind: str
     obj: Mapping[str, Any]
     where: str
     warning: str
+    source: str = ""
 
 
 @dataclass(slots=True)
@@ -138,9 +140,9 @@ class _Context:
 
 
 def _text(value: Any) -> str | None:
-    """A string from the input, shortened for a message; None for anything else (never str() an
-    arbitrary value: it may be huge)."""
-    return shorten(value) if isinstance(value, str) and value else None
+    """A string from the input, cut and escaped for a one-line message (decoding.brief); None for anything
+    else (never str() an arbitrary value: it may be huge)."""
+    return brief(value) if isinstance(value, str) and value else None
 
 
 def _describe(source: str, where: str, obj: Mapping[str, Any] | None) -> str:
@@ -161,8 +163,8 @@ def _describe(source: str, where: str, obj: Mapping[str, Any] | None) -> str:
 def _describe_message(source: str, where: str, kind: str, msg: Message) -> str:
     """'file: document N (Kind ns/name)' for a converted (and defaulted) object."""
     meta = msg.metadata  # type: ignore[attr-defined]
-    name = shorten(meta.name)
-    return f"{source}: {where} ({kind} {shorten(meta.namespace) + '/' + name if meta.namespace else name})"
+    name = brief(meta.name)
+    return f"{source}: {where} ({kind} {brief(meta.namespace) + '/' + name if meta.namespace else name})"
 
 
 def _apply_defaults(msg: Message, kind: str, ctx: _Context) -> None:
@@ -217,7 +219,8 @@ def _convert(
         result.warnings.append(warning)
         # Kept as it is: a plugin may declare it reads this kind (args.watch, a CRD's objects among them);
         # whoever takes it drops the warning (embedded/watched.py).
-        result.unstructured.append(UnstructuredObject(api_version, kind, obj, f"{source}: {where}", warning))
+        result.unstructured.append(UnstructuredObject(api_version, kind, obj, f"{source}: {where}", warning,
+                                                      source))
         return
     try:
         msg = dict_to_message(obj, cls)

@@ -13,7 +13,7 @@ from wasmsched.wasm.module_cache import CACHE_DIR_ENV, CACHE_MAX_BYTES_ENV, Modu
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.description = (f"The cache of compiled wasm modules: ${CACHE_DIR_ENV} (default ~/.cache/wasmsched/modules), "
-                     f"at most ${CACHE_MAX_BYTES_ENV} bytes (default 256Mi; least recently used entries are "
+                     f"at most ${CACHE_MAX_BYTES_ENV} bytes (default 1Gi; least recently used entries are "
                      "evicted).")
     cmds = p.add_subparsers(dest="cache_command", required=True)
     cmds.add_parser("info", help="print the cache's path, entries, size and cap").set_defaults(func=run_info)

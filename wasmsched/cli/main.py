@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
+import select
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -83,6 +85,29 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
+# What a shell reports for a program killed by SIGPIPE (128 + 13), as `yes | head` is.
+EXIT_SIGPIPE = 141
+
+
+def _stdout_closed() -> bool:
+    """Whether stdout's reader went away (`wasmsched ... | head`): a pipe without readers polls POLLERR.
+    If so, stdout now writes to /dev/null, so that the interpreter's own flush at exit has nothing to
+    complain about. A BrokenPipeError of another pipe or socket is not this."""
+    try:
+        fd = sys.stdout.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        events = poller.poll(0)
+    except (OSError, ValueError, AttributeError):
+        return False
+    if not any(ev & select.POLLERR for _, ev in events):
+        return False
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+    return True
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command's parser; each subcommand's arguments are added when it is given (_LazySubcommands)."""
     parser = argparse.ArgumentParser(prog="wasmsched", description="A Kubernetes scheduler in Python "
@@ -103,9 +128,16 @@ def main(argv: list[str] | None = None) -> int:
     setup_logging(args.verbosity)
     color.set_mode(args.color)
     try:
-        return int(args.func(args))
+        rc = int(args.func(args))
+        sys.stdout.flush()  # a reader that went away shows here, not in the interpreter's exit
+        return rc
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        if not _stdout_closed():
+            logging.getLogger("wasmsched").exception("internal error")
+            return 1
+        return EXIT_SIGPIPE
     except MemoryError:
         # Tracebacks need memory too; one line is what can still be said.
         color.error("out of memory")

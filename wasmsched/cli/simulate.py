@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 import yaml
 
+from wasmsched.api.decoding import brief_quoted_values
 from wasmsched.api.kinds import RESOURCES
 from wasmsched.api.manifest import ManifestError, UnstructuredObject, load_paths, write_manifests
 from wasmsched.api.types import object_key
@@ -24,7 +27,7 @@ from wasmsched.framework.runtime import FrameworkError
 from wasmsched.plugins.registry import in_tree_registry
 from wasmsched.scheduler.explain import explain_document
 from wasmsched.simulator.simulation import Simulation, SimulationResult
-from wasmsched.wasm.args import is_wasm_args
+from wasmsched.wasm.args import is_wasm_args, misspelled_guest_url
 
 log = logging.getLogger("wasmsched.simulate")
 
@@ -114,15 +117,19 @@ def run(args: argparse.Namespace) -> int:
     if result.interrupted:
         # The pods so far are printed; files are left unwritten, so none is taken for a complete run's.
         return 130
-    if args.out:
-        write_cluster_state(result, Path(args.out))
-    if args.metrics:
-        Path(args.metrics).write_bytes(exposition)
-    if page is not None:
-        from wasmsched.report import html
+    try:
+        if args.out:
+            write_cluster_state(result, Path(args.out))
+        if args.metrics:
+            Path(args.metrics).write_bytes(exposition)
+        if page is not None:
+            from wasmsched.report import html
 
-        size = html.write(Path(args.report), page)
-        log.info('"Wrote the report" file="%s" bytes=%d', args.report, size)
+            size = html.write(Path(args.report), page)
+            log.info('"Wrote the report" file="%s" bytes=%d', args.report, size)
+    except OSError as e:  # the checks before the run passed, so the disk or the directory changed since
+        color.error(f"{e.filename or args.out or args.metrics or args.report}: {e.strerror or e}")
+        return 1
     return 0
 
 
@@ -159,8 +166,9 @@ def _build(args: argparse.Namespace) -> tuple[Simulation, list[str]]:
             loaded = load_paths(args.paths)
         except ManifestError as e:
             raise BadInput(str(e)) from e
-        warnings.extend(loaded.warnings)
-        unstructured = loaded.unstructured
+        unstructured = _without_scheduler_configuration(loaded.unstructured, args.config)
+        dropped = {u.warning for u in loaded.unstructured} - {u.warning for u in unstructured}
+        warnings.extend(w for w in loaded.warnings if w not in dropped)
         if not loaded.objects:
             warnings.append(f"{', '.join(args.paths)}: no Kubernetes objects found")
         sources = {id(o.message): f"{o.source}: document {o.document}" for o in loaded.objects}
@@ -216,9 +224,28 @@ def _build(args: argparse.Namespace) -> tuple[Simulation, list[str]]:
     return sim, warnings
 
 
+def _without_scheduler_configuration(objs: list[UnstructuredObject], config: str | None) -> list[UnstructuredObject]:
+    """A KubeSchedulerConfiguration among the PATHs was meant as --config: running on the defaults instead
+    would give other results without saying so. The --config file itself, in a directory given as PATH, is
+    left out quietly."""
+    configured = Path(config).resolve() if config else None
+    kept = []
+    for u in objs:
+        if u.kind != "KubeSchedulerConfiguration":
+            kept.append(u)
+        elif configured is None or Path(u.source).resolve() != configured:
+            raise BadInput(f"{u.where}: a KubeSchedulerConfiguration is not a manifest to schedule; "
+                           f"to use it, pass it as --config {u.source}")
+    return kept
+
+
 def register_wasm_plugins(registry: Registry, cfg: KubeSchedulerConfiguration, base_dir: Path | None) -> None:
     """wasm/plugin.py's register_wasm_plugins, imported only when a profile configures a wasm plugin:
     the wasm host (wasmtime, ctypes bindings) is the largest part of start-up, and most runs have none."""
+    for pc in (pc for profile in cfg.profiles for pc in profile.plugin_config if pc.name not in registry):
+        typo = misspelled_guest_url(pc.args)
+        if typo is not None:
+            raise ValueError(f'pluginConfig "{pc.name}": {typo}')
     if any(is_wasm_args(pc.args) for profile in cfg.profiles for pc in profile.plugin_config):
         from wasmsched.wasm import plugin
 
@@ -226,10 +253,11 @@ def register_wasm_plugins(registry: Registry, cfg: KubeSchedulerConfiguration, b
 
 
 def _error_text(message: str) -> str:
-    """One line; a guest's captured output and stack trace (an instantiate error) only with -v 2+."""
+    """One line, long quoted values cut (the file, field path and reason stay whole); a guest's captured
+    output and stack trace (an instantiate error) and whole values only with -v 2+."""
     if logging.getLogger("wasmsched").isEnabledFor(logging.INFO):
         return message
-    return one_line(message, "with -v 2")
+    return one_line(brief_quoted_values(message), "with -v 2")
 
 
 def _conflict_message(e: ConflictError, sim: Simulation, sources: dict[int, str]) -> str:
@@ -243,29 +271,63 @@ def _conflict_message(e: ConflictError, sim: Simulation, sources: dict[int, str]
 
 def check_out_dir(out_dir: Path, flag: str = "--out") -> None:
     """--out must be a directory that can be written or created: found out before the run, not after
-    the results are printed. Nothing is created yet, so bad input leaves no trace."""
-    existing = out_dir
-    while not existing.exists():
-        if existing.is_symlink():
-            raise BadInput(f"{flag} {out_dir}: {existing} is a dangling symbolic link")
-        existing = existing.parent
-    if not existing.is_dir():
-        what = "not a directory" if existing == out_dir else f"{existing} is not a directory"
-        raise BadInput(f"{flag} {out_dir}: {what}")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise BadInput(f"{flag} {out_dir}: permission denied: cannot write in {existing}")
+    the results are printed. It is created and a file is written in it here, as mkdir fails in more ways
+    than can be foreseen (/proc, a read-only file system, a name too long); then what this made is
+    removed, so bad input leaves no trace."""
+    try:
+        existing = out_dir
+        while not existing.exists():
+            if existing.is_symlink():
+                raise BadInput(f"{flag} {out_dir}: {existing} is a dangling symbolic link")
+            existing = existing.parent
+        if not existing.is_dir():
+            what = "not a directory" if existing == out_dir else f"{existing} is not a directory"
+            raise BadInput(f"{flag} {out_dir}: {what}")
+        if not os.access(existing, os.W_OK | os.X_OK):
+            raise BadInput(f"{flag} {out_dir}: permission denied: cannot write in {existing}")
+        _try_writing_in(out_dir, existing, flag)
+    except OSError as e:  # stat of an unreadable or impossible path: ENAMETOOLONG, ELOOP, EACCES
+        raise BadInput(f"{flag} {out_dir}: {e.strerror or e}") from e
+
+
+def _try_writing_in(out_dir: Path, existing: Path, flag: str) -> None:
+    """Creates out_dir and a file in it, then removes what it created (the directories below `existing`)."""
+    made = [d for d in (out_dir, *out_dir.parents) if d != existing and existing in d.parents]
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        what = "" if e.filename is None or str(e.filename) == str(out_dir) else f" {e.filename}"
+        raise BadInput(f"{flag} {out_dir}: cannot create directory{what}: {e.strerror or e}") from e
+    try:
+        fd, probe = tempfile.mkstemp(dir=out_dir, prefix=".wasmsched-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise BadInput(f"{flag} {out_dir}: cannot write in it: {e.strerror or e}") from e
+    finally:
+        for d in made:  # innermost first
+            with contextlib.suppress(OSError):
+                d.rmdir()
 
 
 def check_metrics_file(path: Path, flag: str = "--metrics") -> None:
-    """--metrics FILE (and --report FILE) is written after the run: a directory that cannot hold it is found
-    out before."""
+    """--metrics FILE (and --report FILE) is written after the run: a file that cannot be written is found out
+    before. It is opened for appending here (so an existing file keeps its bytes until the run ends), as
+    opening fails in more ways than can be foreseen (/proc, a read-only file system); a file this made is
+    removed again."""
     parent = path.absolute().parent
-    if path.is_dir():
-        raise BadInput(f"{flag} {path}: is a directory")
-    if not parent.is_dir():
-        raise BadInput(f"{flag} {path}: {parent} is not a directory")
-    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise BadInput(f"{flag} {path}: permission denied")
+    try:
+        if path.is_dir():
+            raise BadInput(f"{flag} {path}: is a directory")
+        if not parent.is_dir():
+            raise BadInput(f"{flag} {path}: {parent} is not a directory")
+        existed = path.exists()
+        with path.open("ab"):
+            pass
+        if not existed:
+            path.unlink()
+    except OSError as e:
+        raise BadInput(f"{flag} {path}: {e.strerror or e}") from e
 
 
 def result_document(result: SimulationResult, explain: bool) -> dict[str, Any]:

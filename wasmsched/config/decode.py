@@ -37,7 +37,7 @@ class Reader:
             if not isinstance(k, str):
                 errors.append(unknown_field(child(path, str(k))))
             elif k not in allowed_set:
-                errors.append(unknown_field(child(path, k)))
+                errors.append(unknown_field(child(path, k), k, allowed_set))
             else:
                 self.obj[k] = v
 

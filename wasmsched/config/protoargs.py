@@ -48,7 +48,7 @@ def check_message_dict(value: Any, desc: Descriptor, path: str, errors: list[Fie
         p = child(path, str(k))
         f = desc.fields_by_name.get(k) if isinstance(k, str) else None
         if f is None:
-            errors.append(unknown_field(p))
+            errors.append(unknown_field(p, str(k), desc.fields_by_name))
             continue
         if v is None:
             continue

@@ -17,6 +17,7 @@ from wasmsched.api.decoding import json_type_name
 from wasmsched.api.gvr import GroupVersionResource
 from wasmsched.api.wellknown import parse_go_duration
 from wasmsched.util.intbounds import INT32_MAX, INT32_MIN
+from wasmsched.util.suggest import close_match
 from wasmsched.wasm.errors import WasmLoadError
 from wasmsched.wasm.oci.options import OciOptions
 from wasmsched.wasm.oci.reference import BadReference, is_oci
@@ -41,6 +42,10 @@ _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _GVR_KEYS = ("group", "version", "resource")
 # Keys that only an oci:// guestURL uses (§9): given with another scheme they are a mistake, not a no-op.
 _OCI_KEYS = ("registryConfig", "plainHTTP", "caFile", "verify")
+# Every key decode_args reads, for "did you mean" on the others.
+ARGS_KEYS = ("guestURL", "guestConfig", "logSeverity", "args", "timeout", "startTimeout", "memoryLimitPages",
+             "maxInstances", "guestSHA256", "watch", "sharedInstance", "failurePolicy", "maxConsecutiveFaults",
+             "faultCooldown", "reloadInterval", *_OCI_KEYS)
 
 
 @dataclass
@@ -78,6 +83,17 @@ class WasmPluginArgs:
 def is_wasm_args(raw: object) -> bool:
     """A plugin is a wasm plugin when its args carry `guestURL` (even an empty one: that is an error)."""
     return isinstance(raw, Mapping) and "guestURL" in raw
+
+
+def misspelled_guest_url(raw: object) -> str | None:
+    """Args without guestURL but with a key meant as it (`guestUrl`, `guest_url`): the error's text. Without
+    it the plugin is no wasm plugin, and the user would only hear that the plugin does not exist."""
+    if not isinstance(raw, Mapping) or "guestURL" in raw:
+        return None
+    for key in raw:
+        if close_match(str(key), ["guestURL"]) is not None:
+            return f'args: unknown key "{key}"; did you mean "guestURL"? (a wasm plugin\'s args need guestURL)'
+    return None
 
 
 def decode_args(plugin: str, raw: object) -> WasmPluginArgs:
@@ -149,7 +165,9 @@ def decode_args(plugin: str, raw: object) -> WasmPluginArgs:
         elif key == "verify":
             out.oci = replace(out.oci, public_key=_verify(fail, value))
         else:
-            out.warnings.append(f"plugin {plugin}: unknown key {key!r} in args, ignored")
+            meant = close_match(str(key), ARGS_KEYS)
+            hint = f"; did you mean {meant!r}?" if meant is not None else ""  # single quotes: a klog message
+            out.warnings.append(f"plugin {plugin}: unknown key {key!r} in args, ignored{hint}")
     if out.shared_instance:
         if "maxInstances" in raw and out.max_instances != 1:
             raise fail("sharedInstance requires maxInstances: 1")

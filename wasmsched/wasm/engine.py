@@ -11,10 +11,12 @@ import functools
 import hashlib
 import logging
 import threading
+import time
 from pathlib import Path
 
 import wasmtime
 
+from wasmsched.util.klog import V0, quote
 from wasmsched.wasm import interrupt, native
 from wasmsched.wasm.encoding import PodEncoder
 from wasmsched.wasm.errors import WasmLoadError
@@ -29,6 +31,9 @@ EPOCH_TICK_SECONDS = 0.005
 # call past its deadline stops with `timeout after <timeout>`.
 SLICE_TICKS = 2
 WASM_MAGIC = b"\x00asm"
+# Cranelift takes about 0.5-1 s per MB of wasm (a 17 MB Go guest: 7-19 s): from this size on, the user is
+# told at -v 0.
+SLOW_COMPILE_BYTES = 1 << 20
 
 
 
@@ -73,8 +78,11 @@ class Runtime:
 
     # ----- modules ------------------------------------------------------------------------------
 
-    def compile(self, wasm: bytes) -> wasmtime.Module:
-        """The Module for these bytes: from memory, else from the disk cache, else compiled (and cached)."""
+    def compile(self, wasm: bytes, origin: str | None = None) -> wasmtime.Module:
+        """The Module for these bytes: from memory, else from the disk cache, else compiled (and cached).
+
+        origin: where the bytes were read (loader.guest_origin), for the log lines and so that the cache
+        replaces an older build of the same guest (wasm/module_cache.py)."""
         if not wasm.startswith(WASM_MAGIC):
             # wasmtime would parse anything else as WebAssembly text; guests are binaries (docs/abi.md §1).
             raise WasmLoadError(f"wasm: error compiling guest: not a WebAssembly binary (starts with {wasm[:8]!r},"
@@ -86,12 +94,7 @@ class Runtime:
             return mod
         mod = self._load_cached(digest)
         if mod is None:
-            try:
-                mod = wasmtime.Module(self.engine, wasm)
-            except wasmtime.WasmtimeError as e:
-                raise WasmLoadError(f"wasm: error compiling guest: {_first_line(str(e))}") from e
-            self.compiled += 1
-            self._store_cached(digest, mod)
+            mod = self._compile_and_store(wasm, digest, origin)
         with self._lock:
             return self._modules.setdefault(digest, mod)
 
@@ -101,8 +104,8 @@ class Runtime:
         return f"{digest}-wasmtime-{_wasmtime_version()}"
 
     def _load_cached(self, digest: str) -> wasmtime.Module | None:
-        path = self.disk_cache.path(self._cache_key(digest))
-        if not path.is_file():
+        path = self.disk_cache.find(self._cache_key(digest))
+        if path is None:
             return None
         try:
             mod = wasmtime.Module.deserialize_file(self.engine, str(path))
@@ -111,10 +114,28 @@ class Runtime:
             return None
         self.disk_cache.used(path)
         self.loaded_from_cache += 1
+        log.info('"Loaded compiled wasm guest from the cache" path=%s', quote(path))
         return mod
 
-    def _store_cached(self, digest: str, mod: wasmtime.Module) -> None:
-        self.disk_cache.store(self._cache_key(digest), mod.serialize())
+    def _compile_and_store(self, wasm: bytes, digest: str, origin: str | None) -> wasmtime.Module:
+        # A Go guest takes 10-20 s to compile, once: a silent pause that long looks like a hang, so a
+        # large guest is announced at the default verbosity, before and after.
+        level = V0 if len(wasm) >= SLOW_COMPILE_BYTES else logging.INFO
+        guest = origin or f"sha256:{digest[:12]}"
+        log.log(level, '"Compiling wasm guest; the compiled module is cached for later runs" guest=%s bytes=%d',
+                quote(guest), len(wasm))
+        start = time.monotonic()
+        try:
+            mod = wasmtime.Module(self.engine, wasm)
+        except wasmtime.WasmtimeError as e:
+            raise WasmLoadError(f"wasm: error compiling guest: {_first_line(str(e))}") from e
+        seconds = time.monotonic() - start
+        self.compiled += 1
+        artifact = mod.serialize()
+        path = self.disk_cache.store(self._cache_key(digest), artifact, origin)
+        log.log(level, '"Compiled wasm guest" guest=%s duration="%.1fs" compiledBytes=%d cache=%s',
+                quote(guest), seconds, len(artifact), quote(path if path is not None else "(not cached)"))
+        return mod
 
 
 class _ProcessEngine:

@@ -71,6 +71,14 @@ def local_path(url: str, base_dir: str | os.PathLike[str] | None) -> str:
     return _local_path(url.removeprefix("file:").removeprefix("//") if scheme_of(url) == "file" else url, base_dir)
 
 
+def guest_origin(url: str, base_dir: str | os.PathLike[str] | None) -> str:
+    """Where a guest is read from, the same for every spelling of it: a local file's absolute path, else
+    guestURL. The module cache keeps one build per origin (wasm/module_cache.py)."""
+    if scheme_of(url) in ("", "file"):
+        return os.path.abspath(local_path(url, base_dir))
+    return url
+
+
 def read_file(url: str, path: str) -> bytes:
     """The file's bytes; WasmLoadError naming guestURL as written."""
     try:

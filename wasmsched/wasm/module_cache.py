@@ -2,10 +2,16 @@
 
 One file an entry, named by the guest's content hash and wasmtime's version (wasm/engine.py), in
 `$WASMSCHED_CACHE_DIR` (default `$XDG_CACHE_HOME/wasmsched/modules`, i.e. `~/.cache/wasmsched/modules`).
-The entries together stay within `$WASMSCHED_CACHE_MAX_BYTES` (default 256Mi; a number of bytes,
+The entries together stay within `$WASMSCHED_CACHE_MAX_BYTES` (default 1Gi; a number of bytes,
 optionally with a Ki, Mi or Gi suffix): after each store the least recently used entries are removed
 until they fit. An entry is used when stored and on every hit, which sets its modification time
 (a file's access time is unreliable: noatime and relatime mounts do not keep it).
+
+Sizes: a compiled Go guest is about 35 MB (twice its .wasm), so the six examples alone take 220 MB; 1Gi
+holds about thirty. A plugin author's edit-build-run loop stores a new entry for every build of the same
+guestURL: an entry stored for a guest's origin (its absolute path, or its URL) carries a hash of that
+origin in its name (`<key>.from-<hash>.cwasm`), and storing one removes the older builds of the same
+origin first, so rebuilding one guest never evicts other guests' entries.
 
 Why not wasmtime's own cache (`Config.cache`): it is configured through a TOML file, compiles and
 stores from inside `Module(...)` so hits and misses cannot be counted, and trims the directory in a
@@ -22,6 +28,7 @@ Temporary files that a crashed writer left behind are removed once they are an h
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import os
 import re
@@ -35,8 +42,11 @@ log = logging.getLogger("wasmsched.wasm")
 
 CACHE_DIR_ENV = "WASMSCHED_CACHE_DIR"
 CACHE_MAX_BYTES_ENV = "WASMSCHED_CACHE_MAX_BYTES"
-DEFAULT_MAX_BYTES = 256 << 20
+DEFAULT_MAX_BYTES = 1 << 30
 ENTRY_SUFFIX = ".cwasm"
+# `<key>.from-<ORIGIN_ID_CHARS hex of the origin's SHA-256>.cwasm`: an entry of a guest read from that origin.
+ORIGIN_MARK = ".from-"
+ORIGIN_ID_CHARS = 16
 TMP_PREFIX = ".tmp-"
 # A writer takes milliseconds; a temporary file this old belongs to a writer that died.
 STALE_TMP_SECONDS = 3600.0
@@ -82,8 +92,26 @@ class ModuleCache:
         self.directory = directory if directory is not None else default_cache_dir()
         self.max_bytes = max_bytes if max_bytes is not None else default_max_bytes()
 
-    def path(self, key: str) -> Path:
-        return self.directory / f"{key}{ENTRY_SUFFIX}"
+    def path(self, key: str, origin: str | None = None) -> Path:
+        """Where the entry of `key` is stored; `origin` (where the guest was read) names it too."""
+        if origin is None:
+            return self.directory / f"{key}{ENTRY_SUFFIX}"
+        return self.directory / f"{key}{_origin_part(origin)}{ENTRY_SUFFIX}"
+
+    def find(self, key: str) -> Path | None:
+        """The stored entry of `key`, whichever origin stored it; None on a miss."""
+        plain = self.path(key)
+        if plain.is_file():
+            return plain
+        prefix = f"{key}{ORIGIN_MARK}"
+        try:
+            names = os.listdir(self.directory)
+        except OSError:
+            return None
+        for name in sorted(names):
+            if name.startswith(prefix) and name.endswith(ENTRY_SUFFIX):
+                return self.directory / name
+        return None
 
     def used(self, path: Path) -> None:
         """A hit: the entry becomes the most recently used."""
@@ -91,21 +119,40 @@ class ModuleCache:
         with contextlib.suppress(OSError):
             os.utime(path)
 
-    def store(self, key: str, data: bytes | bytearray) -> None:
-        """Writes the entry atomically, then evicts least recently used entries beyond the cap."""
-        path = self.path(key)
+    def store(self, key: str, data: bytes | bytearray, origin: str | None = None) -> Path | None:
+        """Writes the entry atomically, removes older builds of the same origin, then evicts least recently
+        used entries beyond the cap. Returns the entry's path; None when it was not stored."""
+        path = self.path(key, origin)
         if len(data) > self.max_bytes:
             log.info('"Compiled module larger than the cache; not cached" path="%s" bytes=%d max_bytes=%d',
                      path, len(data), self.max_bytes)
-            return
+            return None
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             write_atomic(path, data, TMP_PREFIX)
         except OSError as e:
             # A read-only or full cache only costs a recompile next time.
             log.warning('"Cannot cache compiled module" path="%s" err="%s"', path, e)
-            return
+            return None
+        if origin is not None:
+            self._remove_older_builds(path, origin)
         self.evict()
+        return path
+
+    def _remove_older_builds(self, path: Path, origin: str) -> None:
+        """An edit-build-run loop's earlier builds are never loaded again: they go before any other entry."""
+        part = f"{_origin_part(origin)}{ENTRY_SUFFIX}"
+        removed = []
+        for e in self.entries():
+            if e.path.name.endswith(part) and e.path != path:
+                try:
+                    if _remove(e.path):
+                        removed.append(e)
+                except OSError as err:
+                    log.warning('"Cannot evict compiled module" path="%s" err="%s"', e.path, err)
+        if removed:
+            log.info('"Evicted older builds of the guest from the cache" origin="%s" entries=%d bytes=%d',
+                     origin, len(removed), sum(e.size for e in removed))
 
     def entries(self) -> list[Entry]:
         """The entries, least recently used first."""
@@ -180,6 +227,10 @@ class ModuleCache:
             except OSError as err:
                 log.warning('"Cannot remove stale temporary file" path="%s" err="%s"', path, err)
         return removed
+
+
+def _origin_part(origin: str) -> str:
+    return ORIGIN_MARK + hashlib.sha256(origin.encode()).hexdigest()[:ORIGIN_ID_CHARS]
 
 
 def _remove(path: Path) -> bool:

@@ -42,7 +42,7 @@ from wasmsched.wasm.engine import Runtime, default_runtime
 from wasmsched.wasm.errors import GuestCallError, WasmLoadError
 from wasmsched.wasm.host import Host
 from wasmsched.wasm.instance import CompiledGuest, GuestInstance
-from wasmsched.wasm.loader import check_sha256
+from wasmsched.wasm.loader import check_sha256, guest_origin
 from wasmsched.wasm.pool import DISCARDED_TEXT, InstancePool, Pin, PoolError
 from wasmsched.wasm.reload import Reloader, guest_source
 from wasmsched.wasm.versions import GuestVersion, Versions
@@ -129,6 +129,8 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         self._breaker_closed = False
         # Polls guestURL when the args set reloadInterval (§16.2).
         self.reloader: Reloader | None = None
+        # Where guestURL points (loader.guest_origin): a reload's module replaces this origin's cache entry.
+        self.origin: str | None = None
         # What events_to_register gave the queue, which a reloaded module must give too.
         self._registered: list[tuple[str, int, bool]] | None = None
 
@@ -706,7 +708,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         finish their cycles there. Raises WasmLoadError, keeping the running module, when the new one does
         not load, exports other functions, or registers other cluster events."""
         cur = self._versions.current
-        new = _load_version(self.name, self.args, runtime, self._handle, objects, data)
+        new = _load_version(self.name, self.args, runtime, self._handle, objects, data, self.origin)
         try:
             if new.compiled.exports != cur.compiled.exports:
                 def listed(e: frozenset[str]) -> str:
@@ -820,12 +822,14 @@ def new_wasm_plugin(name: str, raw_args: Mapping[str, Any] | None, handle: Handl
     source = guest_source(args.guest_url, base_dir, args.oci)
     data = source.fetch()
     objects = handle.watched_objects(args.watch) if handle is not None and args.watch else None
-    version = _load_version(name, args, rt, handle, objects, data)
+    origin = guest_origin(args.guest_url, base_dir)
+    version = _load_version(name, args, rt, handle, objects, data, origin)
     exports = version.compiled.exports
     if "normalizescore" in exports and "score" not in exports:
         log.warning('"normalizescore without score is ignored" plugin="%s"', name)
     metrics = handle.scheduler_metrics() if handle is not None else None
     plugin = plugin_class(exports)(name, version.compiled, version.pool, metrics, version.sha256)
+    plugin.origin = origin
     log.info('"Loaded wasm plugin" plugin="%s" url="%s" exports="%s"', name, args.guest_url,
              ",".join(e for e in (*abi.EXPORTS, *abi.V2_POINT_EXPORTS) if e in exports))
     if args.reload_interval is not None:
@@ -835,11 +839,11 @@ def new_wasm_plugin(name: str, raw_args: Mapping[str, Any] | None, handle: Handl
 
 
 def _load_version(name: str, args: WasmPluginArgs, rt: Runtime, handle: Handle | None, objects: Any,
-                  data: bytes) -> GuestVersion:
+                  data: bytes, origin: str | None) -> GuestVersion:
     """The module of `data`, checked (guestSHA256, §2's shape), linked and primed (a trap in `_start` fails
     here): a plugin's first version, or a reload's."""
     digest = check_sha256(args.guest_url, data, args.guest_sha256)
-    module = rt.compile(data)
+    module = rt.compile(data, origin)
     exports = abi.check_module(module)
     host = Host(name, args.guest_config, args.log_severity, handle, rt.pods, objects)
     compiled = CompiledGuest.link(name, rt, module, host, args, exports)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wasmsched.api.decoding import shorten
+from wasmsched.util.suggest import did_you_mean
 
 
 class _Omit:
@@ -101,7 +102,7 @@ class FieldError:
 
     def __str__(self) -> str:
         if self.type == UNKNOWN_FIELD:
-            return f'strict decoding error: unknown field "{self.field}"'
+            return f'strict decoding error: unknown field "{self.field}"{self.detail}'
         return f"{self.field}: {self.body()}" if self.field else self.body()
 
 
@@ -134,8 +135,9 @@ def not_supported(path: str, value: Any, supported: Sequence[str]) -> FieldError
     return FieldError(NOT_SUPPORTED, path, value, detail)
 
 
-def unknown_field(path: str) -> FieldError:
-    return FieldError(UNKNOWN_FIELD, path)
+def unknown_field(path: str, key: str = "", known: Iterable[str] = ()) -> FieldError:
+    """kube's strict decoding error at path; `known`, the keys allowed beside `key`, adds "did you mean"."""
+    return FieldError(UNKNOWN_FIELD, path, OMIT, did_you_mean(key, known) if key else "")
 
 
 def child(path: str, name: str) -> str:

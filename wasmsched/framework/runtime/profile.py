@@ -32,6 +32,7 @@ from wasmsched.framework.interface import (
     SchedulingCycleObserver,
     ScorePlugin,
 )
+from wasmsched.util.suggest import did_you_mean
 
 
 class FrameworkError(ValueError):
@@ -161,7 +162,8 @@ def _instantiate(profile_name: str, cfg: ProfilePlugins, args: Mapping[str, Any]
     for name in dict.fromkeys(names):
         factory = registry.get(name)
         if factory is None:
-            raise FrameworkError(f'profile "{profile_name}": plugin "{name}" does not exist')
+            raise FrameworkError(f'profile "{profile_name}": plugin "{name}" does not exist'
+                                 f"{did_you_mean(name, registry)}")
         try:
             plugin = factory(args.get(name), handle)
             fw.check_extension_points(plugin)  # every method its extension points require
