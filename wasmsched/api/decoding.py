@@ -20,6 +20,7 @@ the position is known, else `file: message`.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import Iterator, Mapping
@@ -97,10 +98,11 @@ def brief(text: str, limit: int = BRIEF_VALUE_CHARS) -> str:
 def brief_quoted_values(message: str, limit: int = BRIEF_VALUE_CHARS) -> str:
     """message with every double-quoted value longer than limit cut as `brief` cuts it: kube quotes a bad
     value whole (and a name again in `Pod "NAME" is invalid`), which can push the field path and the reason
-    out of a one-line error. Field paths and reasons are not quoted, so they stay whole."""
+    out of a one-line error. Field paths and reasons are not quoted, so they stay whole; so does a quoted
+    path of an existing file (`kubeconfig "PATH"`): the line names the file."""
     def cut(m: re.Match[str]) -> str:
         inner = m.group(1)
-        if len(inner) <= limit:
+        if len(inner) <= limit or (len(inner) < 4096 and "/" in inner and os.path.exists(inner)):
             return m.group(0)
         head = inner[:limit]
         if (len(head) - len(head.rstrip("\\"))) % 2:  # do not split an escape sequence
