@@ -55,11 +55,13 @@ def test_brief_quoted_values_cuts_values_only() -> None:
     assert brief_quoted_values('"' + "v" * 59 + '\\n' + "w" * 10 + '"') == '"' + "v" * 59 + '…"'
 
 
-def test_a_quoted_path_of_an_existing_file_stays_whole(tmp_path: Path) -> None:
+def test_a_quoted_file_path_stays_whole(tmp_path: Path) -> None:
     deep = tmp_path / ("d" * 70) / "kubeconfig"
     deep.parent.mkdir()
     deep.write_text("")
     msg = f'kubeconfig "{deep}": Invalid kube-config file'
     assert brief_quoted_values(msg) == msg
     missing = f'kubeconfig "{tmp_path / ("m" * 70)}": no such file'
-    assert brief_quoted_values(missing) != missing
+    assert brief_quoted_values(missing) == missing
+    relative = f'kubeconfig "{"r" * 70}/config": no such file'
+    assert brief_quoted_values(relative) != relative

@@ -95,14 +95,20 @@ def brief(text: str, limit: int = BRIEF_VALUE_CHARS) -> str:
     return json.dumps(cut, ensure_ascii=False)[1:-1]
 
 
+def _names_a_file(value: str) -> bool:
+    """An absolute or explicitly relative path (no Kubernetes name starts so), or an existing file's."""
+    return value.startswith(("/", "./", "../", "~/")) or (
+        len(value) < 4096 and "/" in value and "\n" not in value and os.path.exists(value))
+
+
 def brief_quoted_values(message: str, limit: int = BRIEF_VALUE_CHARS) -> str:
     """message with every double-quoted value longer than limit cut as `brief` cuts it: kube quotes a bad
     value whole (and a name again in `Pod "NAME" is invalid`), which can push the field path and the reason
     out of a one-line error. Field paths and reasons are not quoted, so they stay whole; so does a quoted
-    path of an existing file (`kubeconfig "PATH"`): the line names the file."""
+    file path (`kubeconfig "PATH"`): the line names the file."""
     def cut(m: re.Match[str]) -> str:
         inner = m.group(1)
-        if len(inner) <= limit or (len(inner) < 4096 and "/" in inner and os.path.exists(inner)):
+        if len(inner) <= limit or _names_a_file(inner):
             return m.group(0)
         head = inner[:limit]
         if (len(head) - len(head.rstrip("\\"))) % 2:  # do not split an escape sequence

@@ -195,7 +195,7 @@ def _build(args: argparse.Namespace) -> tuple[Simulation, list[str]]:
 
         # A report times every cycle's plugins, not kube's 10 % sample: a simulation is short, and the times
         # of one run are what its reader compares.
-        metrics = SchedulerMetrics(plugin_metrics_sample_percent=10) if args.report else SchedulerMetrics()
+        metrics = SchedulerMetrics(plugin_metrics_sample_percent=100) if args.report else SchedulerMetrics()
     try:
         sim = Simulation(cfg, registry, seed=args.seed, explain=args.explain, explain_summary=bool(args.report),
                          metrics=metrics, provision_volumes=args.provision_volumes)

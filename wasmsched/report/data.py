@@ -74,8 +74,8 @@ def report_document(sim: Simulation, result: SimulationResult, *, title: str, co
         ],
     }
     if metrics is not None:
-        doc["notes"].append(f"Plugin times are sampled as kube-scheduler samples them: "
-                            f"{metrics.plugin_metrics_sample_percent}% of scheduling cycles.")
+        doc["notes"].append(f"Plugin times are measured in {metrics.plugin_metrics_sample_percent}% of scheduling "
+                            "cycles (kube-scheduler samples 10%); extension point times in every cycle.")
     return doc
 
 
