@@ -154,13 +154,13 @@ dist: setup
 image: dist examples/nodenumber/nodenumber.wasm image-tools
 	tools/image/build.sh
 
-# Chromium, from Debian's archive when missing (root), for the report's browser tests: tools/report/install-browser.sh.
+# Chromium, from Debian's archive when missing (root), for the report's browser tests (tests/report).
 browser:
-	tools/report/install-browser.sh
+	tools/apt-tools.sh $@ chromium=chromium
 
-# buildah and debootstrap, from Debian's archive when missing (root): tools/image/install-tools.sh.
+# buildah and debootstrap, from Debian's archive when missing (root), for the image and its test.
 image-tools:
-	tools/image/install-tools.sh
+	tools/apt-tools.sh $@ buildah=buildah debootstrap=debootstrap
 
 # The wheel installed into a fresh venv, run from outside the source tree: `wasmsched simulate` works.
 test-wheel: dist

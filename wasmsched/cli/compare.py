@@ -22,15 +22,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "the candidate, compared with kube-scheduler's default configuration")
     p.add_argument("--output", "-o", choices=("table", "json"), default="table")
     p.add_argument("--report", metavar="FILE.html", help="write the comparison as a self-contained HTML page")
-    p.add_argument("--generate", metavar="nodes=N,pods=M", help="add a synthetic cluster")
-    p.add_argument("--seed", type=int, default=0, help="seed for random tie-breaks, the same for both runs")
-    p.add_argument("--provision-volumes", action="store_true",
-                   help="emulate an external provisioner (as simulate --provision-volumes)")
-    p.add_argument("--quiet", "-q", action="store_true",
-                   help="no progress line on stderr (it shows on a terminal during runs longer than a second)")
-    p.add_argument("paths", nargs="*", metavar="PATH", help="YAML/JSON files or directories")
-    p.add_argument("-v", "--v", type=int, dest="verbosity", default=argparse.SUPPRESS,
-                   help="log verbosity on stderr (0: warnings, 2: info, 5: debug)")
+    simulate.add_input_arguments(p)
     p.set_defaults(func=run)
 
 

@@ -60,11 +60,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", "-o", choices=("table", "json", "yaml"), default="table")
     p.add_argument("--explain", action="store_true", help="per pod: filter result and scores of every node")
     p.add_argument("--out", metavar="DIR", help="write the final cluster state as manifests into DIR")
-    p.add_argument("--generate", metavar="nodes=N,pods=M", help="add a synthetic cluster")
-    p.add_argument("--seed", type=int, default=0, help="seed for random tie-breaks (default 0)")
-    p.add_argument("--provision-volumes", action="store_true",
-                   help="emulate an external provisioner: claims of WaitForFirstConsumer classes get a PV on "
-                        "the node chosen for their pod")
     p.add_argument("--metrics", metavar="FILE",
                    help="write the scheduler's Prometheus metrics (text exposition) into FILE at the end")
     p.add_argument("--report", metavar="FILE.html",
@@ -75,13 +70,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                               "those not Scheduled or Running, at most N, and counts the rest")
     listing.add_argument("--all", action="store_const", const=None, dest="limit",
                          help="the table lists every pod, however many")
+    add_input_arguments(p)
+    p.set_defaults(func=run)
+
+
+def add_input_arguments(p: argparse.ArgumentParser) -> None:
+    """What a run schedules and how it shows progress: simulate's and compare's (which runs it twice)."""
+    p.add_argument("--generate", metavar="nodes=N,pods=M", help="add a synthetic cluster")
+    p.add_argument("--seed", type=int, default=0, help="seed for random tie-breaks (default 0)")
+    p.add_argument("--provision-volumes", action="store_true",
+                   help="emulate an external provisioner: claims of WaitForFirstConsumer classes get a PV on "
+                        "the node chosen for their pod")
     p.add_argument("--quiet", "-q", action="store_true",
                    help="no progress line on stderr (it shows on a terminal during runs longer than a second)")
     p.add_argument("paths", nargs="*", metavar="PATH", help="YAML/JSON files or directories")
     # Also after the subcommand, as users type it; SUPPRESS keeps a -v given before it.
     p.add_argument("-v", "--v", type=int, dest="verbosity", default=argparse.SUPPRESS,
                    help="log verbosity on stderr (0: warnings, 2: info, 5: debug)")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
