@@ -9,6 +9,9 @@ from wasmsched.kube.app import freeze_full_collection_survivors
 
 
 def test_full_collection_survivors_are_frozen_until_stopped() -> None:
+    # Only the collections below: an automatic full one while `kept` is built would freeze it before `before`.
+    was_enabled = gc.isenabled()
+    gc.disable()
     stop = freeze_full_collection_survivors()
     try:
         kept = [[i] for i in range(2000)]
@@ -22,6 +25,8 @@ def test_full_collection_survivors_are_frozen_until_stopped() -> None:
     finally:
         stop()
         gc.unfreeze()
+        if was_enabled:
+            gc.enable()
     kept.append([0])
     gc.collect(2)
     assert gc.get_freeze_count() == 0, "stopped: a full collection freezes nothing"
