@@ -95,8 +95,29 @@ def decode_json(data: bytes | dict[str, Any], cls: type[M]) -> M:
         raise CodecError(f"cannot decode {cls.DESCRIPTOR.name} from JSON: {e}") from e
 
 
+def is_json(content_type: str | None) -> bool:
+    return (content_type or "").split(";")[0].strip() == JSON
+
+
+def not_an_api_answer(data: bytes, content_type: str | None) -> CodecError:
+    """What a reply in neither wire format says (a login page, a proxy's error page): client-go gives
+    `serializer for text/html doesn't exist`; this names the type and shows the start of the body."""
+    text = " ".join(data[:120].decode(errors="replace").split())
+    return CodecError(f"the server answered {content_type or 'no Content-Type'}, not a Kubernetes API object "
+                      f"(is the kubeconfig's server an API server?): {text!r}")
+
+
 def decode(data: bytes, content_type: str | None, cls: type[M]) -> M:
-    return decode_protobuf(data, cls) if is_protobuf(content_type) else decode_json(data, cls)
+    if is_protobuf(content_type):
+        return decode_protobuf(data, cls)
+    if content_type and not is_json(content_type):
+        raise not_an_api_answer(data, content_type)
+    try:
+        return decode_json(data, cls)
+    except ValueError as e:  # json's own errors, which are not CodecErrors
+        if isinstance(e, CodecError):
+            raise
+        raise CodecError(f"cannot decode {cls.DESCRIPTOR.name} from JSON: {e}") from e
 
 
 def _event_object(raw: bytes, cls: type[Message]) -> Any:
