@@ -10,6 +10,9 @@ from wasmsched.api.quantity import (
     DECIMAL_SI,
     ERR_FORMAT_WRONG,
     ERR_SUFFIX,
+    kube_milli_value,
+    kube_value,
+    kube_value_overflows,
     nano_to_milli,
     nano_to_value,
     parse_quantity,
@@ -272,3 +275,33 @@ def test_values_saturate_at_int64() -> None:
     assert nano_to_milli(big) == 2**63 - 1
     assert nano_to_milli(-big) == -(2**63)
     assert nano_to_milli(quantity_nano_value("9223372036854775807m")) == 2**63 - 1
+
+
+# What k8s.io/apimachinery v0.37.2's Value() and MilliValue() return on amd64 (a Go program printed them).
+@pytest.mark.parametrize(("text", "value", "milli"), [
+    ("4", 4, 4000),
+    ("1.5Gi", 1610612736, 1610612736000),
+    ("1e30", 0, 0),  # int64Amount{1, 30}: the multiplication by ten gives up
+    ("1e18", 10**18, 0),
+    ("9e15", 9 * 10**15, 9 * 10**18),
+    ("9223372036854775807", 2**63 - 1, -1000),  # MilliValue wraps
+    ("99999999999999999999", 7766279631452241919, 200376420520688664),  # inf.Dec: the low 64 bits
+    ("8Ei", 2**63 - 1, -1000),  # BinarySI capped at MaxInt64
+    ("7Ei", 8070450532247928832, -(2**63)),
+    ("10000000000000000k", -8446744073709551616, 1864712049423024128),
+    ("1e5000", 0, 0),
+    ("100e4998", 0, 0),  # how the API server writes 1e5000 back
+    ("12345678901234567890e5000", 0, 0),
+    ("-12345678901234567890123", -6432227780, -6432227781342),
+    ("-34273167232686563Mi", -(2**63) + 1, 1000),
+])
+def test_kube_value_and_milli_value_wrap_as_kubes_int64_arithmetic(text: str, value: int, milli: int) -> None:
+    assert (kube_value(text), kube_milli_value(text)) == (value, milli)
+    assert kube_value_overflows(text, -3) == (milli != parse_milli_or_none(text))
+
+
+def parse_milli_or_none(text: str) -> int | None:
+    try:
+        return parse_quantity(text).milli_value()
+    except ValueError:
+        return None

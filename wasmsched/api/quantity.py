@@ -2,7 +2,9 @@
 
 A port of k8s.io/apimachinery/pkg/api/resource (ParseQuantity, Value, MilliValue, String).
 Values are kept exact as fractions.Fraction; parsing rounds non-zero values away from zero to
-nano precision and caps BinarySI magnitudes at 2^63-1, as Kubernetes does.
+nano precision and caps BinarySI magnitudes at 2^63-1, as Kubernetes does. kube_scaled_value is
+Value()/MilliValue() in kube's own int64 arithmetic, wrap-arounds included, for the values
+kube-scheduler takes that way (a node's allocatable).
 """
 
 from __future__ import annotations
@@ -349,3 +351,128 @@ def nano_to_value(nanos: int) -> int:
 def nano_to_milli(nanos: int) -> int:
     """MilliValue() of a quantity given in nano-units (rounded away from zero), saturated to int64."""
     return _int64(_div_away(nanos, _NANO // 1000))
+
+
+# ----- Value() and MilliValue() as kube computes them, overflow included ---------------------------------------------
+
+_TWO64 = 1 << 64
+
+
+def _wrap64(x: int) -> int:
+    """x in Go's int64 arithmetic: the low 64 bits, two's complement (a wrapped product, big.Int.Int64)."""
+    return ((x + (1 << 63)) % _TWO64) - (1 << 63)
+
+
+def _go_quo_rem(a: int, b: int) -> tuple[int, int]:
+    """Go's int64 / and %: truncated toward zero."""
+    q = abs(a) // abs(b)
+    q = q if (a >= 0) == (b > 0) else -q
+    return q, a - q * b
+
+
+def _positive_scale_int64(base: int, scale: int) -> int:
+    """positiveScaleInt64's value (ScaledValue ignores its ok): the scales kube special-cases (1, 2, 3, 6, 9)
+    return the wrapped product on overflow, the others 0."""
+    if scale == 0:
+        return base
+    if scale in (1, 2, 3, 6, 9):
+        return 0 if base == INT64_MIN else _wrap64(base * 10**scale)
+    if base == 0:
+        return 0
+    # Any non-zero int64 times 10^19 overflows: the loop gives up, and the value is 0.
+    value = base * 10**min(scale, 19)
+    return value if scale < 19 and INT64_MIN <= value <= INT64_MAX else 0
+
+
+def _negative_scale_int64(base: int, scale: int) -> int:
+    """negativeScaleInt64: base / 10^scale rounded away from zero."""
+    value, fraction = base, False
+    for _ in range(scale):
+        q, r = _go_quo_rem(value, 10)
+        fraction = fraction or r != 0
+        value = q
+        if value == 0:
+            return (1 if base > 0 else -1) if fraction else 0
+    if fraction:
+        value += 1 if base > 0 else -1
+    return value
+
+
+def _dec_scaled_value(unscaled: int, scale: int, new_scale: int) -> int:
+    """scale_int.go's scaledValue: an inf.Dec (unscaled * 10^-scale) as ceil(value * 10^new_scale) in int64,
+    wrapping where kube's arithmetic wraps."""
+    dif = scale - new_scale
+    if dif == 0:
+        return _wrap64(unscaled)
+    if dif < 0:
+        # int64(math.Pow10(n)) of a float past int64 is MinInt64 on amd64, where kube-scheduler runs.
+        factor = 10**-dif if -dif <= 18 else INT64_MIN
+        return _wrap64(_wrap64(unscaled) * factor)
+    if unscaled < INT64_MAX and dif < 19:
+        q, r = _go_quo_rem(_wrap64(unscaled), 10**dif)
+        return q + 1 if r != 0 else q
+    # big.Int.DivMod is Euclidean (the remainder never negative), as Python's divmod by a positive divisor.
+    q, r = divmod(unscaled, 10**dif)
+    return _wrap64(_wrap64(q) + 1) if r != 0 else _wrap64(q)
+
+
+@functools.lru_cache(maxsize=4096)
+def kube_scaled_value(s: str, scale: int) -> int:
+    """resource.Quantity.ScaledValue of the quantity string s: scale 0 is Value(), -3 MilliValue().
+
+    The exact value when it fits in an int64, and beyond that what kube's int64 arithmetic makes of it,
+    which is not a saturation: "1e30" has a Value() and MilliValue() of 0 (the multiplication by ten
+    gives up), "9223372036854775807" a MilliValue() of -1000 (wrapped). kube-scheduler's NodeInfo
+    takes a node's allocatable through these, so a node that reports such a quantity has that much of
+    the resource to kube-scheduler, and here. ValueError for what ParseQuantity refuses."""
+    if not s:
+        raise ValueError(ERR_FORMAT_WRONG)
+    positive, value, num, denom, suf = _parse_quantity_string(s)
+    base, exponent, fmt = _interpret_suffix(suf)
+    # ParseQuantity's int64Amount path: up to 18 digits, a scale of at least nano, a product within int64.
+    if fmt == BINARY_SI:
+        fits = exponent >= 0 and not denom and 15 - len(num) - (exponent * 3 // 10) - 1 >= 0
+        amount_scale = 0
+    else:
+        fits = 18 - (len(num) + len(denom)) >= 0
+        amount_scale = exponent - len(denom)
+    if fits and amount_scale >= -9:
+        result = int(num + denom) * (1 << exponent if fmt == BINARY_SI else 1)
+        if result <= INT64_MAX:
+            result = result if positive else -result
+            if amount_scale < scale:
+                return _negative_scale_int64(result, scale - amount_scale)
+            return _positive_scale_int64(result, amount_scale - scale)
+    # The inf.Dec path: the value rounded up to nano (scale 9), or BinarySI capped at MaxInt64 (scale 0).
+    if len(num) + len(denom) > _MAX_MATERIALISED_DIGITS:
+        raise ValueError(ERR_NUMERIC)
+    if base == 10 and exponent > _MAX_MATERIALISED_EXPONENT:
+        # Far past any int64: only the low 64 bits of value * 10^(exponent - scale) matter (it is an integer).
+        digits = int(num + denom)
+        low = digits * pow(10, exponent - len(denom) - scale, _TWO64) % _TWO64
+        return _wrap64(low if positive else -low)
+    amount = _slow_amount(value, base, exponent, fmt)
+    if fmt == BINARY_SI and abs(amount) == INT64_MAX:
+        return _dec_scaled_value(int(amount), 0, -scale)
+    nanos = amount * _NANO
+    return _dec_scaled_value(int(nanos), 9, -scale)
+
+
+def kube_value(s: str) -> int:
+    """Quantity.Value() in kube's int64 arithmetic (kube_scaled_value)."""
+    return kube_scaled_value(s, 0)
+
+
+def kube_milli_value(s: str) -> int:
+    """Quantity.MilliValue() in kube's int64 arithmetic (kube_scaled_value)."""
+    return kube_scaled_value(s, -3)
+
+
+def kube_value_overflows(s: str, scale: int) -> bool:
+    """Whether ScaledValue(scale) of s is past int64, so that kube_scaled_value is not the exact value."""
+    value = kube_scaled_value(s, scale)
+    try:
+        q = cached_quantity(s)
+    except ValueError:
+        return True  # refused here only for an exponent or numeral far past int64
+    return _round_away(q.amount * Fraction(10) ** -scale) != value

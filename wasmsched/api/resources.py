@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
-from wasmsched.api.quantity import nano_to_milli, nano_to_value, quantity_nano_value
+from wasmsched.api.quantity import kube_milli_value, kube_value, nano_to_milli, nano_to_value, quantity_nano_value
 from wasmsched.api.types import Container, Node, Pod
 from wasmsched.api.validation import is_qualified_name
 
@@ -342,6 +342,9 @@ def quantity_map_to_resource_list(quantities: Mapping[str, object]) -> ResourceL
 
 
 def node_allocatable(node: Node) -> ResourceList:
-    """node.status.allocatable with cpu in milli-units and the rest in units."""
-    return quantity_map_to_resource_list(node.status.allocatable)
+    """node.status.allocatable with cpu in milli-units and the rest in units: each quantity's MilliValue() or
+    Value() as kube-scheduler's NodeInfo takes it, in kube's int64 arithmetic (a node reporting "1e30" cpu
+    has 0 to kube-scheduler: quantity.kube_scaled_value)."""
+    return {k: kube_milli_value(q.string) if k == RESOURCE_CPU else kube_value(q.string)
+            for k, q in node.status.allocatable.items()}
 

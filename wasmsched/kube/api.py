@@ -319,7 +319,9 @@ class KubeApi:
                      content_type: str = codec.JSON, timeout: Any = REQUEST_TIMEOUT) -> Any:
         """The decoded JSON reply (None when empty); raises as `request`, and CodecError for a reply that
         is not JSON."""
-        data, _ = self.request(method, path, query=query, body=body, content_type=content_type, timeout=timeout)
+        data, ctype = self.request(method, path, query=query, body=body, content_type=content_type, timeout=timeout)
+        if data and ctype and not codec.is_json(ctype):
+            raise codec.CodecError(f"{method} {self.host}{path}: {codec.not_an_api_answer(data, ctype)}")
         try:
             return json.loads(data) if data else None
         except ValueError as e:
@@ -348,7 +350,10 @@ class KubeApi:
             if is_not_found(e):
                 return None
             raise
-        return codec.decode(data, ctype, resource.message_class)
+        try:
+            return codec.decode(data, ctype, resource.message_class)
+        except codec.CodecError as e:
+            raise codec.CodecError(f"GET {self.host}{resource.path(namespace, name)}: {e}") from e
 
     def list(self, resource: Resource, namespace: str = "", *, resource_version: str = "",
              label_selector: str = "", field_selector: str = "") -> tuple[list[Any], str]:
@@ -362,7 +367,10 @@ class KubeApi:
             if resource_version and not cont:
                 query["resourceVersion"] = resource_version
             data, ctype = self.request("GET", resource.path(namespace), query=query, accept=self._accept())
-            lst = codec.decode(data, ctype, resource.list_class)
+            try:
+                lst = codec.decode(data, ctype, resource.list_class)
+            except codec.CodecError as e:
+                raise codec.CodecError(f"GET {self.host}{resource.path(namespace)}: {e}") from e
             items.extend(lst.items)  # type: ignore[attr-defined]
             rv = lst.metadata.resourceVersion  # type: ignore[attr-defined]
             cont = getattr(lst.metadata, "continue")  # type: ignore[attr-defined]
@@ -389,6 +397,9 @@ class KubeApi:
             ctype = raw.headers.get("Content-Type")
             if codec.is_protobuf(ctype):
                 yield WatchStream(codec.protobuf_watch_events(raw, resource.message_class), raw)
+            elif ctype and not codec.is_json(ctype):
+                raise codec.CodecError(f"GET {self.host}{resource.path(namespace)}: "
+                                       f"{codec.not_an_api_answer(raw.read(120), ctype)}")
             else:
                 yield WatchStream(codec.json_watch_events(_lines(raw), resource.message_class), raw)
         finally:
@@ -433,6 +444,9 @@ class KubeApi:
             if resp.status >= 300:
                 raise _status_error(resp.status, resp.reason or "", raw.data, raw.headers.get("Content-Type"),
                                     "GET", path)
+            ctype = raw.headers.get("Content-Type")
+            if ctype and not codec.is_json(ctype):
+                raise codec.CodecError(f"GET {self.host}{path}: {codec.not_an_api_answer(raw.read(120), ctype)}")
             yield WatchStream(codec.json_object_watch_events(_lines(raw)), raw)
         finally:
             raw.close()

@@ -37,6 +37,16 @@ class CodecError(ValueError):
     """The server's bytes are not what the content type says."""
 
 
+class WatchDecodeError(CodecError):
+    """An event of a watch that cannot be decoded (client-go's StreamWatcher: "unable to decode an event from
+    the watch stream", which ends the watch and makes the reflector list again). `object` names the object
+    when its metadata could be read."""
+
+    def __init__(self, message: str, object_name: str = "") -> None:
+        super().__init__(f"unable to decode an event from the watch stream: {message}")
+        self.object = object_name
+
+
 @dataclass
 class WatchEvent:
     type: str  # ADDED, MODIFIED, DELETED, BOOKMARK, ERROR
@@ -95,22 +105,90 @@ def decode_json(data: bytes | dict[str, Any], cls: type[M]) -> M:
         raise CodecError(f"cannot decode {cls.DESCRIPTOR.name} from JSON: {e}") from e
 
 
+def is_json(content_type: str | None) -> bool:
+    return (content_type or "").split(";")[0].strip() == JSON
+
+
+def not_an_api_answer(data: bytes, content_type: str | None) -> CodecError:
+    """What a reply in neither wire format says (a login page, a proxy's error page): client-go gives
+    `serializer for text/html doesn't exist`; this names the type and shows the start of the body."""
+    text = " ".join(data[:120].decode(errors="replace").split())
+    return CodecError(f"the server answered {content_type or 'no Content-Type'}, not a Kubernetes API object "
+                      f"(is the kubeconfig's server an API server?): {text!r}")
+
+
 def decode(data: bytes, content_type: str | None, cls: type[M]) -> M:
-    return decode_protobuf(data, cls) if is_protobuf(content_type) else decode_json(data, cls)
+    if is_protobuf(content_type):
+        return decode_protobuf(data, cls)
+    if content_type and not is_json(content_type):
+        raise not_an_api_answer(data, content_type)
+    try:
+        return decode_json(data, cls)
+    except ValueError as e:  # json's own errors, which are not CodecErrors
+        if isinstance(e, CodecError):
+            raise
+        raise CodecError(f"cannot decode {cls.DESCRIPTOR.name} from JSON: {e}") from e
 
 
 def _event_object(raw: bytes, cls: type[Message]) -> Any:
     """The object of a protobuf watch event: the full `k8s\\0` + Unknown encoding, or (from servers that
-    embed it raw) the bare message."""
+    embed it raw) the bare message. WatchDecodeError for an object of another kind (client-go's decoder:
+    no such kind in its scheme) or bytes that are not the kind's message."""
+    target: type[Message] = cls
     if raw.startswith(MAGIC):
         unknown = _unwrap(raw)
-        target: type[Message] = meta_pb.Status if unknown.typeMeta.kind == "Status" else cls
-        obj = target()
-        obj.ParseFromString(unknown.raw)
-        return obj
-    obj = cls()
-    obj.ParseFromString(raw)
+        kind = unknown.typeMeta.kind
+        raw = unknown.raw
+        if kind == "Status":
+            target = meta_pb.Status
+        elif kind and kind != cls.DESCRIPTOR.name:
+            raise WatchDecodeError(f'an object of kind "{kind}" (apiVersion "{unknown.typeMeta.apiVersion}") '
+                                   f"in a watch of {cls.DESCRIPTOR.name}", _object_name(raw))
+    obj = target()
+    try:
+        obj.ParseFromString(raw)
+    except ProtoDecodeError as e:
+        raise WatchDecodeError(f"cannot decode {target.DESCRIPTOR.name}: {e}", _object_name(raw)) from e
     return obj
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        b = data[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return value, pos
+        shift += 7
+
+
+def _object_name(raw: bytes) -> str:
+    """`namespace/name` of an object whose bytes do not decode as a whole, read from its metadata alone
+    (field 1 of every kind): a bad spec still lets the log name the object. "" when that fails too."""
+    pos = 0
+    try:
+        while pos < len(raw):
+            key, pos = _varint(raw, pos)
+            field, wire = key >> 3, key & 7
+            if wire == 0:
+                _, pos = _varint(raw, pos)
+            elif wire == 1:
+                pos += 8
+            elif wire == 5:
+                pos += 4
+            elif wire == 2:
+                size, pos = _varint(raw, pos)
+                if field == 1:
+                    meta = meta_pb.ObjectMeta()
+                    meta.ParseFromString(raw[pos:pos + size])
+                    return f"{meta.namespace}/{meta.name}" if meta.namespace else meta.name
+                pos += size
+            else:
+                return ""
+    except (IndexError, ProtoDecodeError):
+        return ""
+    return ""
 
 
 def _resource_version(obj: Any) -> str:
@@ -159,9 +237,9 @@ def protobuf_watch_events(stream: BinaryIO, cls: type[Message]) -> Iterator[Watc
         ev = meta_pb.WatchEvent()
         try:
             ev.ParseFromString(frame)
-            obj = _event_object(ev.object.raw, cls)
         except ProtoDecodeError as e:
-            raise CodecError(f"cannot decode a watch event: {e}") from e
+            raise WatchDecodeError(f"cannot decode a WatchEvent: {e}") from e
+        obj = _event_object(ev.object.raw, cls)
         yield WatchEvent(ev.type, obj, _resource_version(obj))
 
 
@@ -173,14 +251,22 @@ def json_watch_events(lines: Iterator[bytes], cls: type[Message]) -> Iterator[Wa
         try:
             ev = json.loads(line)
         except json.JSONDecodeError as e:
-            raise CodecError(f"cannot decode a watch event: {e}") from e
+            raise WatchDecodeError(str(e)) from e
+        if not isinstance(ev, dict) or not isinstance(ev.get("object") or {}, dict):
+            raise WatchDecodeError("not an object with an object")
         etype = ev.get("type", "")
         raw = ev.get("object") or {}
         target: type[Message] = meta_pb.Status if raw.get("kind") == "Status" else cls
         if etype == "BOOKMARK":
             # A bookmark carries only metadata; strict conversion of the rest is pointless.
             raw = {"metadata": raw.get("metadata", {})}
-        obj = decode_json(raw, target)
+        try:
+            obj = decode_json(raw, target)
+        except CodecError as e:
+            meta = raw.get("metadata")
+            name = meta.get("name", "") if isinstance(meta, dict) else ""
+            ns = meta.get("namespace", "") if isinstance(meta, dict) else ""
+            raise WatchDecodeError(str(e), f"{ns}/{name}" if ns else str(name)) from e
         yield WatchEvent(etype, obj, _resource_version(obj))
 
 
@@ -194,9 +280,9 @@ def json_object_watch_events(lines: Iterator[bytes]) -> Iterator[WatchEvent]:
         try:
             ev = json.loads(line)
         except json.JSONDecodeError as e:
-            raise CodecError(f"cannot decode a watch event: {e}") from e
+            raise WatchDecodeError(str(e)) from e
         if not isinstance(ev, dict) or not isinstance(ev.get("object"), dict):
-            raise CodecError("cannot decode a watch event: not an object with an object")
+            raise WatchDecodeError("not an object with an object")
         obj = ev["object"]
         meta = obj.get("metadata")
         rv = meta.get("resourceVersion", "") if isinstance(meta, dict) else ""

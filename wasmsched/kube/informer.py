@@ -2,8 +2,9 @@
 
 client-go's reflector and shared informer in one: list (in pages), then watch from the list's
 resourceVersion with bookmarks; when the watch ends, watch again from the last resourceVersion seen;
-on `410 Gone` (the version was compacted) list again and reconcile, delivering the adds, updates and
-deletes the relist reveals; on a broken connection retry with jittered exponential backoff. Handlers
+on `410 Gone` (the version was compacted), or an event that cannot be decoded (client-go's StreamWatcher
+ends the watch with an error), list again and reconcile, delivering the adds, updates and deletes the
+relist reveals; on a broken connection retry with jittered exponential backoff. Handlers
 run on the informer's thread, one event at a time, as client-go's processor runs them.
 """
 
@@ -24,7 +25,7 @@ from wasmsched.api.kinds import RESOURCES, Resource
 from wasmsched.api.types import object_key
 from wasmsched.framework.watched import WatchedObjectStore, object_name
 from wasmsched.kube.api import ApiError, KubeApi, TransportError, WatchStream
-from wasmsched.kube.codec import CodecError
+from wasmsched.kube.codec import CodecError, WatchDecodeError
 from wasmsched.util.klog import quote
 
 log = logging.getLogger("wasmsched.kube")
@@ -80,6 +81,8 @@ class BaseInformer:
         # What happened, for logs and tests: lists made (the first plus every relist) and watches opened.
         self.lists = 0
         self.relists_after_gone = 0
+        # Watches ended by an event that could not be decoded (each followed by a list).
+        self.decode_failures = 0
         self.watches = 0
 
     @property
@@ -220,6 +223,17 @@ class BaseInformer:
                     need_list = True
                     continue
                 log.error('"Failed to watch" kind="%s" err=%s retryIn="%.1fs"', self.kind, quote(e), backoff)
+                backoff = self._sleep(backoff)
+            except WatchDecodeError as e:
+                if stop.is_set():
+                    break
+                # client-go: the StreamWatcher turns the event it cannot decode into an error that ends the
+                # watch ("Warning: watch ended with error"), and the reflector lists again after its backoff;
+                # the objects the list brings are delivered, so nothing after the bad event is lost.
+                self.decode_failures += 1
+                log.warning('"Watch ended with error; relisting" kind="%s" object="%s" err=%s retryIn="%.1fs"',
+                            self.kind, e.object, quote(shorten(str(e), 300)), backoff)
+                need_list = True
                 backoff = self._sleep(backoff)
             except (TransportError, CodecError, OSError) as e:
                 if stop.is_set():

@@ -6,10 +6,14 @@ behind them knows which one feeds them.
 
 from __future__ import annotations
 
+import functools
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from wasmsched.api.gvr import GroupVersionResource
+from wasmsched.api.quantity import kube_scaled_value, kube_value_overflows
+from wasmsched.api.resources import RESOURCE_CPU
 from wasmsched.api.types import Node, Pod, pod_priority
 from wasmsched.framework.events import (
     EVENT_ASSIGNED_POD_ADD,
@@ -24,6 +28,8 @@ from wasmsched.framework.types import get_pod_key
 from wasmsched.scheduler.cache import Cache
 from wasmsched.scheduler.events import node_scheduling_properties_change, pod_scheduling_properties_change
 from wasmsched.scheduler.queue import SchedulingQueue
+
+log = logging.getLogger("wasmsched.scheduler")
 
 # Objects besides nodes and pods whose changes plugins may register for (resource names as in events.go).
 OTHER_EVENT_RESOURCES = {
@@ -60,10 +66,13 @@ class EventHandlers:
         return pod.spec.schedulerName in self.profiles
 
     def on_node_add(self, node: Node) -> None:
+        report_out_of_range_allocatable(node)
         self.cache.add_node(node)
         self.queue.move_all_to_active_or_backoff_queue(ClusterEvent(EventResource.NODE, ActionType.ADD), None, node)
 
     def on_node_update(self, old: Node, new: Node) -> None:
+        if new.status.allocatable != old.status.allocatable:
+            report_out_of_range_allocatable(new)
         self.cache.update_node(old, new)
         for ev in node_scheduling_properties_change(new, old):
             self.queue.move_all_to_active_or_backoff_queue(ev, old, new)
@@ -184,3 +193,26 @@ def _watch_other(h: EventHandlers, source: EventSource, kind: str, resource: str
         lambda old, new: h.on_event(ClusterEvent(resource, ActionType.UPDATE), old, new),
         lambda o: h.on_event(ClusterEvent(resource, ActionType.DELETE), o, None),
     )
+
+
+def report_out_of_range_allocatable(node: Node) -> None:
+    """One line for each allocatable quantity of the node whose value is past int64 ("1e30" cpu): kube's
+    Value()/MilliValue() wrap or give 0 there, and the scheduler takes the node to have what kube-scheduler
+    takes it to have (api/resources.py node_allocatable), which is rarely what the node meant."""
+    for name, q in node.status.allocatable.items():
+        scale = -3 if name == RESOURCE_CPU else 0
+        try:
+            overflows = kube_value_overflows(q.string, scale)
+        except ValueError:
+            continue  # not a quantity: the API server does not let such a node in
+        if overflows:
+            _report_allocatable(node.metadata.name, name, q.string, scale)
+
+
+@functools.lru_cache(maxsize=1024)
+def _report_allocatable(node: str, name: str, quantity: str, scale: int) -> None:
+    # Cached: a node's status updates (every heartbeat) repeat the same quantity; it is said once.
+    unit = "milliValue" if scale else "value"
+    log.warning('"Node allocatable quantity is past int64; taken as kube-scheduler takes it" node="%s" '
+                'field="status.allocatable.%s" quantity="%s" %s=%d', node, name, quantity, unit,
+                kube_scaled_value(quantity, scale))

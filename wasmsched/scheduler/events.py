@@ -20,10 +20,19 @@ def _node_spec_unschedulable(new: Node, old: Node) -> ActionType:
     return ActionType.NONE
 
 
+def _comparable(quantity: str) -> int | str:
+    """A quantity's exact value, or for one with an exponent past what is materialised here ("1e5000",
+    which kube accepts), its string."""
+    try:
+        return quantity_nano_value(quantity)
+    except ValueError:
+        return quantity
+
+
 def _node_allocatable(new: Node, old: Node) -> ActionType:
     # Semantic.DeepEqual compares quantities by value: "1" and "1000m" are the same allocatable.
-    def allocatable(n: Node) -> dict[str, int]:
-        return {k: quantity_nano_value(q.string) for k, q in n.status.allocatable.items()}
+    def allocatable(n: Node) -> dict[str, int | str]:
+        return {k: _comparable(q.string) for k, q in n.status.allocatable.items()}
 
     return ActionType.UPDATE_NODE_ALLOCATABLE if allocatable(new) != allocatable(old) else ActionType.NONE
 
