@@ -375,6 +375,26 @@ def child(calls: int, seed: int) -> int:
     return 0
 
 
+def pytest_sanitized(args: list[str]) -> int:
+    """pytest on the sanitized host (in a child process); nonzero on a failure or a sanitizer report."""
+    if "WASMSCHED_SANITIZED_HOST" in os.environ:  # the child
+        hs = sanitized_tool()
+        hs.install(Path(os.environ["WASMSCHED_SANITIZED_HOST"]))
+        import pytest
+        return int(pytest.main(["-p", "no:cacheprovider", *args]))
+    hs = sanitized_tool()
+    env = hs.sanitizer_env()
+    env["WASMSCHED_SANITIZED_HOST"] = str(hs.build())
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    r = subprocess.run([sys.executable, "-m", "tests.wasm.fuzz_host", "--pytest", *args], cwd=ROOT, env=env,
+                       check=False, capture_output=True, text=True)
+    sys.stdout.write(r.stdout[-5000:])
+    found = hs.reports(r.stderr)
+    if found or r.returncode != 0:
+        sys.stderr.write(r.stderr[-10000:])
+    return r.returncode or (1 if found else 0)
+
+
 @dataclass
 class Report:
     totals: Totals
@@ -432,7 +452,10 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--seed", type=int, default=None, help="the first child's seed (default: random, printed)")
     ap.add_argument("--chunk", type=int, default=100_000, help="import calls per child process")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--pytest", nargs="+", metavar="ARG", help="run pytest with ARGs on the sanitized host instead")
     a = ap.parse_args(argv)
+    if a.pytest:
+        return pytest_sanitized(a.pytest)
     seed = a.seed if a.seed is not None else random.SystemRandom().randrange(1 << 31)
     if a.child:
         return child(a.calls, seed)

@@ -4,6 +4,10 @@ arguments, no sanitizer report, no dead process, every outcome a documented one.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from tests.wasm import fuzz_host
 
 SLICE_CALLS = 5000
@@ -40,3 +44,11 @@ def test_the_generated_guest_calls_every_import_of_the_abi() -> None:
     for name in WASI_FUNCTIONS:
         assert f'"wasi_snapshot_preview1" "{name}"' in wat
     assert wat.count("(call $imp") == len(IMPORTS) + len(WASI_FUNCTIONS)
+
+
+def test_the_native_api_tests_pass_on_the_sanitized_host(capsys: pytest.CaptureFixture[str]) -> None:
+    """tests/wasm/test_native_api.py's misuse of every error branch, with ASan and UBSan watching."""
+    rc = fuzz_host.pytest_sanitized([str(Path(__file__).parent / "test_native_api.py")])
+    out, err = capsys.readouterr()
+    assert rc == 0, out + err
+    assert " passed" in out and "failed" not in out, out
