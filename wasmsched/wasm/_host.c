@@ -61,7 +61,12 @@
     X(wasmtime_engine_increment_epoch)                                                             \
     X(wasmtime_engine_clone)                                                                       \
     X(wasmtime_global_get)                                                                         \
-    X(wasmtime_global_set)
+    X(wasmtime_global_set)                                                                         \
+    X(wasmtime_func_type)                                                                          \
+    X(wasm_functype_params)                                                                        \
+    X(wasm_functype_results)                                                                       \
+    X(wasm_functype_delete)                                                                        \
+    X(wasm_valtype_kind)
 
 #define DECLARE(name) static __typeof__(&name) p_##name;
 WASMTIME_FUNCS(DECLARE)
@@ -143,6 +148,14 @@ static const char *const wasi_names[W_COUNT] = {
     "sock_recv", "sock_send", "sock_shutdown",
 };
 
+/* Their parameters ("i" i32, "I" i64), as wasm/abi.py's WASI_FUNCTIONS: define_import refuses others, since
+ * the handlers read their arguments by position. Each returns an errno but proc_exit. */
+static const char *const wasi_params[W_COUNT] = {
+    "ii", "ii", "ii", "ii", "ii", "iIi", "iIIi", "iII", "i", "i", "ii", "ii", "iII", "ii", "iI", "iIIi", "iiiIi",
+    "ii", "iii", "iiiIi", "iiii", "iiiIi", "ii", "iIii", "i", "ii", "iiii", "iii", "iiiii", "iiiiIIi", "iiiiiii",
+    "iiiiiIIii", "iiiiii", "iii", "iiiiii", "iiiii", "iii", "iiii", "i", "i", "", "ii", "iii", "iiiiii", "iiiii", "ii",
+};
+
 #define ERRNO_SUCCESS 0
 #define ERRNO_BADF 8
 #define ERRNO_FAULT 21
@@ -179,7 +192,10 @@ typedef struct Inst {
     const wasmtime_instance_pre_t *pre;
     PyObject *keep;      /* the Python objects owning store and pre, kept alive */
     wasmtime_instance_t instance;
+    int initialized;     /* __init__ ran: store, ctx and pre are set (once: the instance belongs to that store) */
     int instantiated;
+    int running;         /* a call or the instantiation runs: a re-entrant one is refused */
+    struct EpochRef *epoch_ref; /* the store's epoch callback data */
     wasmtime_memory_t memory;
     int has_memory;
     wasmtime_func_t funcs[MAX_EXPORTS];
@@ -441,6 +457,11 @@ static PyObject *caller_capture(CallerObject *self, PyObject *args) {
     Py_buffer data;
     if (!PyArg_ParseTuple(args, "y*", &data))
         return NULL;
+    if (self->caller == NULL) { /* the instance may be gone by now: the Caller holds no reference to it */
+        PyBuffer_Release(&data);
+        PyErr_SetString(PyExc_RuntimeError, "guest output captured after the import returned");
+        return NULL;
+    }
     capture(self->inst, data.buf, (size_t)data.len);
     PyBuffer_Release(&data);
     Py_RETURN_NONE;
@@ -500,6 +521,7 @@ static wasm_trap_t *call_python(ImportEnv *env, Inst *inst, wasmtime_caller_t *c
     for (int i = 0; i < n; i++)
         Py_DECREF(argv[2 + i]);
     c->caller = NULL;
+    c->inst = NULL;
     Py_DECREF(c);
     if (r == NULL)
         return python_failure(env);
@@ -888,6 +910,10 @@ static wasm_trap_t *wasi(Inst *inst, ImportEnv *env, wasmtime_caller_t *caller, 
 static wasm_trap_t *dispatch(void *envp, wasmtime_caller_t *caller, wasmtime_val_raw_t *args, size_t nargs) {
     ImportEnv *env = envp;
     Inst *inst = current;
+    /* A guest of another store called from inside this thread's call (an import's Python handler running
+     * wasm through wasmtime-py) is served without an instance: this one's memory is not its memory. */
+    if (inst != NULL && p_wasmtime_caller_context(caller) != inst->ctx)
+        inst = NULL;
     switch (env->handler) {
     case H_KLOG_SEVERITY:
         args[0].i32 = inst ? inst->log_severity : 0;
@@ -1048,6 +1074,64 @@ static void env_finalize(void *p) {
     free(env);
 }
 
+/* Whether the wasm function type ty is kinds -> (i32 if has_result). */
+static int functype_is(const wasm_functype_t *ty, const char *kinds, int has_result) {
+    const wasm_valtype_vec_t *params = p_wasm_functype_params(ty), *results = p_wasm_functype_results(ty);
+    if (params->size != strlen(kinds) || results->size != (has_result ? 1u : 0u))
+        return 0;
+    for (size_t i = 0; i < params->size; i++)
+        if (p_wasm_valtype_kind(params->data[i]) != (kinds[i] == 'I' ? WASM_I64 : WASM_I32))
+            return 0;
+    return !has_result || p_wasm_valtype_kind(results->data[0]) == WASM_I32;
+}
+
+/* What a native handler reads and writes is fixed by position: a definition that does not give it those
+ * arguments (or a Python handler where it calls one) is refused here, never served. NULL: fine. */
+static const char *import_def_error(int handler, const char *kinds, int has_result, PyObject *fn, int slot,
+                                    int export_id, PyObject *aux) {
+    const char *want = NULL; /* the parameters the handler reads; NULL: any */
+    int result = 1;
+    for (const char *k = kinds; *k; k++)
+        if (*k != 'i' && *k != 'I')
+            return "parameter kinds must be \"i\" (i32) or \"I\" (i64)";
+    switch (handler) {
+    case H_PYTHON: result = has_result; break;
+    case H_NODE: want = "iiii"; break;
+    case H_KLOG:
+        if (strcmp(kinds, "iii") != 0 && strcmp(kinds, "iiiii") != 0)
+            return "H_KLOG serves (severity, msg, msg_len[, kvs, kvs_len]) -> ()";
+        want = kinds;
+        result = 0;
+        if (aux != Py_None && memchr(PyBytes_AS_STRING(aux), 0, (size_t)PyBytes_GET_SIZE(aux)) == NULL)
+            return "H_KLOG's aux must be b\"<tail>\\0<source>\"";
+        break;
+    case H_KLOG_SEVERITY: want = ""; break;
+    case H_GET_CONFIG: case H_CURRENT_POD: case H_TARGET_POD: case H_CURRENT_NODE_NAME: want = "ii"; break;
+    case H_RESULT:
+        want = "ii";
+        result = 0;
+        if (slot < 0 || slot >= N_RESULTS)
+            return "unknown result slot";
+        if (export_id < -1 || export_id >= n_exports)
+            return "unknown export id";
+        break;
+    case H_CLOCK_TIME_GET: want = "iIi"; break;
+    case H_FD_WRITE: want = "iiii"; break;
+    case H_WASI:
+        want = wasi_params[slot];
+        result = slot != W_PROC_EXIT;
+        break;
+    default: return "unknown handler";
+    }
+    if (want != NULL && strcmp(kinds, want) != 0)
+        return "the parameters are not the ones the handler reads";
+    if (result != has_result)
+        return has_result ? "the handler returns no result" : "the handler returns a result";
+    if ((handler == H_PYTHON || handler == H_NODE || handler == H_KLOG) && !PyCallable_Check(fn))
+        return "the handler needs a Python function";
+    return NULL;
+}
+
 /* define_import(linker_ptr, module, name, functype_ptr, handler, kinds, has_result, fn, on_error,
  *               fault_text, slot, export_id, aux) */
 static PyObject *define_import(PyObject *self, PyObject *args) {
@@ -1077,6 +1161,17 @@ static PyObject *define_import(PyObject *self, PyObject *args) {
             return NULL;
         }
     }
+    if (!resolved) {
+        PyErr_SetString(PyExc_RuntimeError, "wasmsched.wasm._host.init() was not called");
+        return NULL;
+    }
+    const char *bad = import_def_error(handler, kinds, has_result, fn, slot, export_id, aux);
+    if (bad == NULL && (ty == 0 || !functype_is((const wasm_functype_t *)(uintptr_t)ty, kinds, has_result)))
+        bad = "the function type is not the parameter kinds and result given";
+    if (bad != NULL) {
+        PyErr_Format(PyExc_ValueError, "define_import %s.%s: %s", module, name, bad);
+        return NULL;
+    }
     ImportEnv *env = calloc(1, sizeof(ImportEnv));
     if (env == NULL)
         return PyErr_NoMemory();
@@ -1096,7 +1191,10 @@ static PyObject *define_import(PyObject *self, PyObject *args) {
     if (err != NULL) {
         wasm_name_t msg;
         p_wasmtime_error_message(err, &msg);
-        PyErr_Format(PyExc_RuntimeError, "defining %s.%s: %.*s", module, name, (int)msg.size, msg.data);
+        PyObject *text = PyUnicode_DecodeUTF8(msg.data, (Py_ssize_t)msg.size, "replace");
+        if (text != NULL) /* PyErr_Format has no %.*s in 3.11: it printed that literally */
+            PyErr_Format(PyExc_RuntimeError, "defining %s.%s: %U", module, name, text);
+        Py_XDECREF(text);
         p_wasm_byte_vec_delete(&msg);
         p_wasmtime_error_delete(err);
         env_finalize(env);
@@ -1188,6 +1286,20 @@ static PyObject *raise_fault(Inst *inst, wasmtime_error_t *err, wasm_trap_t *tra
 
 /* ===== epoch deadline callback ================================================================ */
 
+/* The epoch callback's data: the Instance, or NULL once it was freed. Either side may go first (a closed
+ * wasmtime.Store drops its callback data before the Instance object is collected, or the Instance goes
+ * while another holder keeps the store), so each holds a reference and the last one frees it. */
+typedef struct EpochRef {
+    struct Inst *inst;
+    int refs;
+} EpochRef;
+
+static void epoch_ref_release(void *p) {
+    EpochRef *ref = p;
+    if (__atomic_sub_fetch(&ref->refs, 1, __ATOMIC_ACQ_REL) == 0)
+        free(ref);
+}
+
 #define TICK_NS_DEFAULT 5000000
 static long tick_ns = TICK_NS_DEFAULT;
 static uint64_t slice_ticks = 2;
@@ -1198,7 +1310,9 @@ static uint64_t ticks_for(int64_t ns) { return (uint64_t)((ns + tick_ns - 1) / t
  * interrupt, and a call past its deadline stops. */
 static wasmtime_error_t *on_epoch(const wasmtime_context_t *ctx, void *data, uint64_t *delta,
                                   wasmtime_update_deadline_kind_t *kind) {
-    Inst *inst = data;
+    Inst *inst = ((EpochRef *)data)->inst;
+    if (inst == NULL) /* its Instance is gone; the store ran guest code through some other holder */
+        return p_wasmtime_error_new("guest stopped: its instance was closed");
     if (pending_log.n)
         flush_log();
     Py_BEGIN_ALLOW_THREADS
@@ -1257,6 +1371,22 @@ static int inst_init(Inst *self, PyObject *args, PyObject *kw) {
     if (!PyArg_ParseTuple(args, "KKOOOSiO!", &store, &pre, &keep, &owner, &epoch_fn, &config, &sev, &PyTuple_Type,
                           &argv))
         return -1;
+    if (self->initialized) { /* its instance, memory and functions belong to the first store */
+        PyErr_SetString(PyExc_RuntimeError, "Instance is already initialized");
+        return -1;
+    }
+    if (!resolved) {
+        PyErr_SetString(PyExc_RuntimeError, "wasmsched.wasm._host.init() was not called");
+        return -1;
+    }
+    if (store == 0 || pre == 0) {
+        PyErr_SetString(PyExc_ValueError, "Instance needs a store and an InstancePre");
+        return -1;
+    }
+    if (epoch_fn != Py_None && !PyCallable_Check(epoch_fn)) {
+        PyErr_SetString(PyExc_TypeError, "epoch_fn must be callable or None");
+        return -1;
+    }
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(argv); i++) {
         if (!PyBytes_Check(PyTuple_GET_ITEM(argv, i))) {
             PyErr_SetString(PyExc_TypeError, "argv must be a tuple of bytes");
@@ -1264,10 +1394,6 @@ static int inst_init(Inst *self, PyObject *args, PyObject *kw) {
         }
     }
     Py_XSETREF(self->args, Py_NewRef(argv));
-    if (!resolved) {
-        PyErr_SetString(PyExc_RuntimeError, "wasmsched.wasm._host.init() was not called");
-        return -1;
-    }
     self->store = (wasmtime_store_t *)(uintptr_t)store;
     self->ctx = p_wasmtime_store_context(self->store);
     self->pre = (const wasmtime_instance_pre_t *)(uintptr_t)pre;
@@ -1277,7 +1403,16 @@ static int inst_init(Inst *self, PyObject *args, PyObject *kw) {
     Py_XSETREF(self->config, Py_NewRef(config));
     self->log_severity = sev;
     self->export_id = -1;
-    p_wasmtime_store_epoch_deadline_callback(self->store, on_epoch, self, NULL);
+    EpochRef *ref = malloc(sizeof(EpochRef));
+    if (ref == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    ref->inst = self;
+    ref->refs = 2; /* the store's (its finalizer) and this object's (dealloc) */
+    self->epoch_ref = ref;
+    p_wasmtime_store_epoch_deadline_callback(self->store, on_epoch, ref, epoch_ref_release);
+    self->initialized = 1;
     (void)kw;
     return 0;
 }
@@ -1303,6 +1438,10 @@ static int inst_clear(Inst *self) {
 
 static void inst_dealloc(Inst *self) {
     PyObject_GC_UnTrack(self);
+    if (self->epoch_ref != NULL) { /* the store may live on (and run guest code) without this object */
+        self->epoch_ref->inst = NULL;
+        epoch_ref_release(self->epoch_ref);
+    }
     inst_clear(self);
     free(self->out);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -1321,7 +1460,9 @@ static int run_call(Inst *self, wasmtime_func_t *func, wasmtime_val_raw_t *out, 
     Inst *prev = current;
     current = self;
     self->exited = 0;
+    self->running = 1;
     wasmtime_error_t *err = p_wasmtime_func_call_unchecked(self->ctx, func, out, 1, &trap);
+    self->running = 0;
     current = prev;
     if (pending_log.n)
         flush_log();
@@ -1348,13 +1489,30 @@ static int set_deadline(Inst *self, long long timeout_ns) {
     return 0;
 }
 
+/* Whether func is () -> () (kind 0), () -> i32 (1) or () -> i64 (2). */
+static int func_is(Inst *self, const wasmtime_func_t *func, int kind) {
+    wasm_functype_t *ty = p_wasmtime_func_type(self->ctx, func);
+    if (ty == NULL)
+        return 0;
+    const wasm_valtype_vec_t *params = p_wasm_functype_params(ty), *results = p_wasm_functype_results(ty);
+    int ok = params->size == 0 && (kind == 0 ? results->size == 0
+                                   : results->size == 1 && p_wasm_valtype_kind(results->data[0]) ==
+                                                               (kind == 1 ? WASM_I32 : WASM_I64));
+    p_wasm_functype_delete(ty);
+    return ok;
+}
+
 /* instantiate(timeout_ns, export_names_present) -> None: instantiates the InstancePre in the store,
  * then runs _initialize or _start (a proc_exit(0) there is a normal end). Raises GuestFault. */
 static PyObject *inst_instantiate(Inst *self, PyObject *args) {
     long long timeout_ns;
     if (!PyArg_ParseTuple(args, "L", &timeout_ns))
         return NULL;
-    if (self->instantiated) {
+    if (!self->initialized) {
+        PyErr_SetString(PyExc_RuntimeError, "Instance is not initialized");
+        return NULL;
+    }
+    if (self->instantiated || self->running) {
         PyErr_SetString(PyExc_RuntimeError, "instance already instantiated");
         return NULL;
     }
@@ -1372,7 +1530,9 @@ static PyObject *inst_instantiate(Inst *self, PyObject *args) {
     Inst *prev = current;
     current = self;
     self->exited = 0;
+    self->running = 1;
     wasmtime_error_t *err = p_wasmtime_instance_pre_instantiate(self->pre, self->ctx, &self->instance, &trap);
+    self->running = 0;
     current = prev;
     if (pending_log.n)
         flush_log();
@@ -1392,6 +1552,14 @@ static PyObject *inst_instantiate(Inst *self, PyObject *args) {
             return NULL;
         if (p_wasmtime_instance_export_get(self->ctx, &self->instance, name, (size_t)len, &item) &&
             item.kind == WASMTIME_EXTERN_FUNC) {
+            /* Called with a one-value buffer: only () -> (its result) fits it (abi.check_module refuses
+             * others before this; the buffer must never depend on that alone). */
+            static const char *const results[] = {"", "i32", "i64"};
+            if (!func_is(self, &item.of.func, self->func_result[i])) {
+                PyErr_Format(PyExc_TypeError, "export %U is not () -> (%s)", export_names[i],
+                             results[self->func_result[i] <= 2 ? self->func_result[i] : 0]);
+                return NULL;
+            }
             self->funcs[i] = item.of.func;
             self->has_func[i] = 1;
         }
@@ -1402,6 +1570,10 @@ static PyObject *inst_instantiate(Inst *self, PyObject *args) {
     for (int k = 0; k < 2; k++) {
         if (p_wasmtime_instance_export_get(self->ctx, &self->instance, lifecycle[k], strlen(lifecycle[k]), &item) &&
             item.kind == WASMTIME_EXTERN_FUNC) {
+            if (!func_is(self, &item.of.func, 0)) {
+                PyErr_Format(PyExc_TypeError, "export %s is not () -> ()", lifecycle[k]);
+                return NULL;
+            }
             wasmtime_val_raw_t out[1];
             /* proc_exit(0) ends a command normally */
             if (run_call(self, &item.of.func, out, 1) < 0)
@@ -1423,6 +1595,14 @@ static PyObject *bytes_or_null(PyObject *o) {
 
 /* Stages the per-call values (§4.2). */
 static int stage(Inst *self, int export_id, PyObject *pod, PyObject *node_name, PyObject *target_pod, long long timeout_ns) {
+    if (self->running) { /* an import's Python handler calling back into its own instance */
+        PyErr_SetString(PyExc_RuntimeError, "instance is already running a call");
+        return -1;
+    }
+    if (!self->instantiated) {
+        PyErr_SetString(PyExc_RuntimeError, "instance is not instantiated");
+        return -1;
+    }
     if (export_id < 0 || export_id >= n_exports) {
         PyErr_SetString(PyExc_ValueError, "unknown export id");
         return -1;
@@ -1499,7 +1679,8 @@ static PyObject *inst_call_nodes(Inst *self, PyObject *const *args, Py_ssize_t n
     long long timeout_ns = PyLong_AsLongLong(args[3]);
     if (PyErr_Occurred())
         return NULL;
-    PyObject *names = PySequence_Fast(args[2], "node_names must be a sequence");
+    /* A tuple of its own: a list could change (and move its items) while guest code lets other threads run. */
+    PyObject *names = PySequence_Tuple(args[2]);
     if (names == NULL)
         return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(names);
@@ -1541,7 +1722,9 @@ static PyObject *inst_call_nodes(Inst *self, PyObject *const *args, Py_ssize_t n
         Inst *prev = current;
         current = self;
         self->exited = 0;
+        self->running = 1;
         wasmtime_error_t *err = p_wasmtime_func_call_unchecked(self->ctx, &self->funcs[export_id], out, 1, &trap);
+        self->running = 0;
         current = prev;
         self->export_id = -1;
         if (err != NULL || trap != NULL) {
@@ -1679,7 +1862,10 @@ static PyObject *inst_set_global(Inst *self, PyObject *args) {
     if (err != NULL) {
         wasm_name_t msg;
         p_wasmtime_error_message(err, &msg);
-        PyErr_Format(PyExc_ValueError, "%.*s", (int)msg.size, msg.data);
+        PyObject *text = PyUnicode_DecodeUTF8(msg.data, (Py_ssize_t)msg.size, "replace");
+        if (text != NULL) /* PyErr_Format has no %.*s in 3.11: it printed that literally */
+            PyErr_SetObject(PyExc_ValueError, text);
+        Py_XDECREF(text);
         p_wasm_byte_vec_delete(&msg);
         p_wasmtime_error_delete(err);
         return NULL;
@@ -1698,7 +1884,9 @@ static PyObject *inst_memory_read(Inst *self, PyObject *args) {
     unsigned long long ptr, n;
     if (!PyArg_ParseTuple(args, "KK", &ptr, &n))
         return NULL;
-    if (!self->has_memory || ptr + n > p_wasmtime_memory_data_size(self->ctx, &self->memory)) {
+    /* n > size first: ptr + n cannot wrap around then */
+    size_t size = self->has_memory ? p_wasmtime_memory_data_size(self->ctx, &self->memory) : 0;
+    if (!self->has_memory || n > size || ptr > size - n) {
         PyErr_SetString(PyExc_IndexError, "outside the guest's memory");
         return NULL;
     }
@@ -1710,7 +1898,8 @@ static PyObject *inst_memory_write(Inst *self, PyObject *args) {
     Py_buffer data;
     if (!PyArg_ParseTuple(args, "Ky*", &ptr, &data))
         return NULL;
-    if (!self->has_memory || ptr + (unsigned long long)data.len > p_wasmtime_memory_data_size(self->ctx, &self->memory)) {
+    size_t size = self->has_memory ? p_wasmtime_memory_data_size(self->ctx, &self->memory) : 0;
+    if (!self->has_memory || (size_t)data.len > size || ptr > size - (size_t)data.len) {
         PyBuffer_Release(&data);
         PyErr_SetString(PyExc_IndexError, "outside the guest's memory");
         return NULL;
@@ -1728,6 +1917,14 @@ static PyObject *inst_set_func_result(Inst *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "export id out of range");
         return NULL;
     }
+    if (kind < 0 || kind > 2) {
+        PyErr_SetString(PyExc_ValueError, "result kind must be 0 (none), 1 (i32) or 2 (i64)");
+        return NULL;
+    }
+    if (self->instantiated) { /* instantiate checked the exports against the kinds it had */
+        PyErr_SetString(PyExc_RuntimeError, "result kinds are set before instantiation");
+        return NULL;
+    }
     self->func_result[id] = (unsigned char)kind;
     Py_RETURN_NONE;
 }
@@ -1737,7 +1934,7 @@ static PyObject *inst_get_deadline(Inst *self, void *closure) {
 }
 
 static PyObject *inst_get_export(Inst *self, void *closure) {
-    if (self->export_id < 0)
+    if (!self->initialized || self->export_id < 0) /* export_id is 0, not -1, before __init__ */
         Py_RETURN_NONE;
     return Py_NewRef(export_names[self->export_id]);
 }

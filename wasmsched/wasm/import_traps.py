@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from wasmsched.wasm.call_context import running
-from wasmsched.wasm.errors import GuestTimeout, HostFunctionFailure, MemoryFault
+from wasmsched.wasm.errors import GuestTimeout, MemoryFault
 from wasmsched.wasm.interrupt import Interrupted
 
 
@@ -28,8 +28,6 @@ def import_error(module: str, name: str) -> Callable[[BaseException], str]:
             if inst is not None and not isinstance(e, Interrupted):
                 inst.interrupt = e
             return f"host function {module}.{name} interrupted"
-        if isinstance(e, HostFunctionFailure):
-            return str(e)
         if isinstance(e, GuestTimeout):
             if inst is not None:
                 inst.host_failure = str(e)  # the trap kind, as for a guest stopped in wasm code

@@ -24,6 +24,9 @@ from wasmsched.wasm.host import Host
 from wasmsched.wasm.snapshot_sync import Mirror
 
 _ids = itertools.count(1)
+# docs/abi.md §9: one table.grow of 2^31 funcrefs would otherwise allocate 16 GiB within a single call;
+# real guests' tables hold their address-taken functions, thousands.
+TABLE_ELEMENTS_LIMIT = 1 << 20
 EXPORT_IDS = native.EXPORT_IDS
 # Exports that read a result.* setter besides result.status_reason (GuestInstance._collect).
 _OTHER_RESULTS = frozenset(("prefilter", "postfilter", "normalizescore", "enqueue"))
@@ -77,7 +80,7 @@ class GuestInstance:
         self._timeout_ns = _ns(args.timeout)
         self._timeout_text = args.timeout_text
         store = wasmtime.Store(compiled.runtime.engine)
-        store.set_limits(memory_size=args.memory_limit_pages * WASM_PAGE)
+        store.set_limits(memory_size=args.memory_limit_pages * WASM_PAGE, table_elements=TABLE_ELEMENTS_LIMIT)
         self.store = store
         # WASI's sandbox is the native host's (wasm/wasi.py): argv is `args` verbatim.
         argv = tuple(a.encode() for a in args.args)
