@@ -79,7 +79,7 @@ fuzz-kube: setup kube-oracle $(if $(SWAP),examples)
 
 # The native wasm host against hostile guests (tests/wasm/fuzz_host.py): FUZZ_CALLS import calls with
 # adversarial arguments on _host.c built with AddressSanitizer and UndefinedBehaviorSanitizer
-# (tools/host_sanitized.py, into .cache/host-sanitized), FUZZ_CHUNK calls per process; FUZZ_SEED repeats a
+# (tools/host_sanitized.py, into ~/.cache/wasmsched/host-sanitized), FUZZ_CHUNK calls per process; FUZZ_SEED repeats a
 # run. Fails on any sanitizer report, dead process or undocumented outcome. About 1.5-2 min per million calls on
 # 2 cores; `make test` runs a 5,000-call slice (tests/wasm/test_fuzz_host.py).
 FUZZ_CALLS ?= 1000000

@@ -2,7 +2,8 @@
 for the guest fuzz (tests/wasm/fuzz_host.py): a separate build, never the package's own extension.
 
 The extension is compiled as setup.py compiles it (the same headers, the pinned wasmtime's C API), plus
-`-fsanitize=address,undefined`, into `.cache/host-sanitized/<hash of the source and flags>/`. CPython is
+`-fsanitize=address,undefined`, into `~/.cache/wasmsched/host-sanitized/<hash of the source and flags>/`
+(outside the checkout, beside the C API headers; `WASMSCHED_CACHE` moves both). CPython is
 not built with ASan, so the process that loads it must have libasan first (LD_PRELOAD) and must not let
 ASan take SIGSEGV, SIGBUS and SIGFPE: wasmtime turns those into traps (a guest's out-of-bounds access
 lands on a guard page). `sanitizer_env()` gives that environment; `install()`, run in that process before
@@ -74,7 +75,7 @@ def build() -> Path:
     suffix = sysconfig.get_config_var("EXT_SUFFIX")
     cc = _compiler()
     key = hashlib.sha256(SOURCE.read_bytes() + "\0".join((cc, str(inc), py_inc, *CFLAGS)).encode()).hexdigest()[:16]
-    out_dir = ROOT / ".cache" / "host-sanitized" / key
+    out_dir = capi.cache_root().parent / "host-sanitized" / key
     out = out_dir / f"_host{suffix}"
     if out.is_file():
         return out
