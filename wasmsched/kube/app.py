@@ -71,6 +71,7 @@ class SchedulerApp:
                                        seed=int.from_bytes(os.urandom(4), "big"), metrics=self.metrics,
                                        binding_workers=BINDING_WORKERS)
         add_all_event_handlers(self.scheduler, self.informers)
+        self.metrics.watch_informers(self.informers)
         # The resources plugins declared they watch (args.watch, CRDs among them): a dynamic informer each,
         # feeding the scheduler's watched objects, whose changes are cluster events (framework/watched.py).
         for gvr in self.scheduler.watched.declared():
