@@ -31,8 +31,9 @@ and KWOK; `--no-guest` runs that soak on its own when wanted.
 
 Verdict (each part must hold):
   rss       the slope of RSS at the end of each deletion against the pods so far, least squares over the
-            waves after warm-up, is under --slope-kib KiB per 1,000 pods (default 1); reported too: the
-            highest and lowest of those, and the growth from the end of warm-up to the end.
+            waves after warm-up, is under --slope-kib KiB per 1,000 pods (default 1); reported too: its
+            standard error (wave-to-wave RSS noise of a few MiB makes it ~50 KiB per 1,000 pods over 100,000
+            pods, far above the limit), the highest and lowest of those, and the growth since warm-up.
   stores    after every deletion each informer's store holds what it held before the first wave (Pod: 0
             of the soak's pods; Node: NODES), the cache holds no pod and no assumed pod, nothing pending.
   instances after every deletion no instance is pinned (scheduling, binding), live instances stay within
@@ -204,6 +205,22 @@ def warm(w: dict[str, Any], warmup: int, warmup_seconds: float) -> bool:
     return bool(w["wave"] < warmup or w["started_seconds"] < warmup_seconds)
 
 
+def slope_stderr_per_1000(points: list[tuple[float, float]]) -> float:
+    """The least-squares slope's standard error, per 1,000 pods (the resolution the samples allow); NaN
+    with fewer than 3 points."""
+    n = len(points)
+    if n < 3:
+        return math.nan
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    if sxx == 0:
+        return math.nan
+    b = sum((x - mx) * (y - my) for x, y in points) / sxx
+    resid = sum((y - my - b * (x - mx)) ** 2 for x, y in points)
+    return math.sqrt(resid / (n - 2) / sxx) * 1000
+
+
 def verdict(waves: list[dict[str, Any]], before: dict[str, Any], warmup: int, warmup_seconds: float, nodes: int,
             guest: bool, max_instances: int, slope_limit: float) -> dict[str, Any]:
     done = [w for w in waves if w["complete"]]
@@ -243,6 +260,7 @@ def verdict(waves: list[dict[str, Any]], before: dict[str, Any], warmup: int, wa
         "rss_ok": rss_ok, "stores_ok": not store_bad, "instances_ok": not inst_bad,
         "leak": not (rss_ok and not store_bad and not inst_bad),
         "slope_kib_per_1000_pods": round(slope, 3) if not math.isnan(slope) else None,
+        "slope_stderr_kib_per_1000_pods": round(slope_stderr_per_1000(points), 3) if len(points) > 2 else None,
         "slope_limit_kib_per_1000_pods": slope_limit,
         "post_warmup_waves": len(post),
         "rss_deleted_post_warmup_min_kib": min(post_rss, default=None),
@@ -460,7 +478,8 @@ def main() -> int:
     print()
     slope = v["slope_kib_per_1000_pods"]
     print(f"rss:       slope after warm-up ({v['post_warmup_waves']} waves, RSS at each deletion's end) "
-          f"{slope if slope is not None else '-'} KiB per 1,000 pods (limit {args.slope_kib}); after-deletion "
+          f"{slope if slope is not None else '-'} ± {v['slope_stderr_kib_per_1000_pods']} KiB per 1,000 pods "
+          f"(limit {args.slope_kib}); after-deletion "
           f"range {_mib(v['rss_deleted_post_warmup_min_kib'])}-{_mib(v['rss_deleted_post_warmup_max_kib'])} MiB, "
           f"growth since warm-up {v['growth_after_warmup_kib']} KiB: {'ok' if v['rss_ok'] else 'FAIL'}")
     print(f"stores:    {'ok' if v['stores_ok'] else 'FAIL ' + '; '.join(v['store_problems'][:5])}")
