@@ -261,3 +261,24 @@ def test_sampled_cycles_on_the_node_table_time_each_plugin(monkeypatch: pytest.M
     assert every.value(name, plugin="NodeResourcesBalancedAllocation", extension_point="Score", status="Success")
     assert every.value(name, plugin="TaintToleration", extension_point="Score", status="Success")
     assert every.value(name, plugin="TaintToleration", extension_point="ScoreExtensionNormalize", status="Success")
+
+
+def test_informer_store_gauge_reads_the_stores_when_scraped() -> None:
+    from wasmsched.metrics.metrics import SchedulerMetrics
+
+    class Stores:
+        def __init__(self) -> None:
+            self.sizes = {"Pod": 3, "Node": 2}
+
+        def store_sizes(self) -> dict[str, int]:
+            return dict(self.sizes)
+
+    m = SchedulerMetrics()
+    src = Stores()
+    m.watch_informers(src)
+    assert scrape(m).value("wasmsched_informer_store_objects", resource="Pod") == 3
+    src.sizes = {"Pod": 0, "Node": 2}
+    e = scrape(m)
+    assert e.value("wasmsched_informer_store_objects", resource="Pod") == 0
+    assert e.value("wasmsched_informer_store_objects", resource="Node") == 2
+    assert e.types["wasmsched_informer_store_objects"] == "gauge"

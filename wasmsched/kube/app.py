@@ -71,6 +71,10 @@ class SchedulerApp:
                                        seed=int.from_bytes(os.urandom(4), "big"), metrics=self.metrics,
                                        binding_workers=BINDING_WORKERS)
         add_all_event_handlers(self.scheduler, self.informers)
+        self.metrics.watch_informers(self.informers)
+        # A deleted pod's record (attempts, last message) is dropped: `simulate` reports on deleted pods at
+        # its end, `run` never does, and kept they grew by one per pod ever scheduled (bench/soak_cluster.py).
+        self.informers.watch("Pod", None, None, self.scheduler.records.forget)
         # The resources plugins declared they watch (args.watch, CRDs among them): a dynamic informer each,
         # feeding the scheduler's watched objects, whose changes are cluster events (framework/watched.py).
         for gvr in self.scheduler.watched.declared():

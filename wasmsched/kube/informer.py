@@ -134,6 +134,10 @@ class BaseInformer:
         with self._lock:
             return list(self._store.values())
 
+    def store_size(self) -> int:
+        with self._lock:
+            return len(self._store)
+
     def list_namespace(self, namespace: str) -> builtins.list[Any]:
         with self._lock:
             return list(self._by_namespace.get(namespace, {}).values())
@@ -457,6 +461,10 @@ class InformerFactory:
                     if timeout <= 0:
                         return False
         return True
+
+    def store_sizes(self) -> dict[str, int]:
+        """Objects in each informer's store, by kind (a dynamic informer: by its resource)."""
+        return {inf.kind: inf.store_size() for inf in self.all_informers()}
 
     def all_synced(self) -> bool:
         return all(inf.has_synced() for inf in self.all_informers())

@@ -26,7 +26,14 @@ from wasmsched.metrics.names import (
     SCHEDULER_SUBSYSTEM,
     UNSCHEDULABLE_RESULT,
 )
-from wasmsched.metrics.scrape import ApiCallSource, CacheSource, QueueSource, ScrapeCollector, WasmPoolSource
+from wasmsched.metrics.scrape import (
+    ApiCallSource,
+    CacheSource,
+    InformerSource,
+    QueueSource,
+    ScrapeCollector,
+    WasmPoolSource,
+)
 
 
 def exponential_buckets(start: float, factor: float, count: int) -> list[float]:
@@ -199,6 +206,10 @@ class SchedulerMetrics:
     def watch_api_dispatcher(self, calls: ApiCallSource) -> None:
         """scheduler_pending_async_api_calls{call_type} from the API dispatcher's queue."""
         self._scrape.api_calls = calls
+
+    def watch_informers(self, informers: InformerSource) -> None:
+        """wasmsched_informer_store_objects{resource} from the informers' stores (a soak's leak check)."""
+        self._scrape.informers = informers
 
     def watch_wasm_pool(self, plugin: str, pool: WasmPoolSource) -> None:
         """wasmsched_wasm_instances{plugin,state} from a wasm plugin's instance pool (one per profile

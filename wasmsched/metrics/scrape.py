@@ -1,5 +1,5 @@
 """Gauges read from their owners when the registry is collected: the queue (pending_pods,
-unschedulable_pods), the cache (cache_size) and the wasm instance pools.
+unschedulable_pods), the cache (cache_size), the informers' stores and the wasm instance pools.
 
 kube keeps these gauges in step by adding and subtracting on every queue move (metric_recorder.go) and
 copies the cache sizes on a timer; reading the owner's state at scrape time gives the same values with
@@ -33,6 +33,7 @@ UNSCHEDULABLE_PODS_HELP = (
 )
 CACHE_SIZE_HELP = "[ALPHA] Number of nodes, pods, and assumed (bound) pods in the scheduler cache."
 PENDING_ASYNC_API_CALLS_HELP = "[ALPHA] Number of API calls currently pending in the async queue."
+INFORMER_STORE_HELP = "[ALPHA] Objects in each informer's local store (what a watch has not yet deleted)."
 WASM_INSTANCES_HELP = (
     "[ALPHA] Live wasm guest instances of a plugin by state: idle, scheduling (pinned to a pod in its scheduling "
     "cycle) or binding (handed to a pod's binding cycle)."
@@ -63,11 +64,18 @@ class WasmPoolSource(Protocol):
     def counters(self) -> Mapping[str, int]: ...
 
 
+class InformerSource(Protocol):
+    def store_sizes(self) -> Mapping[str, int]:
+        """Objects in each informer's local store, by kind (or resource)."""
+        ...
+
+
 class ScrapeCollector(Collector):
     def __init__(self) -> None:
         self.queue: QueueSource | None = None
         self.cache: CacheSource | None = None
         self.api_calls: ApiCallSource | None = None
+        self.informers: InformerSource | None = None
         self._lock = threading.Lock()
         self._pools: list[tuple[str, WasmPoolSource]] = []
 
@@ -91,6 +99,11 @@ class ScrapeCollector(Collector):
             for call_type, n in sorted(self.api_calls.pending().items()):
                 pending.add_metric([call_type], n)
             yield pending
+        if self.informers is not None:
+            stores = GaugeMetricFamily("wasmsched_informer_store_objects", INFORMER_STORE_HELP, labels=["resource"])
+            for kind, n in sorted(self.informers.store_sizes().items()):
+                stores.add_metric([kind], n)
+            yield stores
         with self._lock:
             pools = list(self._pools)
         if pools:

@@ -40,6 +40,12 @@ class PodRecords(Mapping[str, PodRecord]):
                 rec = self._records[key] = PodRecord()
             return rec
 
+    def forget(self, pod: Pod) -> None:
+        """Drops a deleted pod's record (`run`: nothing reports on it later, and a long-running scheduler
+        would keep one per pod it ever saw)."""
+        with self._lock:
+            self._records.pop(pod_key(pod), None)
+
     def __getitem__(self, key: str) -> PodRecord:
         with self._lock:
             return self._records[key]

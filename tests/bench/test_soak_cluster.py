@@ -1,0 +1,79 @@
+"""bench/soak_cluster.py's verdict on fixed inputs (no cluster): the /metrics gauges it reads, the RSS
+slope after warm-up, stores back to their level after deletion, no pinned or growing instances."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _load() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("soak_cluster", ROOT / "bench" / "soak_cluster.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["soak_cluster"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+soak = _load()
+
+EXPOSITION = """\
+# TYPE wasmsched_informer_store_objects gauge
+wasmsched_informer_store_objects{resource="Node"} 3.0
+wasmsched_informer_store_objects{resource="Pod"} 0.0
+scheduler_cache_size{type="assumed_pods"} 0.0
+scheduler_cache_size{type="pods"} 0.0
+scheduler_pending_pods{queue="active"} 0.0
+scheduler_pending_pods{queue="backoff"} 0.0
+wasmsched_wasm_instances{plugin="NodeNumber",state="idle"} 1.0
+wasmsched_wasm_instances{plugin="NodeNumber",state="scheduling"} 0.0
+wasmsched_wasm_instances_created_total{plugin="NodeNumber"} 2.0
+wasmsched_wasm_instances_discarded_total{plugin="NodeNumber"} 0.0
+"""
+
+
+def wave(i: int, rss: int, started: float, g: dict[str, Any]) -> dict[str, Any]:
+    return {"wave": i, "pods_so_far": 1000 * (i + 1), "started_seconds": started, "complete": True,
+            "rss_deleted_kib": rss, "deleted": g}
+
+
+def test_gauges_read_the_exposition() -> None:
+    g = soak.gauges(EXPOSITION)
+    assert g["stores"] == {"Node": 3, "Pod": 0}
+    assert g["cache"] == {"assumed_pods": 0, "pods": 0}
+    assert g["instances"] == {"idle": 1, "scheduling": 0}
+    assert (g["created"], g["discarded"]) == (2, 0)
+    assert soak.forgotten(g, g)
+
+
+def test_slope_is_least_squares_per_1000_pods() -> None:
+    assert soak.slope_per_1000([(1000, 10), (2000, 12), (3000, 14)]) == 2.0
+    assert math.isnan(soak.slope_per_1000([(1000, 10)]))
+
+
+def test_verdict_flat_after_warm_up_passes_and_growth_fails() -> None:
+    g = soak.gauges(EXPOSITION)
+    # Warm-up (waves 0, 1, and wave 2, which started before 100 s) may grow; after it RSS is flat.
+    flat = [wave(0, 100_000, 0, g), wave(1, 110_000, 50, g), wave(2, 120_000, 90, g), wave(3, 120_000, 130, g),
+            wave(4, 120_000, 170, g)]
+    v = soak.verdict(flat, g, 2, 100.0, 3, True, 32, 1.0)
+    assert (v["post_warmup_waves"], v["slope_kib_per_1000_pods"], v["leak"]) == (2, 0.0, False)
+    growing = [*flat[:3], wave(3, 121_000, 130, g), wave(4, 122_000, 170, g)]
+    v = soak.verdict(growing, g, 2, 100.0, 3, True, 32, 1.0)
+    assert v["slope_kib_per_1000_pods"] == 1000.0 and v["leak"] and not v["rss_ok"]
+
+
+def test_verdict_names_a_store_that_kept_pods_and_a_pinned_instance() -> None:
+    g = soak.gauges(EXPOSITION)
+    kept = soak.gauges(EXPOSITION.replace('resource="Pod"} 0.0', 'resource="Pod"} 5.0')
+                       .replace('state="scheduling"} 0.0', 'state="scheduling"} 1.0'))
+    v = soak.verdict([wave(0, 1, 0, g), wave(1, 1, 10, kept)], g, 1, 0.0, 3, True, 32, 1.0)
+    assert not v["stores_ok"] and "Pod store 5" in v["store_problems"][0]
+    assert not v["instances_ok"] and "pinned" in v["instance_problems"][0]
