@@ -38,9 +38,13 @@ class ProxyStats:
 
 
 def _rst(sock: socket.socket) -> None:
-    """Closes with a RST (SO_LINGER 0) rather than a FIN."""
+    """Closes with a RST (SO_LINGER 0) rather than a FIN. close() alone does nothing while another thread is
+    blocked in recv() on the socket (that call holds it open: no RST is sent, the peer waits for ever);
+    shutdown(SHUT_RD) wakes that recv() without sending anything, and the RST goes once it has returned."""
     with contextlib.suppress(OSError):
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RD)
     with contextlib.suppress(OSError):
         sock.close()
 
