@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import itertools
 import json
 import random
 import re
@@ -37,13 +38,13 @@ from typing import Any
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
+from wasmsched.api.errors import TransportError
 from wasmsched.devcluster import DevCluster
 from wasmsched.devcluster.certs import make_serving_cert
 from wasmsched.devcluster.faultproxy import FaultProxy
 from wasmsched.devcluster.kubeconfig import write_kubeconfig
 from wasmsched.devcluster.processes import free_port
-from wasmsched.api.errors import TransportError
-from wasmsched.kube.api import ApiError, KubeApi
+from wasmsched.kube.api import ApiError
 
 REPO = Path(__file__).resolve().parents[2]
 LEASE_SECONDS = 4.0  # renewDeadline 3 s, retryPeriod 500 ms
@@ -114,7 +115,7 @@ class BindingFaultWebhook:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 review = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 resp: dict[str, Any] = {"uid": review["request"]["uid"], "allowed": True}
                 with hook.lock:
@@ -486,7 +487,7 @@ class FaultRun:
             bad_exits.append(f"{inc.log.name}: exit {inc.exit_code}")
         restarts = sum(len(r.runs) - 1 for r in self.replicas)
         holders = [h for _, h, _, _, _ in self.lease_history if h]
-        changes = sum(1 for a, b in zip(holders, holders[1:], strict=False) if a != b)
+        changes = sum(1 for a, b in itertools.pairwise(holders) if a != b)
         return Result(
             scenario=name, pods=self.n_pods, bound=len(bound), scheduled_events=sum(counts.values()),
             double_events=sum(1 for c in counts.values() if c > 1),
@@ -519,10 +520,7 @@ class FaultRun:
                 gap = secs(acquire) - secs(prev[1])
                 if gap < LEASE_SECONDS - 0.1:  # client-go compares on its own clock: 100 ms of rounding
                     out.append(f"{prev[0]} -> {holder} after {gap:.2f}s")
-            if holder:
-                prev = (holder, renew)
-            else:
-                prev = None
+            prev = (holder, renew) if holder else None
         return out
 
     def close(self) -> None:
