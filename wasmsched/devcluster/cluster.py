@@ -21,6 +21,7 @@ import json
 import logging
 import os
 import shutil
+import signal
 import ssl
 import time
 import urllib.error
@@ -263,6 +264,17 @@ class DevCluster:
         p = self._state.processes[APISERVER]
         processes.stop(p.pid, p.argv[0])
         self._start_apiserver(p.argv, timeout)
+
+    def stop_etcd(self) -> None:
+        """SIGSTOP to etcd: it keeps its connections and answers nothing (a stalled disk, a frozen VM) until
+        continue_etcd(). kube-apiserver's requests to it hang until their own timeouts."""
+        p = self._state.processes[ETCD]
+        os.kill(p.pid, signal.SIGSTOP)
+
+    def continue_etcd(self) -> None:
+        """SIGCONT to a stopped etcd."""
+        p = self._state.processes[ETCD]
+        os.kill(p.pid, signal.SIGCONT)
 
     def compact_etcd(self) -> int:
         """Compacts etcd at its current revision; returns it. Reads or watches from a resourceVersion older than
