@@ -610,16 +610,7 @@ def run_one(api: KubeApi, cluster: DevCluster, sched: Scheduler, name: str, args
     # deletecollection (KWOK removes the pods); the API server ends one that outlasts its request timeout
     # (10,000 pods) part way, so it is asked again until none is left.
     deadline = time.monotonic() + lim.deleted
-    while True:
-        try:
-            api.request("DELETE", f"/api/v1/namespaces/{ns}/pods", body={"gracePeriodSeconds": 0},
-                        timeout=(10.0, 120.0))
-            break
-        except (ApiError, TransportError) as e:
-            if time.monotonic() > deadline:
-                log(f"deleting the pods of {ns}: {e}; waiting for them anyway")
-                break
-            log(f"deleting the pods of {ns}: {e}; asking again")
+    delete_pods(api, ns, deadline)
     watcher.wait("the pods to be deleted", lambda w: not w.present, max(deadline - time.monotonic(), 30.0))
     watcher.close()
     try:  # the scheduler is gone: nothing writes them any more
@@ -722,6 +713,22 @@ def _jsonable(v: Any) -> Any:
     if isinstance(v, list):
         return [_jsonable(x) for x in v]
     return v
+
+
+
+def delete_pods(api: KubeApi, ns: str, deadline: float) -> None:
+    """deletecollection of the namespace's pods, asked again when the API server ends it part way (10,000
+    pods), until `deadline`."""
+    while True:
+        try:
+            api.request("DELETE", f"/api/v1/namespaces/{ns}/pods", body={"gracePeriodSeconds": 0},
+                        timeout=(10.0, 120.0))
+            return
+        except (ApiError, TransportError) as e:
+            if time.monotonic() > deadline:
+                log(f"deleting the pods of {ns}: {e}; waiting for them anyway")
+                return
+            log(f"deleting the pods of {ns}: {e}; asking again")
 
 
 def main() -> int:

@@ -69,6 +69,7 @@ from real_cluster import (  # noqa: E402  (bench/ is not a package)
     _jsonable,
     config,
     create_nodes,
+    delete_pods,
     log,
     pod,
 )
@@ -167,18 +168,6 @@ def create_wave(api: KubeApi, wave: int, n: int) -> int:
     return errors
 
 
-def delete_all(api: KubeApi, deadline: float) -> None:
-    """deletecollection of the namespace's pods, asked again when the API server ends it part way."""
-    while True:
-        try:
-            api.request("DELETE", f"/api/v1/namespaces/{NAMESPACE}/pods", body={"gracePeriodSeconds": 0},
-                        timeout=(10.0, 120.0))
-            return
-        except (ApiError, TransportError) as e:
-            if time.monotonic() > deadline:
-                log(f"deleting the pods: {e}; waiting for them anyway")
-                return
-            log(f"deleting the pods: {e}; asking again")
 
 
 def forgotten(g: dict[str, Any], before: dict[str, Any]) -> bool:
@@ -385,7 +374,7 @@ def soak(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
                 rss_bound = rss_kib(proc.pid)
                 sampler.phase = "delete"
                 t = time.perf_counter()
-                delete_all(api, time.monotonic() + 60 + n / 20)
+                delete_pods(api, NAMESPACE, time.monotonic() + 60 + n / 20)
                 ok = watcher.wait(f"wave {wave}: the pods to be deleted", lambda w: not w.present,
                                   120 + n / 20, proc.alive) and ok
                 # `run` sees the deletions through its own watch: wait until it has forgotten them.
