@@ -228,6 +228,7 @@ class Result:
     metric_scheduled: float
     metrics_complete: bool
     retries: float
+    http_retries: float
     traps: float
     leader_changes: int
     restarts: int
@@ -242,13 +243,17 @@ class Result:
 
     def row(self) -> str:
         return (f"{self.scenario:<22} {self.pods:>5} {self.bound:>5} {self.bound - self.metric_scheduled:>6.0f} "
-                f"{self.retries:>7.0f} {self.traps:>5.0f} "
+                f"{self.missing_events:>7} {self.retries:>7.0f} {self.http_retries:>6.0f} {self.traps:>5.0f} "
                 f"{self.leader_changes:>7} {self.restarts:>8} {self.settle_seconds:>7.1f} {self.seconds:>6.1f} "
                 f"{self.max_rss_mb:>6.0f}")
 
 
-# unack: pods the server bound but the scheduler counted as a failed binding (the reply was lost)
-HEADER = (f"{'scenario':<22} {'pods':>5} {'binds':>5} {'unack':>6} {'retries':>7} {'traps':>5} {'leaders':>7} "
+# unack: pods the server bound but the scheduler counted as a failed binding (the reply was lost); noevent: bound
+# pods without a Scheduled event (the unacknowledged ones, and events lost); retries: scheduling attempts that
+# ended in an error (a failed binding, a trap); http: requests the clients sent again (429/5xx with Retry-After,
+# a GET whose connection was lost: rest_client_request_retries_total)
+HEADER = (f"{'scenario':<22} {'pods':>5} {'binds':>5} {'unack':>6} {'noevent':>7} {'retries':>7} {'http':>6} "
+          f"{'traps':>5} {'leaders':>7} "
           f"{'restarts':>8} {'settle':>7} {'total':>6} {'rss MB':>6}")
 
 
@@ -499,6 +504,7 @@ class FaultRun:
             # an incarnation that exited keeps only its last scrape (up to a second old)
             metrics_complete=all(i.exit_code == 0 for i in incs),
             retries=sum(sample_sum(i.metrics, "scheduler_schedule_attempts_total", result="error") for i in incs),
+            http_retries=sum(sample_sum(i.metrics, "rest_client_request_retries_total") for i in incs),
             traps=sum(sample_sum(i.metrics, "wasmsched_wasm_traps_total") for i in incs),
             leader_changes=changes, restarts=restarts, settle_seconds=settle, seconds=seconds,
             max_rss_mb=max((i.rss_mb for i in incs), default=0.0),

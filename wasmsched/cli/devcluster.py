@@ -1,12 +1,18 @@
 """`wasmsched dev-cluster up|down`: a local control plane (etcd, kube-apiserver, KWOK fake nodes) in the
-background, from the binaries `make kube` builds. Results go to stdout; errors to stderr."""
+background, from the binaries `make kube` builds; and its faults, to try a scheduler against: `restart-apiserver`,
+`stop-etcd`/`continue-etcd`, and `proxy` (network faults between a client and kube-apiserver). Results go to
+stdout; errors to stderr."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
+import signal
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from wasmsched.cli import color
 from wasmsched.devcluster.binaries import BIN_ENV, CACHE_ENV, BinariesMissingError
@@ -32,6 +38,37 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     down = cmds.add_parser("down", help="stop the cluster's processes and remove its files")
     down.add_argument("--dir", type=Path, default=DEFAULT_DIR, help=dir_help)
     down.set_defaults(func=run_down)
+    restart = cmds.add_parser("restart-apiserver", help="stop kube-apiserver and start it again (same port and "
+                              "data: every watch and connection is cut), wait until it is ready")
+    restart.add_argument("--dir", type=Path, default=DEFAULT_DIR, help=dir_help)
+    restart.set_defaults(func=run_restart_apiserver)
+    stop = cmds.add_parser("stop-etcd", help="SIGSTOP etcd: it keeps its connections and answers nothing "
+                           "(kube-apiserver's requests time out) until continue-etcd")
+    stop.add_argument("--dir", type=Path, default=DEFAULT_DIR, help=dir_help)
+    stop.set_defaults(func=run_stop_etcd)
+    cont = cmds.add_parser("continue-etcd", help="SIGCONT a stopped etcd")
+    cont.add_argument("--dir", type=Path, default=DEFAULT_DIR, help=dir_help)
+    cont.set_defaults(func=run_continue_etcd)
+    proxy = cmds.add_parser(
+        "proxy", help="run a TCP proxy on 127.0.0.1 in front of kube-apiserver that injects network faults, "
+        "until interrupted; writes DIR/proxy.kubeconfig pointing at it",
+        description="A TCP proxy on 127.0.0.1 in front of the dev cluster's kube-apiserver (TLS passes through). "
+                    "Point a client at DIR/proxy.kubeconfig. While it runs: SIGUSR1 resets every current "
+                    "connection, SIGUSR2 turns the black hole on or off (connections kept open, nothing "
+                    "forwarded: a partition). Ctrl-C or SIGTERM ends it.")
+    proxy.add_argument("--dir", type=Path, default=DEFAULT_DIR, help=dir_help)
+    proxy.add_argument("--port", type=int, default=0, help="the port to listen on (default: any free one)")
+    proxy.add_argument("--latency", type=float, default=0.0, metavar="SECONDS",
+                       help="added to every round trip (half each way)")
+    proxy.add_argument("--reset-fraction", type=float, default=0.0, metavar="F",
+                       help="the share of new connections reset (RST): at once, or within --reset-within")
+    proxy.add_argument("--reset-within", type=float, default=0.0, metavar="SECONDS",
+                       help="reset a connection picked by --reset-fraction at a random moment this soon "
+                            "after it opened (a connection that dies in use)")
+    proxy.add_argument("--drop-fraction", type=float, default=0.0, metavar="F",
+                       help="the share of new connections closed at once (FIN)")
+    proxy.add_argument("--seed", type=int, default=None, help="the faults' random seed")
+    proxy.set_defaults(func=run_proxy)
 
 
 def run_up(args: argparse.Namespace) -> int:
@@ -81,4 +118,127 @@ def run_down(args: argparse.Namespace) -> int:
     took = time.monotonic() - begin
     what = f"stopped {', '.join(stopped)}" if stopped else "no process was running"
     print(f"dev cluster down in {took:.1f} s: {what}; removed its files from {cluster.directory}")
+    return 0
+
+
+def _load(directory: Path) -> Any:
+    """The dev cluster in DIR, or None after one line saying there is none."""
+    from wasmsched.devcluster.cluster import DevCluster, DevClusterError
+
+    try:
+        return DevCluster.load(directory)
+    except DevClusterError as e:
+        color.error(f"{e}; start one with `wasmsched dev-cluster up --dir {directory}`")
+        return None
+
+
+def _running(cluster: Any, name: str) -> bool:
+    if name in cluster.running():
+        return True
+    color.error(f"{name} of the dev cluster in {cluster.directory} is not running; "
+                f"`wasmsched dev-cluster down --dir {cluster.directory}` and `up` start it afresh")
+    return False
+
+
+def run_restart_apiserver(args: argparse.Namespace) -> int:
+    from wasmsched.devcluster.cluster import APISERVER, DevClusterError
+
+    cluster = _load(args.dir)
+    if cluster is None:
+        return 2
+    begin = time.monotonic()
+    try:
+        cluster.restart_apiserver()
+    except DevClusterError as e:
+        color.error(f"kube-apiserver did not come back: {e}")
+        return 1
+    print(f"kube-apiserver restarted in {time.monotonic() - begin:.1f} s "
+          f"(pid {cluster.pids[APISERVER]}, ready in {cluster.apiserver_ready_seconds:.1f} s): {cluster.server}")
+    return 0
+
+
+def run_stop_etcd(args: argparse.Namespace) -> int:
+    from wasmsched.devcluster.cluster import ETCD
+
+    cluster = _load(args.dir)
+    if cluster is None or not _running(cluster, ETCD):
+        return 2
+    cluster.stop_etcd()
+    print(f"etcd stopped (SIGSTOP, pid {cluster.pids[ETCD]}): kube-apiserver's requests to it wait until "
+          f"`wasmsched dev-cluster continue-etcd --dir {cluster.directory}`")
+    return 0
+
+
+def run_continue_etcd(args: argparse.Namespace) -> int:
+    from wasmsched.devcluster.cluster import ETCD
+
+    cluster = _load(args.dir)
+    if cluster is None or not _running(cluster, ETCD):
+        return 2
+    cluster.continue_etcd()
+    print(f"etcd continued (SIGCONT, pid {cluster.pids[ETCD]})")
+    return 0
+
+
+def run_proxy(args: argparse.Namespace) -> int:
+    for flag, value in (("--reset-fraction", args.reset_fraction), ("--drop-fraction", args.drop_fraction)):
+        if not 0.0 <= value <= 1.0:
+            color.error(f"{flag} must be between 0 and 1, got {value}")
+            return 2
+    for flag, value in (("--latency", args.latency), ("--reset-within", args.reset_within)):
+        if value < 0:
+            color.error(f"{flag} must be >= 0, got {value}")
+            return 2
+    if args.reset_fraction + args.drop_fraction > 1.0:
+        color.error("--reset-fraction and --drop-fraction add up to more than 1")
+        return 2
+    if not 0 <= args.port <= 65535:
+        color.error(f"--port must be between 0 and 65535, got {args.port}")
+        return 2
+    from wasmsched.devcluster.faultproxy import FaultProxy
+
+    cluster = _load(args.dir)
+    if cluster is None:
+        return 2
+    hostport = cluster.server.split("://", 1)[-1].rstrip("/")
+    host, _, port = hostport.rpartition(":")
+    try:
+        proxy = FaultProxy((host, int(port)), port=args.port, seed=args.seed)
+    except OSError as e:
+        color.error(f"--port {args.port}: {e.strerror or e}")
+        return 2
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: object) -> None:
+        if signum == signal.SIGUSR1:
+            n = proxy.cut()
+            print(f"reset {n} connections", flush=True)
+        elif signum == signal.SIGUSR2:
+            proxy.blackhole = not proxy.blackhole
+            print(f"black hole {'on' if proxy.blackhole else 'off'}", flush=True)
+        else:
+            stop.set()
+
+    with proxy:
+        proxy.latency = args.latency
+        proxy.reset_fraction = args.reset_fraction
+        proxy.reset_within = args.reset_within
+        proxy.drop_fraction = args.drop_fraction
+        kubeconfig = cluster.write_proxy_kubeconfig(proxy.url)
+        for signum in (signal.SIGUSR1, signal.SIGUSR2, signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, on_signal)
+        print(f"proxy {proxy.url} -> {cluster.server} (latency {args.latency:g} s, reset {args.reset_fraction:g}"
+              f"{f' within {args.reset_within:g} s' if args.reset_within else ''}, drop {args.drop_fraction:g})")
+        print("use it:")
+        print(f"  wasmsched run --kubeconfig {shlex.quote(str(kubeconfig))} ...")
+        print("faults while it runs (Ctrl-C ends it):")
+        print(f"  kill -USR1 {os.getpid()}   # reset every current connection")
+        print(f"  kill -USR2 {os.getpid()}   # black hole on / off")
+        print("", end="", flush=True)  # the lines reach a pipe before the wait
+        while not stop.wait(1.0):
+            pass
+        kubeconfig.unlink(missing_ok=True)
+        st = proxy.stats
+    print(f"proxy stopped: {st.accepted} connections accepted, {st.reset} reset, {st.dropped} dropped, "
+          f"{st.cut} cut")
     return 0

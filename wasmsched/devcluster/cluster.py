@@ -12,6 +12,7 @@ DIR's layout (everything the cluster writes; `down` removes exactly these):
   kwok/       KWOK's work dir and its Stage config
   kube-controller-manager/  its serving certificate
   logs/       etcd.log, kube-apiserver.log, kube-controller-manager.log, kwok.log
+  proxy.kubeconfig  the admin's kubeconfig through `dev-cluster proxy` (while one runs)
 """
 
 from __future__ import annotations
@@ -52,8 +53,9 @@ ETCD, APISERVER, CONTROLLER_MANAGER, KWOK = "etcd", "kube-apiserver", "kube-cont
 ORDER = (ETCD, APISERVER, CONTROLLER_MANAGER, KWOK)
 METRICS_TOKEN_FILE = "metrics-reader.token"
 SCHEDULER_CERT_DIR = "scheduler-certs"
-_OWNED = (STATE_FILE, "kubeconfig", "pki", "tokens.csv", METRICS_TOKEN_FILE, SCHEDULER_CERT_DIR, "etcd", "kwok",
-          CONTROLLER_MANAGER, "logs")
+PROXY_KUBECONFIG = "proxy.kubeconfig"
+_OWNED = (STATE_FILE, "kubeconfig", PROXY_KUBECONFIG, "pki", "tokens.csv", METRICS_TOKEN_FILE, SCHEDULER_CERT_DIR,
+          "etcd", "kwok", CONTROLLER_MANAGER, "logs")
 READY_TIMEOUT_SECONDS = 120.0
 _POLL_SECONDS = 0.1
 _LOG_TAIL_LINES = 20
@@ -123,6 +125,15 @@ class DevCluster:
         return self.directory / "kubeconfig"
 
     @property
+    def proxy_kubeconfig(self) -> Path:
+        return self.directory / PROXY_KUBECONFIG
+
+    def write_proxy_kubeconfig(self, server: str) -> Path:
+        """The admin's kubeconfig with `server` (a fault proxy's URL) in place of kube-apiserver's."""
+        write_kubeconfig(self.proxy_kubeconfig, server, self.ca_file, self.admin_token)
+        return self.proxy_kubeconfig
+
+    @property
     def server(self) -> str:
         return self._state.server
 
@@ -170,7 +181,15 @@ class DevCluster:
 
     @property
     def pids(self) -> dict[str, int]:
-        return {name: p.pid for name, p in self._state.processes.items()}
+        return {name: p.pid for name, p in self._processes().items()}
+
+    def _processes(self) -> dict[str, ProcessState]:
+        """The recorded processes as state.json has them now: another process (`dev-cluster
+        restart-apiserver`) may have started one since this object read it."""
+        state_file = self.directory / STATE_FILE
+        if state_file.exists():
+            self._state.processes = _read_state(state_file).processes
+        return self._state.processes
 
     # --- lifecycle --------------------------------------------------------------------------------
     @classmethod
@@ -242,7 +261,7 @@ class DevCluster:
 
     def running(self) -> dict[str, int]:
         """The recorded processes that still run (name: PID)."""
-        return {name: p.pid for name, p in self._state.processes.items() if processes.running(p.pid, p.argv[0])}
+        return {name: p.pid for name, p in self._processes().items() if processes.running(p.pid, p.argv[0])}
 
     def down(self) -> list[str]:
         """Stops every process (SIGTERM, then SIGKILL), removes the cluster's files from DIR (and DIR if that
@@ -261,19 +280,19 @@ class DevCluster:
     def restart_apiserver(self, timeout: float = READY_TIMEOUT_SECONDS) -> None:
         """Stops kube-apiserver and starts it again with the same arguments (so the same port), waits ready.
         Every watch and connection to it is cut; the data (in etcd) stays."""
-        p = self._state.processes[APISERVER]
+        p = self._processes()[APISERVER]
         processes.stop(p.pid, p.argv[0])
         self._start_apiserver(p.argv, timeout)
 
     def stop_etcd(self) -> None:
         """SIGSTOP to etcd: it keeps its connections and answers nothing (a stalled disk, a frozen VM) until
         continue_etcd(). kube-apiserver's requests to it hang until their own timeouts."""
-        p = self._state.processes[ETCD]
+        p = self._processes()[ETCD]
         os.kill(p.pid, signal.SIGSTOP)
 
     def continue_etcd(self) -> None:
         """SIGCONT to a stopped etcd."""
-        p = self._state.processes[ETCD]
+        p = self._processes()[ETCD]
         os.kill(p.pid, signal.SIGCONT)
 
     def compact_etcd(self) -> int:
@@ -342,8 +361,9 @@ class DevCluster:
 
     def _stop_all(self) -> list[str]:
         stopped = []
+        procs = self._processes()
         for name in reversed(ORDER):
-            p = self._state.processes.get(name)
+            p = procs.get(name)
             if p is not None and processes.stop(p.pid, p.argv[0]):
                 stopped.append(name)
         return stopped

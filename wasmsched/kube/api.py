@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any, TypeVar
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from google.protobuf.message import Message
 from kubernetes import client as kclient
@@ -42,7 +42,7 @@ from wasmsched.api.kinds import Resource
 from wasmsched.kube import codec
 from wasmsched.kube.codec import WatchEvent
 from wasmsched.kube.rest import TRANSPORT_ERRORS, raw_request
-from wasmsched.kube.transport import CurlError, CurlTransport
+from wasmsched.kube.transport import CONNECTION_LOST, CurlError, CurlTransport
 from wasmsched.util.version import dist_version
 
 log = logging.getLogger("wasmsched.kube")
@@ -53,6 +53,12 @@ M = TypeVar("M", bound=Message)
 LIST_PAGE_SIZE = 500
 # How long a request may take, except watches (which the server ends after timeoutSeconds).
 REQUEST_TIMEOUT = (10.0, 60.0)
+# client-go's rest.Request sends a request again, up to this many times, when the server answered 429 or a
+# 5xx with Retry-After (after sleeping that long; it did not act on the request) and, for a GET, when the
+# connection ended under it (with_retry.go; maxRetries defaults to 10 in NewRequest).
+MAX_RETRIES = 10
+# The code label of rest_client_request_retries_total for a request that got no answer.
+NO_ANSWER_CODE = "<error>"
 
 
 class ClientConfigError(Exception):
@@ -221,6 +227,27 @@ class _TokenBucket:
             time.sleep(delay)
 
 
+class RequestRetries:
+    """rest_client_request_retries_total{code,verb,host}: every client's retries in this process, as
+    client-go's metric is one registry-wide counter (component-base/metrics/prometheus/restclient)."""
+
+    def __init__(self) -> None:
+        self._counts: dict[tuple[str, str, str], int] = {}
+        self._lock = threading.Lock()
+
+    def add(self, code: str, verb: str, host: str) -> None:
+        with self._lock:
+            key = (code, verb, host)
+            self._counts[key] = self._counts.get(key, 0) + 1
+
+    def counts(self) -> dict[tuple[str, str, str], int]:
+        with self._lock:
+            return dict(self._counts)
+
+
+REQUEST_RETRIES = RequestRetries()
+
+
 def _status_error(status: int, reason: str, data: bytes, content_type: str | None, method: str, path: str) -> ApiError:
     """The error of a reply with an error status, as client-go's Result.Error makes it: the body's Status
     (its reason, message and details, as the server wrote them), else NewGenericServerResponse's error
@@ -266,6 +293,7 @@ class KubeApi:
         self._limiter = _TokenBucket(self.connection.qps, self.connection.burst)
         # Requests (not watches) go over libcurl's HTTP/2: many in flight on one connection (transport.py).
         self._transport = CurlTransport(configuration, user_agent())
+        self._host_label = urlsplit(self.host).netloc
 
     @property
     def host(self) -> str:
@@ -297,7 +325,12 @@ class KubeApi:
                 timeout: float | tuple[float, float] = REQUEST_TIMEOUT) -> tuple[bytes, str | None]:
         """The response body and content type; ApiError for any status >= 300, TransportError when the
         server gave no answer. `body`: bytes as they are (a protobuf body), anything else as JSON.
-        `timeout`: (connect, read) seconds, or one number for the whole request (rest.Config's Timeout)."""
+        `timeout`: (connect, read) seconds per attempt, or one number for the whole request, its retries
+        included (rest.Config's Timeout, which client-go makes the request's context deadline).
+
+        Retried as client-go's rest.Request retries (MAX_RETRIES): a 429 or 5xx with Retry-After after
+        sleeping that long, a GET whose connection ended under it at once; each retry waits for the rate
+        limiter again and is counted in rest_client_request_retries_total."""
         self._limiter.wait()
         headers = [f"Accept: {accept}"]
         data: bytes | None = None
@@ -305,15 +338,46 @@ class KubeApi:
             headers.append(f"Content-Type: {content_type}")
             data = body if isinstance(body, bytes) else json.dumps(body, separators=(",", ":")).encode()
         url = path + _query_string(query)
+        deadline = None
         if not isinstance(timeout, tuple):
+            deadline = time.monotonic() + float(timeout)
             timeout = (float(timeout), 0.0)
-        try:
-            reply = self._transport.request(method, url, headers, data, timeout)
-        except CurlError as e:
-            raise TransportError(str(e)) from e
+        attempt = 0
+        while True:
+            if deadline is not None:
+                left = max(deadline - time.monotonic(), 0.001)
+                timeout = (left, 0.0)
+            try:
+                reply = self._transport.request(method, url, headers, data, timeout)
+            except CurlError as e:
+                if method == "GET" and e.code in CONNECTION_LOST and self._may_retry(attempt, 0.0, deadline):
+                    attempt += 1
+                    self._retried(NO_ANSWER_CODE, method)
+                    continue
+                raise TransportError(str(e)) from e
+            if reply.retry_after and self._may_retry(attempt, reply.retry_after, deadline):
+                attempt += 1
+                log.debug('"Got a Retry-After response" delay="%ds" attempt=%d url="%s%s" status=%d',
+                          reply.retry_after, attempt, self.host, path, reply.status)
+                time.sleep(reply.retry_after)
+                self._retried(str(reply.status), method)
+                continue
+            break
         if reply.status >= 300:
             raise _status_error(reply.status, reply.reason, reply.data, reply.content_type, method, path)
         return reply.data, reply.content_type
+
+    def _may_retry(self, attempt: int, wait: float, deadline: float | None) -> bool:
+        """Whether another attempt may go out after `wait` seconds: MAX_RETRIES not reached and, with a
+        whole-request timeout, its deadline not passed by then (client-go stops when the context ends)."""
+        if attempt >= MAX_RETRIES:
+            return False
+        return deadline is None or time.monotonic() + wait < deadline
+
+    def _retried(self, code: str, method: str) -> None:
+        REQUEST_RETRIES.add(code, method, self._host_label)
+        # client-go throttles every retry too (with_retry.go Before: tryThrottle).
+        self._limiter.wait()
 
     def request_json(self, method: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,
                      content_type: str = codec.JSON, timeout: Any = REQUEST_TIMEOUT) -> Any:

@@ -46,7 +46,22 @@ AUTH_REFRESH_SECONDS = 1.0
 
 
 class CurlError(Exception):
-    """The request did not get an answer (connection refused, TLS failure, timeout, reset)."""
+    """The request did not get an answer (connection refused, TLS failure, timeout, reset); `code` is
+    libcurl's CURLcode (0 when the transport itself gave up)."""
+
+    def __init__(self, message: str, code: int = 0) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+# libcurl's CURLE_HTTP2_STREAM (a stream reset: the connection went away under it); pycurl has no name for it.
+CURLE_HTTP2_STREAM = 92
+# The CURLcodes of a connection that ended under a request (client-go's net.IsConnectionReset,
+# IsProbableEOF and IsHTTP2ConnectionLost): nothing was answered, and a GET may be sent again.
+CONNECTION_LOST = frozenset({
+    pycurl.E_GOT_NOTHING, pycurl.E_SEND_ERROR, pycurl.E_RECV_ERROR, pycurl.E_PARTIAL_FILE,
+    pycurl.E_HTTP2, CURLE_HTTP2_STREAM,
+})
 
 
 @dataclass
@@ -55,6 +70,9 @@ class Reply:
     reason: str
     content_type: str | None
     data: bytes
+    # Retry-After's seconds on a 429 or 5xx (0: none; libcurl reads "0" as none too, and kube-apiserver
+    # sends the header only with a positive value: responsewriters.ErrorNegotiated).
+    retry_after: int = 0
 
 
 @dataclass(eq=False)
@@ -68,6 +86,7 @@ class _Request:
     buf: io.BytesIO = field(default_factory=io.BytesIO)
     reply: Reply | None = None
     error: str = ""
+    error_code: int = 0
 
 
 def _auth_headers(cfg: Any) -> list[str]:
@@ -131,7 +150,7 @@ class CurlTransport:
         if not req.done.wait(timeout[0] + timeout[1] + 5.0):
             raise CurlError(f"{method} {path}: no answer in {timeout[0] + timeout[1]:.0f}s")
         if req.reply is None:
-            raise CurlError(req.error)
+            raise CurlError(req.error, req.error_code)
         return req.reply
 
     def _current_auth(self) -> list[str]:
@@ -218,15 +237,18 @@ class CurlTransport:
             return
         self._active[c] = req
 
-    def _finish(self, c: pycurl.Curl, err: str) -> None:
+    def _finish(self, c: pycurl.Curl, err: str, code: int = 0) -> None:
         req = self._active.pop(c)
         self._multi.remove_handle(c)
         if err:
             req.error = f"{req.method} {req.url}: {err}"
+            req.error_code = code
         else:
             status = int(c.getinfo(pycurl.RESPONSE_CODE))
             ctype = c.getinfo(pycurl.CONTENT_TYPE)
-            req.reply = Reply(status, "", ctype if isinstance(ctype, str) else None, req.buf.getvalue())
+            retry_after = int(c.getinfo(pycurl.RETRY_AFTER)) if status == 429 or status >= 500 else 0
+            req.reply = Reply(status, "", ctype if isinstance(ctype, str) else None, req.buf.getvalue(),
+                              retry_after)
         if len(self._free) < FREE_HANDLES:
             self._free.append(c)
         else:
@@ -262,8 +284,8 @@ class CurlTransport:
                 queued, ok, failed = multi.info_read()
                 for c in ok:
                     self._finish(c, "")
-                for c, _code, msg in failed:
-                    self._finish(c, msg or "transfer failed")
+                for c, code, msg in failed:
+                    self._finish(c, msg or "transfer failed", code)
                 if not queued:
                     break
             rfds, wfds, xfds = multi.fdset()
@@ -283,4 +305,4 @@ class CurlTransport:
             self._finish(c, "the client was closed")
 
 
-__all__ = ["CurlError", "CurlTransport", "Reply"]
+__all__ = ["CONNECTION_LOST", "CurlError", "CurlTransport", "Reply"]

@@ -31,6 +31,7 @@ from wasmsched.metrics.scrape import (
     CacheSource,
     InformerSource,
     QueueSource,
+    RetrySource,
     ScrapeCollector,
     WasmPoolSource,
 )
@@ -210,6 +211,10 @@ class SchedulerMetrics:
     def watch_informers(self, informers: InformerSource) -> None:
         """wasmsched_informer_store_objects{resource} from the informers' stores (a soak's leak check)."""
         self._scrape.informers = informers
+
+    def watch_request_retries(self, retries: RetrySource) -> None:
+        """rest_client_request_retries_total{code,verb,host} from the API clients' counter."""
+        self._scrape.request_retries = retries
 
     def watch_wasm_pool(self, plugin: str, pool: WasmPoolSource) -> None:
         """wasmsched_wasm_instances{plugin,state} from a wasm plugin's instance pool (one per profile

@@ -1,5 +1,6 @@
 """Gauges read from their owners when the registry is collected: the queue (pending_pods,
-unschedulable_pods), the cache (cache_size), the informers' stores and the wasm instance pools.
+unschedulable_pods), the cache (cache_size), the informers' stores and the wasm instance pools; and the
+API clients' retry counter.
 
 kube keeps these gauges in step by adding and subtracting on every queue move (metric_recorder.go) and
 copies the cache sizes on a timer; reading the owner's state at scrape time gives the same values with
@@ -33,6 +34,7 @@ UNSCHEDULABLE_PODS_HELP = (
 )
 CACHE_SIZE_HELP = "[ALPHA] Number of nodes, pods, and assumed (bound) pods in the scheduler cache."
 PENDING_ASYNC_API_CALLS_HELP = "[ALPHA] Number of API calls currently pending in the async queue."
+REQUEST_RETRIES_HELP = "[ALPHA] Number of request retries, partitioned by status code, verb, and host."
 INFORMER_STORE_HELP = "[ALPHA] Objects in each informer's local store (what a watch has not yet deleted)."
 WASM_INSTANCES_HELP = (
     "[ALPHA] Live wasm guest instances of a plugin by state: idle, scheduling (pinned to a pod in its scheduling "
@@ -70,12 +72,19 @@ class InformerSource(Protocol):
         ...
 
 
+class RetrySource(Protocol):
+    def counts(self) -> Mapping[tuple[str, str, str], int]:
+        """Requests sent again by (code, verb, host)."""
+        ...
+
+
 class ScrapeCollector(Collector):
     def __init__(self) -> None:
         self.queue: QueueSource | None = None
         self.cache: CacheSource | None = None
         self.api_calls: ApiCallSource | None = None
         self.informers: InformerSource | None = None
+        self.request_retries: RetrySource | None = None
         self._lock = threading.Lock()
         self._pools: list[tuple[str, WasmPoolSource]] = []
 
@@ -104,6 +113,12 @@ class ScrapeCollector(Collector):
             for kind, n in sorted(self.informers.store_sizes().items()):
                 stores.add_metric([kind], n)
             yield stores
+        if self.request_retries is not None:
+            retries = CounterMetricFamily("rest_client_request_retries", REQUEST_RETRIES_HELP,
+                                          labels=["code", "verb", "host"])
+            for (code, verb, host), n in sorted(self.request_retries.counts().items()):
+                retries.add_metric([code, verb, host], n)
+            yield retries
         with self._lock:
             pools = list(self._pools)
         if pools:
