@@ -15,6 +15,7 @@ from wasmsched.devcluster import BinariesMissingError, DevCluster
 from wasmsched.devcluster.binaries import Binaries, find_binaries
 from wasmsched.kube.api import KubeApi
 
+from .faults_lib import TEST_NODES, TEST_PODS, FaultRun
 from .helpers import namespace_name
 from .run_helpers import kube_api
 
@@ -83,3 +84,13 @@ def admin(dev_cluster: DevCluster) -> Iterator[KubeApi]:
     yield api
     api.close()
 
+
+
+@pytest.fixture
+def fault_run(dev_cluster: DevCluster, namespace: str, tmp_path: Path) -> Iterator[FaultRun]:
+    """A fault scenario's set-up at the tests' size (test_faults.py, test_faults_network.py)."""
+    run = FaultRun(dev_cluster, tmp_path / "faults", namespace, TEST_PODS, TEST_NODES)
+    try:
+        yield run
+    finally:
+        run.close()

@@ -628,3 +628,15 @@ SCENARIOS: dict[str, Callable[[FaultRun], None]] = {
     "leader-blackholed": blackhole_leader,
     "binding-500-429-409": binding_faults,
 }
+# The tests' size (bench/faults.py's default is 2,000 pods on 200 nodes).
+TEST_PODS, TEST_NODES = 300, 30
+
+
+def run_and_check(run: FaultRun, name: str) -> None:
+    result = run.run(name, SCENARIOS[name])
+    print(f"\n{HEADER}\n{result.row()}\n{result}")
+    check(result)
+
+
+# The scenarios whose faults are on the connections (tests/kube/test_faults_network.py).
+NETWORK = ("latency-200ms-reset-2%", "leader-blackholed", "binding-500-429-409")

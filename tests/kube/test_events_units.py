@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ import pytest
 from tests.kube.helpers import wait_for
 from wasmsched.api.types import Pod
 from wasmsched.kube.api import ApiError, TransportError
-from wasmsched.kube.client_cluster import EVENT_MAX_TRIES, EventBroadcaster
+from wasmsched.kube.client_cluster import EVENT_MAX_TRIES, EVENT_SERIES_WINDOW, EventBroadcaster
 
 
 class FakeApi:
@@ -170,3 +171,36 @@ def test_stop_waits_for_writes_in_flight() -> None:
     threading.Timer(0.3, api.gate.set).start()
     b.stop(timeout=5)
     assert api.posts == ["assigned p"] and b.written == 1
+
+
+def test_series_not_seen_for_the_window_are_forgotten_least_recently_seen_first(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from wasmsched.kube import client_cluster
+
+    clock = [1000.0]
+    monkeypatch.setattr(client_cluster, "time", SimpleNamespace(monotonic=lambda: clock[0], time_ns=time.time_ns,
+                                                                sleep=time.sleep))
+    api = FakeApi({})
+    b = EventBroadcaster(api, instance="test")  # type: ignore[arg-type]
+    b._pool = ThreadPoolExecutor(max_workers=2)  # the writers, without the broadcaster's thread
+
+    def record(name: str) -> None:
+        b.eventf(_pod_named(name), None, "Warning", "FailedScheduling", "Scheduling", "0/3 nodes are available")
+        b._record(b._queue.get_nowait())
+
+    try:
+        record("keep")
+        for i in range(100):
+            clock[0] = 1000.0 + i * 0.5
+            record(f"p{i}")
+        clock[0] = 1200.0
+        record("keep")  # seen again: counted, and now the most recently seen
+        assert len(b._series) == 101
+        clock[0] = 1000.0 + EVENT_SERIES_WINDOW + 60  # p0..p99 last seen over the window ago, keep 160 s ago
+        record("new")
+        assert sorted(s.name.split(".")[0] for s in b._series.values()) == ["keep", "new"]
+        assert next(s for s in b._series.values() if s.name.startswith("keep")).count == 2
+    finally:
+        b._pool.shutdown(wait=True)

@@ -15,6 +15,7 @@ import random
 import socket
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -180,7 +181,9 @@ class EventBroadcaster:
         self.refresh_seconds = refresh_seconds
         self.retry_seconds = retry_seconds
         self._queue: queue.Queue[dict[str, Any] | None] = queue.Queue(EVENT_QUEUE_SIZE)
-        self._series: dict[tuple[str, ...], _Series] = {}
+        # Least recently seen first (each hit moves its series to the end), so the expired ones are at the
+        # front: expiring costs nothing per event however many series there are.
+        self._series: OrderedDict[tuple[str, ...], _Series] = OrderedDict()
         # Events to try again: (when, tries so far, event), earliest first; the writers add to it.
         self._retries: list[tuple[float, int, dict[str, Any]]] = []
         self._retries_lock = threading.Lock()
@@ -270,9 +273,11 @@ class EventBroadcaster:
             s.count += 1
             s.last = now
             s.dirty = True
+            self._series.move_to_end(key)
             if s.count == 2:
                 self._patch_series(s)
             return
+        self._series.pop(key, None)
         self._expire(now)
         s = self._series[key] = _Series(ev["metadata"]["name"], ev["metadata"]["namespace"], 1, now, now)
         self._submit(self._write, ev, s, 0)
@@ -348,10 +353,14 @@ class EventBroadcaster:
             self._submit(self._write, ev, s, tries)
 
     def _expire(self, now: float) -> None:
-        if len(self._series) < 4096:
-            return
-        for key in [k for k, s in self._series.items() if now - s.last >= EVENT_SERIES_WINDOW]:
-            del self._series[key]
+        """Forgets the series not seen for EVENT_SERIES_WINDOW (client-go's finishSeries drops them every
+        6 minutes; here as they age, from the front of the order)."""
+        series = self._series
+        while series:
+            key, oldest = next(iter(series.items()))
+            if now - oldest.last < EVENT_SERIES_WINDOW:
+                return
+            del series[key]
 
     def _refresh(self) -> None:
         for s in list(self._series.values()):
