@@ -45,6 +45,7 @@ from wasmsched.devcluster.faultproxy import FaultProxy
 from wasmsched.devcluster.kubeconfig import write_kubeconfig
 from wasmsched.devcluster.processes import free_port
 from wasmsched.kube.api import ApiError
+from wasmsched.kube.client_cluster import EVENT_RETRY_SECONDS
 
 REPO = Path(__file__).resolve().parents[2]
 LEASE_SECONDS = 4.0  # renewDeadline 3 s, retryPeriod 500 ms
@@ -141,7 +142,7 @@ class BindingFaultWebhook:
         self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
-        self.name = f"binding-faults-{namespace}"[:63]
+        self.name = f"binding-faults-{namespace}"[:63].rstrip("-")
         ca = base64.b64encode((pki / "ca.crt").read_bytes()).decode()
         with cluster.kube_api() as api:
             api.request_json("POST", "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations", body={
@@ -241,19 +242,24 @@ class Result:
     pending: list[str]
     extra: dict[str, Any]
 
+    def events_lost(self) -> int:
+        return sum(int(self.extra.get(k, 0)) for k in ("events_refused", "events_dropped", "events_unwritten"))
+
     def row(self) -> str:
         return (f"{self.scenario:<22} {self.pods:>5} {self.bound:>5} {self.bound - self.metric_scheduled:>6.0f} "
-                f"{self.missing_events:>7} {self.retries:>7.0f} {self.http_retries:>6.0f} {self.traps:>5.0f} "
+                f"{self.missing_events:>7} {self.events_lost():>7} {self.retries:>7.0f} {self.http_retries:>6.0f} "
+                f"{self.traps:>5.0f} "
                 f"{self.leader_changes:>7} {self.restarts:>8} {self.settle_seconds:>7.1f} {self.seconds:>6.1f} "
                 f"{self.max_rss_mb:>6.0f}")
 
 
 # unack: pods the server bound but the scheduler counted as a failed binding (the reply was lost); noevent: bound
-# pods without a Scheduled event (the unacknowledged ones, and events lost); retries: scheduling attempts that
+# pods without a Scheduled event (the unacknowledged ones, and events lost); ev lost: events refused, dropped or
+# unwritten when a replica exited, as the replicas logged them; retries: scheduling attempts that
 # ended in an error (a failed binding, a trap); http: requests the clients sent again (429/5xx with Retry-After,
 # a GET whose connection was lost: rest_client_request_retries_total)
-HEADER = (f"{'scenario':<22} {'pods':>5} {'binds':>5} {'unack':>6} {'noevent':>7} {'retries':>7} {'http':>6} "
-          f"{'traps':>5} {'leaders':>7} "
+HEADER = (f"{'scenario':<22} {'pods':>5} {'binds':>5} {'unack':>6} {'noevent':>7} {'ev lost':>7} {'retries':>7} "
+          f"{'http':>6} {'traps':>5} {'leaders':>7} "
           f"{'restarts':>8} {'settle':>7} {'total':>6} {'rss MB':>6}")
 
 
@@ -451,16 +457,20 @@ class FaultRun:
                     out[n] = out.get(n, 0) + 1 + ((e.get("series") or {}).get("count", 1) - 1)
             return out
 
-        # Events are written in the background: wait until they stop coming (some are lost for good: an event
-        # the server rejects, say while it shuts down, is dropped, as client-go's recorder drops it).
-        deadline = time.monotonic() + 15
+        # Events are written in the background: wait until they stop coming. One that found no server waits
+        # EVENT_RETRY_SECONDS (jittered by up to a quarter) before it is tried again, so they have stopped
+        # once none came for longer than that. Some are lost for good: an event the server rejects, and those
+        # queued in a replica that lost its lease and exited (as kube-scheduler exits at once).
+        quiet_for = EVENT_RETRY_SECONDS * 1.25 + 2.0
+        deadline = time.monotonic() + 60
         counts = scheduled_counts()
-        while len(counts) < len(bound) and time.monotonic() < deadline:
+        changed = time.monotonic()
+        while (len(counts) < len(bound) and time.monotonic() < deadline
+               and time.monotonic() - changed < quiet_for):
             time.sleep(1.0)
             again = scheduled_counts()
-            if again == counts:
-                break
-            counts = again
+            if again != counts:
+                counts, changed = again, time.monotonic()
         # final metrics, then a clean stop
         for r in self.replicas:
             if r.current.proc.poll() is None:
@@ -484,6 +494,13 @@ class FaultRun:
             r.proxy.close()
         incs = [inc for r in self.replicas for inc in r.runs]
         tracebacks = [inc.log.name for inc in incs if "Traceback" in inc.log.read_text(errors="replace")]
+        logs = [inc.log.read_text(errors="replace") for inc in incs]
+        # Scheduled events the replicas gave up on, by why (the rest of the bound pods without one were queued
+        # in a replica when it exited, or are the unacknowledged bindings').
+        self.extra["events_refused"] = sum(t.count('"Server rejected event') for t in logs)
+        self.extra["events_dropped"] = sum(t.count('"Event dropped') + t.count("retry limit exceeded") for t in logs)
+        self.extra["events_unwritten"] = sum(int(n) for t in logs
+                                             for n in re.findall(r'"Events not written at shutdown" count=(\d+)', t))
         bad_exits = []
         for inc in incs:
             text = inc.log.read_text(errors="replace")
@@ -567,6 +584,13 @@ def check(r: Result) -> None:
     # with its events, and is at most what the server bound.
     if r.metrics_complete and r.metric_scheduled != r.scheduled_events:
         problems.append(f"metrics say {r.metric_scheduled:.0f} scheduled, {r.scheduled_events} Scheduled events")
+    # Every bound pod without a Scheduled event is accounted for: its binding's reply was lost (unack; an
+    # upper bound unless every replica's last scrape is complete), or its event was refused, dropped, or still
+    # unwritten when its replica exited (a lost lease), each logged.
+    lost = r.events_lost()
+    if r.missing_events > (r.bound - r.metric_scheduled) + lost:
+        problems.append(f"{r.missing_events} bound pods without a Scheduled event: {r.bound - r.metric_scheduled:.0f} "
+                        f"unacknowledged, {lost} events refused, dropped or unwritten at exit")
     if r.metric_scheduled > r.bound:
         problems.append(f"metrics say {r.metric_scheduled:.0f} scheduled > {r.bound} bound")
     if r.traps <= 0:

@@ -204,3 +204,21 @@ def test_series_not_seen_for_the_window_are_forgotten_least_recently_seen_first(
         assert next(s for s in b._series.values() if s.name.startswith("keep")).count == 2
     finally:
         b._pool.shutdown(wait=True)
+
+
+def test_stop_gives_events_waiting_to_be_tried_again_a_last_try_and_counts_the_rest(
+        caplog: pytest.LogCaptureFixture) -> None:
+    api = FakeApi({"back": (TransportError("connection refused"), 1),
+                   "down": (TransportError("connection refused"), None)})
+    b = EventBroadcaster(api, instance="test", retry_seconds=60)  # type: ignore[arg-type]
+    b.start()
+    b.eventf(_pod_named("a"), None, "Normal", "Scheduled", "Binding", "back")
+    b.eventf(_pod_named("b"), None, "Normal", "Scheduled", "Binding", "down")
+    wait_for("both tried once", lambda: (api.attempts.get("back") == 1 and api.attempts.get("down") == 1) or None,
+             timeout=5)
+    with caplog.at_level("WARNING", logger="wasmsched.kube"):
+        b.stop(timeout=5)
+    # not 60 s later: at stop
+    assert api.written == ["back"] and api.attempts["down"] == 2
+    assert b.unwritten == 1 and b.dropped == 0
+    assert '"Events not written at shutdown" count=1 queued=0 retrying=1 writing=0' in caplog.text

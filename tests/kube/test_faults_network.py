@@ -10,5 +10,5 @@ from .faults_lib import NETWORK, FaultRun, run_and_check
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("scenario", NETWORK)
-def test_network_fault_scenario(fault_run: FaultRun, scenario: str) -> None:
+def test_fault_scenario(fault_run: FaultRun, scenario: str) -> None:
     run_and_check(fault_run, scenario)

@@ -195,6 +195,9 @@ class EventBroadcaster:
         self._writing = 0
         self.written = 0
         self.dropped = 0
+        # Events neither written nor given up on when stop() returned (queued, waiting to be tried again, or
+        # being written).
+        self.unwritten = 0
 
     def start(self) -> None:
         self._pool = ThreadPoolExecutor(max_workers=self._writers, thread_name_prefix="event-writer")
@@ -202,7 +205,8 @@ class EventBroadcaster:
         self._thread.start()
 
     def stop(self, timeout: float = 2.0) -> None:
-        """Writes what is queued (bounded by timeout), then stops."""
+        """Writes what is queued and gives each event waiting to be tried again its last try (bounded by
+        timeout), then stops; what is left is counted in `unwritten` and logged."""
         if self._thread is None:
             return
         deadline = time.monotonic() + timeout
@@ -211,6 +215,15 @@ class EventBroadcaster:
         self._thread.join(max(deadline - time.monotonic(), 0.0))
         with self._counts_lock:
             self._counts_lock.wait_for(lambda: self._writing == 0, max(deadline - time.monotonic(), 0.0))
+            writing = self._writing
+        with self._retries_lock:
+            retrying = len(self._retries)
+        queued = sum(1 for ev in list(self._queue.queue) if ev)
+        self.unwritten = queued + retrying + writing
+        if self.unwritten:
+            # client-go's broadcaster loses these silently when its process ends; a user should know.
+            log.warning('"Events not written at shutdown" count=%d queued=%d retrying=%d writing=%d',
+                        self.unwritten, queued, retrying, writing)
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
 
@@ -256,6 +269,9 @@ class EventBroadcaster:
             except queue.Empty:
                 ev = {}
             if ev is None:
+                # Stopping: an event waiting to be tried again gets its last try now (the server may be back),
+                # rather than be lost with the process.
+                self._retry_due(everything=True)
                 self._refresh()
                 return
             if ev:
@@ -339,16 +355,18 @@ class EventBroadcaster:
             self.written += 1
         s.created.set()
 
-    def _retry_due(self) -> None:
+    def _retry_due(self, everything: bool = False) -> None:
+        """Submits the events whose time to be tried again has come (`everything`: all of them, at stop)."""
         now = time.monotonic()
         due = []
         with self._retries_lock:
-            while self._retries and self._retries[0][0] <= now:
+            while self._retries and (everything or self._retries[0][0] <= now):
                 due.append(self._retries.pop(0))
         for _, tries, ev in due:
             key = self._key(ev)
             s = self._series.get(key)
             if s is None or s.name != ev["metadata"]["name"]:
+                self._series.pop(key, None)
                 s = self._series[key] = _Series(ev["metadata"]["name"], ev["metadata"]["namespace"], 1, now, now)
             self._submit(self._write, ev, s, tries)
 
