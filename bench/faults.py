@@ -10,12 +10,13 @@ exits 1 if a scenario's checks failed (a pod left pending, a pod with two Schedu
 over before it expired, a traceback, an unexpected exit, RSS past the limit, metrics that disagree).
 
     PYTHONPATH=. .venv/bin/python bench/faults.py [--pods 2000] [--nodes 200] [--only NAME ...]
-        [--out bench/results/faults.json]
+        [--out bench/results/faults.json] [--keep DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import sys
@@ -34,10 +35,16 @@ def main() -> int:
     ap.add_argument("--nodes", type=int, default=200)
     ap.add_argument("--only", nargs="*", choices=list(SCENARIOS), default=list(SCENARIOS))
     ap.add_argument("--out", type=Path, default=Path("bench/results/faults.json"))
+    ap.add_argument("--keep", type=Path, default=None, metavar="DIR",
+                    help="work in DIR and keep it: each replica's log, per scenario (default: a temporary "
+                         "directory, removed)")
     args = ap.parse_args()
     results: list[Result] = []
     failures: dict[str, str] = {}
-    with tempfile.TemporaryDirectory(prefix="wasmsched-faults-") as tmp:
+    if args.keep is not None:
+        args.keep.mkdir(parents=True, exist_ok=True)
+    with (contextlib.nullcontext(str(args.keep)) if args.keep is not None
+          else tempfile.TemporaryDirectory(prefix="wasmsched-faults-")) as tmp:
         cluster = DevCluster.up(Path(tmp) / "cluster", die_with_parent=True)
         try:
             for i, name in enumerate(args.only):
