@@ -158,25 +158,27 @@ def run_restart_apiserver(args: argparse.Namespace) -> int:
 
 
 def run_stop_etcd(args: argparse.Namespace) -> int:
-    from wasmsched.devcluster.cluster import ETCD
-
-    cluster = _load(args.dir)
-    if cluster is None or not _running(cluster, ETCD):
-        return 2
-    cluster.stop_etcd()
-    print(f"etcd stopped (SIGSTOP, pid {cluster.pids[ETCD]}): kube-apiserver's requests to it wait until "
-          f"`wasmsched dev-cluster continue-etcd --dir {cluster.directory}`")
-    return 0
+    return _signal_etcd(args, stop=True)
 
 
 def run_continue_etcd(args: argparse.Namespace) -> int:
+    return _signal_etcd(args, stop=False)
+
+
+def _signal_etcd(args: argparse.Namespace, *, stop: bool) -> int:
     from wasmsched.devcluster.cluster import ETCD
 
     cluster = _load(args.dir)
     if cluster is None or not _running(cluster, ETCD):
         return 2
-    cluster.continue_etcd()
-    print(f"etcd continued (SIGCONT, pid {cluster.pids[ETCD]})")
+    pid = cluster.pids[ETCD]
+    if stop:
+        cluster.stop_etcd()
+        print(f"etcd stopped (SIGSTOP, pid {pid}): kube-apiserver's requests to it wait until "
+              f"`wasmsched dev-cluster continue-etcd --dir {cluster.directory}`")
+    else:
+        cluster.continue_etcd()
+        print(f"etcd continued (SIGCONT, pid {pid})")
     return 0
 
 
