@@ -18,7 +18,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from google.protobuf.message import Message
@@ -125,16 +125,19 @@ def object_reference(obj: Any) -> dict[str, str]:
     return {k: v for k, v in ref.items() if v}
 
 
-@dataclass
+@dataclass(slots=True)
 class _Series:
+    """One per isomorphic event of the last 6 minutes (tens of thousands in a backlog): kept small, without
+    a lock of its own (the broadcaster's `_created` condition is shared)."""
+
     name: str
     namespace: str
     count: int
     first: float
     last: float
     dirty: bool = False
-    # Set once the series' first event is written (its patches wait for it); None: not written (yet).
-    created: threading.Event = field(default_factory=threading.Event)
+    # Whether the series' first event is written (its patches wait for it, on EventBroadcaster._created).
+    created: bool = False
     # The server refused the first event: the next isomorphic one is written as a new event.
     refused: bool = False
 
@@ -187,6 +190,8 @@ class EventBroadcaster:
         # Events to try again: (when, tries so far, event), earliest first; the writers add to it.
         self._retries: list[tuple[float, int, dict[str, Any]]] = []
         self._retries_lock = threading.Lock()
+        # Notified when a series' first event is written (a patch of its count waits for that).
+        self._created = threading.Condition()
         self._thread: threading.Thread | None = None
         self._writers = writers
         self._pool: ThreadPoolExecutor | None = None
@@ -353,7 +358,9 @@ class EventBroadcaster:
             return
         with self._counts_lock:
             self.written += 1
-        s.created.set()
+        with self._created:
+            s.created = True
+            self._created.notify_all()
 
     def _retry_due(self, everything: bool = False) -> None:
         """Submits the events whose time to be tried again has come (`everything`: all of them, at stop)."""
@@ -393,7 +400,9 @@ class EventBroadcaster:
     def _write_series(self, s: _Series, patch: dict[str, Any]) -> None:
         # The first event's POST was submitted before this patch, so it is running or done by now; if it
         # has not been written (it waits to be tried again), the count is written at the next refresh.
-        if not s.created.wait(SERIES_CREATE_WAIT):
+        with self._created:
+            created = self._created.wait_for(lambda: s.created, SERIES_CREATE_WAIT)
+        if not created:
             s.dirty = True
             return
         try:
