@@ -188,7 +188,9 @@ def test_series_not_seen_for_the_window_are_forgotten_least_recently_seen_first(
 
     def record(name: str) -> None:
         b.eventf(_pod_named(name), None, "Warning", "FailedScheduling", "Scheduling", "0/3 nodes are available")
-        b._record(b._queue.get_nowait())
+        ev = b._queue.get_nowait()
+        assert ev is not None
+        b._record(ev)
 
     try:
         record("keep")
