@@ -12,10 +12,13 @@ import signal
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from wasmsched.cli import color
 from wasmsched.devcluster.binaries import BIN_ENV, CACHE_ENV, BinariesMissingError
+
+if TYPE_CHECKING:
+    from wasmsched.devcluster.cluster import DevCluster
 
 # `./.dev-cluster` (wasmsched/devcluster/cluster.py DEFAULT_DIR, which is not imported here: it loads the
 # kubernetes client, which other commands do not need).
@@ -121,7 +124,7 @@ def run_down(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load(directory: Path) -> Any:
+def _load(directory: Path) -> DevCluster | None:
     """The dev cluster in DIR, or None after one line saying there is none."""
     from wasmsched.devcluster.cluster import DevCluster, DevClusterError
 
@@ -132,7 +135,7 @@ def _load(directory: Path) -> Any:
         return None
 
 
-def _running(cluster: Any, name: str) -> bool:
+def _running(cluster: DevCluster, name: str) -> bool:
     if name in cluster.running():
         return True
     color.error(f"{name} of the dev cluster in {cluster.directory} is not running; "
