@@ -48,7 +48,9 @@ def test_the_bash_script_is_valid(bash_script: Path) -> None:
 def test_subcommands(bash_script: Path) -> None:
     assert complete(bash_script, "sim") == ["simulate"]
     assert complete(bash_script, "") == list(SUBCOMMANDS)
-    assert complete(bash_script, "dev-cluster", "") == ["up", "down"]
+    assert complete(bash_script, "dev-cluster", "") == [
+        "up", "down", "restart-apiserver", "stop-etcd", "continue-etcd", "proxy"]
+    assert complete(bash_script, "dev-cluster", "st") == ["stop-etcd"]
     assert complete(bash_script, "completion", "") == ["bash", "zsh"]
 
 
