@@ -13,6 +13,7 @@ import pytest
 
 from tests.kube.helpers import wait_for
 from wasmsched.api.types import Pod
+from wasmsched.kube import client_cluster
 from wasmsched.kube.api import ApiError, TransportError
 from wasmsched.kube.client_cluster import EVENT_MAX_TRIES, EVENT_SERIES_WINDOW, EventBroadcaster
 
@@ -208,9 +209,11 @@ def test_series_not_seen_for_the_window_are_forgotten_least_recently_seen_first(
         b._pool.shutdown(wait=True)
 
 
-def test_stop_gives_events_waiting_to_be_tried_again_a_last_try_and_counts_the_rest(
-        caplog: pytest.LogCaptureFixture) -> None:
-    api = FakeApi({"back": (TransportError("connection refused"), 1),
+def test_stop_tries_events_again_until_the_server_is_back_or_its_time_is_up_and_counts_the_rest(
+        caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A lost lease while kube-apiserver restarts: the events that failed are not lost if it is back in time.
+    monkeypatch.setattr(client_cluster, "STOP_RETRY_SECONDS", 0.15)
+    api = FakeApi({"back": (TransportError("connection refused"), 4),
                    "down": (TransportError("connection refused"), None)})
     b = EventBroadcaster(api, instance="test", retry_seconds=60)  # type: ignore[arg-type]
     b.start()
@@ -218,9 +221,21 @@ def test_stop_gives_events_waiting_to_be_tried_again_a_last_try_and_counts_the_r
     b.eventf(_pod_named("b"), None, "Normal", "Scheduled", "Binding", "down")
     wait_for("both tried once", lambda: (api.attempts.get("back") == 1 and api.attempts.get("down") == 1) or None,
              timeout=5)
+    t = time.monotonic()
     with caplog.at_level("WARNING", logger="wasmsched.kube"):
-        b.stop(timeout=5)
-    # not 60 s later: at stop
-    assert api.written == ["back"] and api.attempts["down"] == 2
+        b.stop(timeout=1.0)
+    # not 60 s later: at stop, and again until written ("back", on its 5th try) or the 1 s was up ("down")
+    assert time.monotonic() - t < 3
+    assert api.written == ["back"] and api.attempts["back"] == 5
+    assert 4 <= api.attempts["down"] < EVENT_MAX_TRIES
     assert b.unwritten == 1 and b.dropped == 0
     assert '"Events not written at shutdown" count=1 queued=0 retrying=1 writing=0' in caplog.text
+
+
+def test_stop_returns_at_once_when_nothing_waits(monkeypatch: pytest.MonkeyPatch) -> None:
+    api = FakeApi({})
+    b = _broadcaster(api)
+    b.eventf(_pod(), None, "Normal", "Scheduled", "Binding", "ok")
+    t = time.monotonic()
+    b.stop(timeout=20.0)
+    assert time.monotonic() - t < 2 and api.written == ["ok"] and b.unwritten == 0

@@ -38,8 +38,12 @@ log = logging.getLogger("wasmsched.run")
 
 # How long SIGTERM waits for binding cycles in flight before the process exits anyway.
 SHUTDOWN_GRACE_SECONDS = 10.0
-# How long shutdown waits for events still queued or being written.
+# How long shutdown waits for events still queued, being written or to be tried again.
 EVENTS_FLUSH_SECONDS = 5.0
+# The same after a lost lease, which most often means the API server could not be reached (a restart
+# takes seconds): kube-scheduler exits at once and loses these events; here they wait for the server, as
+# scheduling has already stopped and the lease is another's, so a slower exit holds nothing up.
+EVENTS_FLUSH_LOST_LEASE_SECONDS = 20.0
 # Kinds listed for the listers (preemption's PDBs, namespace selectors, PriorityClasses for snapshot
 # parity) besides the ones the event handlers watch.
 LISTER_KINDS = ("Namespace", "PodDisruptionBudget", "PriorityClass", "Service", "ReplicationController",
@@ -151,7 +155,7 @@ class SchedulerApp:
         # Status patches still queued are written (bounded) before the process ends.
         self.dispatcher.close(SHUTDOWN_GRACE_SECONDS)
         self.informers.stop()
-        self.events.stop(EVENTS_FLUSH_SECONDS)
+        self.events.stop(EVENTS_FLUSH_LOST_LEASE_SECONDS if self.lost_lease else EVENTS_FLUSH_SECONDS)
         self.events.api.close()
         if self._stop_freezing is not None:
             self._stop_freezing()

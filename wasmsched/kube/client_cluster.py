@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import logging
+import math
 import queue
 import random
 import socket
@@ -66,6 +67,8 @@ EVENT_QUEUE_SIZE = 10000
 # sleepDuration, jittered by up to a quarter); one it answered with an error is not.
 EVENT_MAX_TRIES = 12
 EVENT_RETRY_SECONDS = 10.0
+# At stop, how often the events that could not be written are tried again until stop's deadline.
+STOP_RETRY_SECONDS = 1.0
 # How long a series' patch waits for its first event's write (in flight when the patch is made).
 SERIES_CREATE_WAIT = 5.0
 # Event writes in flight at once: EVENT_WRITERS_IDLE while few events wait, so that events take little of
@@ -203,6 +206,7 @@ class EventBroadcaster:
         # Events neither written nor given up on when stop() returned (queued, waiting to be tried again, or
         # being written).
         self.unwritten = 0
+        self._stop_deadline = math.inf
 
     def start(self) -> None:
         self._pool = ThreadPoolExecutor(max_workers=self._writers, thread_name_prefix="event-writer")
@@ -210,11 +214,11 @@ class EventBroadcaster:
         self._thread.start()
 
     def stop(self, timeout: float = 2.0) -> None:
-        """Writes what is queued and gives each event waiting to be tried again its last try (bounded by
-        timeout), then stops; what is left is counted in `unwritten` and logged."""
+        """Writes what is queued and tries the events waiting to be tried again until they are written or
+        `timeout` has passed, then stops; what is left is counted in `unwritten` and logged."""
         if self._thread is None:
             return
-        deadline = time.monotonic() + timeout
+        deadline = self._stop_deadline = time.monotonic() + timeout
         with contextlib.suppress(queue.Full):
             self._queue.put(None, timeout=timeout)
         self._thread.join(max(deadline - time.monotonic(), 0.0))
@@ -274,9 +278,7 @@ class EventBroadcaster:
             except queue.Empty:
                 ev = {}
             if ev is None:
-                # Stopping: an event waiting to be tried again gets its last try now (the server may be back),
-                # rather than be lost with the process.
-                self._retry_due(everything=True)
+                self._drain()
                 self._refresh()
                 return
             if ev:
@@ -285,6 +287,22 @@ class EventBroadcaster:
             if time.monotonic() >= next_refresh:
                 self._refresh()
                 next_refresh = time.monotonic() + self.refresh_seconds
+
+    def _drain(self) -> None:
+        """Stopping: the events waiting to be tried again are tried now and then every STOP_RETRY_SECONDS
+        until they are written or stop's deadline is near, rather than lost with the process: a process
+        most often stops for want of the API server (a lost lease while it restarts), which is back in
+        seconds. Each try counts against EVENT_MAX_TRIES as before."""
+        while True:
+            self._retry_due(everything=True)
+            with self._counts_lock:
+                self._counts_lock.wait_for(lambda: self._writing == 0,
+                                           max(self._stop_deadline - time.monotonic(), 0.0))
+            with self._retries_lock:
+                left = bool(self._retries)
+            if not left or time.monotonic() + STOP_RETRY_SECONDS >= self._stop_deadline:
+                return
+            time.sleep(STOP_RETRY_SECONDS)
 
     def _record(self, ev: dict[str, Any]) -> None:
         now = time.monotonic()
