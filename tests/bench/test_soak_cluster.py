@@ -58,16 +58,35 @@ def test_slope_is_least_squares_per_1000_pods() -> None:
     assert math.isnan(soak.slope_per_1000([(1000, 10)]))
 
 
+def test_theil_sen_ignores_one_outlier_and_gives_an_interval() -> None:
+    points = [(1000.0 * i, 100.0) for i in range(10)]
+    points[5] = (5000.0, 10_000.0)  # one wave read at a peak
+    slope, lo, hi = soak.theil_sen_per_1000(points)
+    assert slope == 0.0 and lo <= 0.0 <= hi
+    assert soak.slope_per_1000(points) != 0.0  # least squares is dragged by it
+    rising = [(1000.0 * i, 100.0 + 5 * i + (3 if i % 2 else -3)) for i in range(10)]
+    slope, lo, hi = soak.theil_sen_per_1000(rising)
+    assert 0 < lo <= slope <= hi and 4 <= slope <= 6
+    assert all(math.isnan(x) for x in soak.theil_sen_per_1000([(1.0, 1.0), (2.0, 2.0)]))
+
+
+def test_verdict_tells_flat_growing_and_unresolved_apart() -> None:
+    g = soak.gauges(EXPOSITION)
+    noisy = [wave(i, 120_000 + (4000 if i % 3 == 0 else 0), 200 + i, g) for i in range(3, 9)]
+    v = soak.verdict(noisy, g, 2, 100.0, 3, True, 32, 1.0)
+    assert v["rss"] == "unresolved" and v["leak"] and not v["rss_ok"]
+
+
 def test_verdict_flat_after_warm_up_passes_and_growth_fails() -> None:
     g = soak.gauges(EXPOSITION)
     # Warm-up (waves 0, 1, and wave 2, which started before 100 s) may grow; after it RSS is flat.
     flat = [wave(0, 100_000, 0, g), wave(1, 110_000, 50, g), wave(2, 120_000, 90, g), wave(3, 120_000, 130, g),
-            wave(4, 120_000, 170, g)]
+            wave(4, 120_000, 170, g), wave(5, 120_000, 210, g)]
     v = soak.verdict(flat, g, 2, 100.0, 3, True, 32, 1.0)
-    assert (v["post_warmup_waves"], v["slope_kib_per_1000_pods"], v["leak"]) == (2, 0.0, False)
-    growing = [*flat[:3], wave(3, 121_000, 130, g), wave(4, 122_000, 170, g)]
+    assert (v["post_warmup_waves"], v["slope_kib_per_1000_pods"], v["rss"], v["leak"]) == (3, 0.0, "flat", False)
+    growing = [*flat[:3], wave(3, 121_000, 130, g), wave(4, 122_000, 170, g), wave(5, 123_000, 210, g)]
     v = soak.verdict(growing, g, 2, 100.0, 3, True, 32, 1.0)
-    assert v["slope_kib_per_1000_pods"] == 1000.0 and v["leak"] and not v["rss_ok"]
+    assert v["slope_kib_per_1000_pods"] == 1000.0 and v["rss"] == "growing" and v["leak"] and not v["rss_ok"]
 
 
 def test_verdict_names_a_store_that_kept_pods_and_a_pinned_instance() -> None:
