@@ -19,7 +19,7 @@ from kubernetes import client as kclient
 
 from wasmsched.api.errors import ApiError, TransportError, is_too_many_requests
 from wasmsched.kube import api as kube_api
-from wasmsched.kube.api import MAX_RETRIES, REQUEST_RETRIES, KubeApi
+from wasmsched.kube.api import MAX_RETRIES, REQUEST_RETRIES, REQUESTS, KubeApi
 from wasmsched.metrics.metrics import SchedulerMetrics
 
 # An answer: (status, headers) or "reset" (the connection closed with a RST, nothing answered).
@@ -186,10 +186,17 @@ def test_a_refused_connection_is_not_retried(sleeps: list[float]) -> None:
         api.close()
 
 
-def test_the_retries_are_exposed_as_kube_s_metric(serve: Any, sleeps: list[float]) -> None:
+def test_requests_and_retries_are_exposed_as_kube_s_metrics(serve: Any, sleeps: list[float]) -> None:
     _, api = serve([(429, {"Retry-After": "1"}), (201, {})])
     api.request("POST", "/api/v1/namespaces/d/events", body={})
+    with KubeApi(kclient.Configuration(host="http://127.0.0.1:1")) as refused, pytest.raises(TransportError):
+        refused.request("GET", "/api/v1/nodes")
     metrics = SchedulerMetrics()
-    metrics.watch_request_retries(REQUEST_RETRIES)
+    metrics.watch_requests(REQUESTS, REQUEST_RETRIES)
     host = api.host.split("://", 1)[1]
-    assert f'rest_client_request_retries_total{{code="429",host="{host}",verb="POST"}} 1.0' in metrics.render().decode()
+    text = metrics.render().decode()
+    assert f'rest_client_request_retries_total{{code="429",host="{host}",verb="POST"}} 1.0' in text
+    # every attempt, as client-go counts them: the 429, then the 201
+    assert f'rest_client_requests_total{{code="429",host="{host}",method="POST"}} 1.0' in text
+    assert f'rest_client_requests_total{{code="201",host="{host}",method="POST"}} 1.0' in text
+    assert 'rest_client_requests_total{code="<error>",host="127.0.0.1:1",method="GET"}' in text

@@ -227,9 +227,9 @@ class _TokenBucket:
             time.sleep(delay)
 
 
-class RequestRetries:
-    """rest_client_request_retries_total{code,verb,host}: every client's retries in this process, as
-    client-go's metric is one registry-wide counter (component-base/metrics/prometheus/restclient)."""
+class RequestCounts:
+    """Requests by (code, verb, host), every client's in this process, as client-go's rest_client metrics
+    are registry-wide counters (component-base/metrics/prometheus/restclient)."""
 
     def __init__(self) -> None:
         self._counts: dict[tuple[str, str, str], int] = {}
@@ -245,7 +245,10 @@ class RequestRetries:
             return dict(self._counts)
 
 
-REQUEST_RETRIES = RequestRetries()
+# rest_client_requests_total{code,host,method}: every attempt and its answer ("<error>": none).
+REQUESTS = RequestCounts()
+# rest_client_request_retries_total{code,verb,host}: the attempts that were sent again.
+REQUEST_RETRIES = RequestCounts()
 
 
 def _status_error(status: int, reason: str, data: bytes, content_type: str | None, method: str, path: str) -> ApiError:
@@ -330,7 +333,8 @@ class KubeApi:
 
         Retried as client-go's rest.Request retries (MAX_RETRIES): a 429 or 5xx with Retry-After after
         sleeping that long, a GET whose connection ended under it at once; each retry waits for the rate
-        limiter again and is counted in rest_client_request_retries_total."""
+        limiter again and is counted in rest_client_request_retries_total; every attempt in
+        rest_client_requests_total."""
         self._limiter.wait()
         headers = [f"Accept: {accept}"]
         data: bytes | None = None
@@ -350,11 +354,13 @@ class KubeApi:
             try:
                 reply = self._transport.request(method, url, headers, data, timeout)
             except CurlError as e:
+                REQUESTS.add(NO_ANSWER_CODE, method, self._host_label)
                 if method == "GET" and e.code in CONNECTION_LOST and self._may_retry(attempt, 0.0, deadline):
                     attempt += 1
                     self._retried(NO_ANSWER_CODE, method)
                     continue
                 raise TransportError(str(e)) from e
+            REQUESTS.add(str(reply.status), method, self._host_label)
             if reply.retry_after and self._may_retry(attempt, reply.retry_after, deadline):
                 attempt += 1
                 log.debug('"Got a Retry-After response" delay="%ds" attempt=%d url="%s%s" status=%d',

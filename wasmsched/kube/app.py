@@ -24,7 +24,7 @@ from types import FrameType
 from wasmsched.api.kinds import RESOURCES
 from wasmsched.config.types import KubeSchedulerConfiguration
 from wasmsched.framework.interface import PluginFactory
-from wasmsched.kube.api import REQUEST_RETRIES, KubeApi
+from wasmsched.kube.api import REQUEST_RETRIES, REQUESTS, KubeApi
 from wasmsched.kube.client_cluster import EventBroadcaster, KubeCluster
 from wasmsched.kube.informer import InformerFactory
 from wasmsched.metrics.metrics import SchedulerMetrics
@@ -76,7 +76,7 @@ class SchedulerApp:
                                        binding_workers=BINDING_WORKERS)
         add_all_event_handlers(self.scheduler, self.informers)
         self.metrics.watch_informers(self.informers)
-        self.metrics.watch_request_retries(REQUEST_RETRIES)
+        self.metrics.watch_requests(REQUESTS, REQUEST_RETRIES)
         # A deleted pod's record (attempts, last message) is dropped: `simulate` reports on deleted pods at
         # its end, `run` never does, and kept they grew by one per pod ever scheduled (bench/soak_cluster.py).
         self.informers.watch("Pod", None, None, self.scheduler.records.forget)

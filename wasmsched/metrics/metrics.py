@@ -31,7 +31,7 @@ from wasmsched.metrics.scrape import (
     CacheSource,
     InformerSource,
     QueueSource,
-    RetrySource,
+    RequestSource,
     ScrapeCollector,
     WasmPoolSource,
 )
@@ -212,8 +212,10 @@ class SchedulerMetrics:
         """wasmsched_informer_store_objects{resource} from the informers' stores (a soak's leak check)."""
         self._scrape.informers = informers
 
-    def watch_request_retries(self, retries: RetrySource) -> None:
-        """rest_client_request_retries_total{code,verb,host} from the API clients' counter."""
+    def watch_requests(self, requests: RequestSource, retries: RequestSource) -> None:
+        """rest_client_requests_total{code,host,method} and rest_client_request_retries_total{code,verb,host}
+        from the API clients' counters."""
+        self._scrape.requests = requests
         self._scrape.request_retries = retries
 
     def watch_wasm_pool(self, plugin: str, pool: WasmPoolSource) -> None:

@@ -34,6 +34,7 @@ UNSCHEDULABLE_PODS_HELP = (
 )
 CACHE_SIZE_HELP = "[ALPHA] Number of nodes, pods, and assumed (bound) pods in the scheduler cache."
 PENDING_ASYNC_API_CALLS_HELP = "[ALPHA] Number of API calls currently pending in the async queue."
+REQUESTS_HELP = "[ALPHA] Number of HTTP requests, partitioned by status code, method, and host."
 REQUEST_RETRIES_HELP = "[ALPHA] Number of request retries, partitioned by status code, verb, and host."
 INFORMER_STORE_HELP = "[ALPHA] Objects in each informer's local store (what a watch has not yet deleted)."
 WASM_INSTANCES_HELP = (
@@ -72,9 +73,9 @@ class InformerSource(Protocol):
         ...
 
 
-class RetrySource(Protocol):
+class RequestSource(Protocol):
     def counts(self) -> Mapping[tuple[str, str, str], int]:
-        """Requests sent again by (code, verb, host)."""
+        """Requests (all of them, or those sent again) by (code, verb, host)."""
         ...
 
 
@@ -84,7 +85,8 @@ class ScrapeCollector(Collector):
         self.cache: CacheSource | None = None
         self.api_calls: ApiCallSource | None = None
         self.informers: InformerSource | None = None
-        self.request_retries: RetrySource | None = None
+        self.requests: RequestSource | None = None
+        self.request_retries: RequestSource | None = None
         self._lock = threading.Lock()
         self._pools: list[tuple[str, WasmPoolSource]] = []
 
@@ -113,6 +115,11 @@ class ScrapeCollector(Collector):
             for kind, n in sorted(self.informers.store_sizes().items()):
                 stores.add_metric([kind], n)
             yield stores
+        if self.requests is not None:
+            requests = CounterMetricFamily("rest_client_requests", REQUESTS_HELP, labels=["code", "host", "method"])
+            for (code, verb, host), n in sorted(self.requests.counts().items()):
+                requests.add_metric([code, host, verb], n)
+            yield requests
         if self.request_retries is not None:
             retries = CounterMetricFamily("rest_client_request_retries", REQUEST_RETRIES_HELP,
                                           labels=["code", "verb", "host"])
