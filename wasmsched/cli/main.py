@@ -7,8 +7,11 @@ import importlib
 import logging
 import os
 import select
+import signal
 import sys
+import threading
 from collections.abc import Sequence
+from types import FrameType
 from typing import Any, NoReturn
 
 from wasmsched.cli import color
@@ -123,8 +126,39 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# A SIGTERM that comes while the subcommand is imported (about a second for `run`, which a supervisor may
+# stop as soon as it started it) is held, not fatal: a subcommand that stops cleanly on SIGTERM
+# (`stops_on_sigterm`, set by `run`) takes it over; any other is then ended by it, as it would have been.
+_held_signals: list[int] = []
+
+
+def _hold_signal(signum: int, _frame: FrameType | None) -> None:
+    _held_signals.append(signum)
+
+
+def held_signals() -> list[int]:
+    """The SIGTERMs that came before the subcommand ran (see _held_signals)."""
+    return list(_held_signals)
+
+
+def _parse_holding_sigterm(argv: list[str] | None) -> argparse.Namespace:
+    if threading.current_thread() is not threading.main_thread():
+        return build_parser().parse_args(argv)  # only the main thread has signal handlers (tests call main)
+    previous = signal.signal(signal.SIGTERM, _hold_signal)
+    try:
+        args = build_parser().parse_args(argv)
+    except BaseException:
+        signal.signal(signal.SIGTERM, previous)
+        raise
+    if not getattr(args, "stops_on_sigterm", False):
+        signal.signal(signal.SIGTERM, previous)
+        if _held_signals:
+            signal.raise_signal(signal.SIGTERM)
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = _parse_holding_sigterm(argv)
     setup_logging(args.verbosity)
     color.set_mode(args.color)
     try:

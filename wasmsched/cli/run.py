@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from wasmsched.cli import color
-from wasmsched.cli.main import version_text
+from wasmsched.cli.main import held_signals, version_text
 from wasmsched.cli.simulate import BadInput, _error_text, register_wasm_plugins
 from wasmsched.config import ConfigError, load_config
 from wasmsched.config.types import KubeSchedulerConfiguration
@@ -63,7 +63,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-v", "--v", type=int, dest="verbosity", default=argparse.SUPPRESS,
                    help="log verbosity on stderr (0: warnings and kube-scheduler's V(0) lines: start-up, "
                    "serving, leader election; 2: info such as bindings; 5: debug)")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, stops_on_sigterm=True)
 
 
 def _bool(text: str) -> bool:
@@ -122,7 +122,7 @@ def serving_error(args: argparse.Namespace, e: ListenError | CertificateError) -
     return f"--bind-address {args.bind_address} --secure-port {args.secure_port}: {e}"
 
 
-def build(args: argparse.Namespace, cfg: KubeSchedulerConfiguration) -> SchedulerApp:
+def build(args: argparse.Namespace, cfg: KubeSchedulerConfiguration, stop: threading.Event) -> SchedulerApp:
     connection = ClientConnection.from_dict(cfg.client_connection)
     kubeconfig = args.kubeconfig or connection.kubeconfig
     try:
@@ -135,25 +135,27 @@ def build(args: argparse.Namespace, cfg: KubeSchedulerConfiguration) -> Schedule
     except ValueError as e:
         raise BadInput(f"{args.config}: {e}") from e
     try:
-        app = SchedulerApp(cfg, registry, api)
+        app = SchedulerApp(cfg, registry, api, stop)
     except FrameworkError as e:
         raise BadInput(f"{args.config + ': ' if args.config else ''}{e}") from e
     return app
 
 
 def run(args: argparse.Namespace) -> int:
+    # First, so that a SIGTERM while the configuration loads and the guests compile is a clean stop too.
+    stop = threading.Event()
+    install_signal_handlers(stop, held_signals())
     try:
         check_serving_flags(args)
         cfg = _load(args)
         le = LeaderElectionConfig.from_dict(leader_election_dict(cfg, args))
-        app = build(args, cfg)
+        app = build(args, cfg, stop)
     except ConfigError as e:  # leaderElection after the --leader-elect* flags
         color.error(f"{args.config or 'flags'}: {e}")
         return 2
     except BadInput as e:
         color.error(f"{_error_text(str(e))}")
         return 2
-    install_signal_handlers(app.stop)
     elector = _elector(app, le) if le.leader_elect else None
     server = None
     try:

@@ -18,7 +18,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from types import FrameType
 
 from wasmsched.api.kinds import RESOURCES
@@ -58,7 +58,8 @@ API_CALL_PARALLELISM = 64
 
 
 class SchedulerApp:
-    def __init__(self, cfg: KubeSchedulerConfiguration, registry: Mapping[str, PluginFactory], api: KubeApi) -> None:
+    def __init__(self, cfg: KubeSchedulerConfiguration, registry: Mapping[str, PluginFactory], api: KubeApi,
+                 stop: threading.Event | None = None) -> None:
         self.cfg = cfg
         self.api = api
         self.informers = InformerFactory(api)
@@ -88,7 +89,7 @@ class SchedulerApp:
             if RESOURCES[kind].available():
                 self.informers.informer(kind)
         self.lost_lease = False
-        self.stop = threading.Event()  # the whole process is shutting down
+        self.stop = stop or threading.Event()  # the whole process is shutting down (set by SIGTERM)
         self._loop_thread: threading.Thread | None = None
         self._loop_stop = threading.Event()
         # The gc hook that start_informers installs (freeze_full_collection_survivors), removed at shutdown.
@@ -181,8 +182,9 @@ def freeze_full_collection_survivors() -> Callable[[], None]:
     return lambda: gc.callbacks.remove(freeze_survivors)
 
 
-def install_signal_handlers(stop: threading.Event) -> None:
-    """SIGTERM and SIGINT end the process cleanly: the main thread sees `stop` and shuts down."""
+def install_signal_handlers(stop: threading.Event, pending: Sequence[int] = ()) -> None:
+    """SIGTERM and SIGINT end the process cleanly: the main thread sees `stop` and shuts down. `pending`:
+    signals that came before (held while the process started), handled now."""
 
     def handle(signum: int, _frame: FrameType | None) -> None:
         log.info('"Received signal; shutting down" signal="%s"', signal.Signals(signum).name)
@@ -190,3 +192,5 @@ def install_signal_handlers(stop: threading.Event) -> None:
 
     signal.signal(signal.SIGTERM, handle)
     signal.signal(signal.SIGINT, handle)
+    for signum in pending:
+        handle(signum, None)
