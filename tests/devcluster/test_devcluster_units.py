@@ -217,3 +217,17 @@ def test_free_port_falls_back_to_the_kernels_pick_without_room_below_the_range(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(processes, "_ephemeral_low", lambda: 1050)
     assert processes.free_port() >= 1050
+
+
+def test_a_clusters_ports_are_distinct_even_when_the_random_pick_repeats(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Nothing listens on a port until its component starts: a second pick of the same port is bindable too.
+    picks = iter([24000, 24000, 24000, 24001, 24001, 24002, 24003, 24003, 24004])
+
+    class Repeating:
+        def randrange(self, _a: int, _b: int) -> int:
+            return next(picks)
+
+    monkeypatch.setattr(processes.random, "Random", Repeating)
+    monkeypatch.setattr(processes, "_ephemeral_low", lambda: 32768)
+    monkeypatch.setattr(processes, "_bindable", lambda _port: True)
+    assert processes.free_ports(5) == [24000, 24001, 24002, 24003, 24004]

@@ -216,8 +216,9 @@ def lease(admin: KubeApi, name: str) -> dict[str, Any] | None:
         raise
 
 
-def scheduled_once(admin: KubeApi, namespace: str, names: list[str]) -> None:
-    """Every pod is bound and has exactly one Scheduled event (no pod was bound twice)."""
+def scheduled_once(admin: KubeApi, namespace: str, names: list[str], proc: SchedulerProcess | None = None) -> None:
+    """Every pod is bound and has exactly one Scheduled event (no pod was bound twice). `proc`: the
+    scheduler whose log lines about events a failure shows."""
     bound = bound_pods(admin, namespace)
     assert sorted(bound) == sorted(names), (sorted(bound), sorted(names))
 
@@ -229,5 +230,10 @@ def scheduled_once(admin: KubeApi, namespace: str, names: list[str]) -> None:
         return out
 
     # Events are written in the background: wait until every pod has one, then look for doubles.
-    wait_for("a Scheduled event for every pod", lambda: set(counts()) >= set(names) or None)
+    try:
+        wait_for("a Scheduled event for every pod", lambda: set(counts()) >= set(names) or None)
+    except AssertionError as e:
+        lines = [ln for ln in (proc.log() if proc else "").splitlines() if "event" in ln.lower()]
+        raise AssertionError(f"{e}; none for {sorted(set(names) - set(counts()))}; the scheduler's lines "
+                             "about events:\n" + "\n".join(lines[-40:])) from None
     assert counts() == dict.fromkeys(names, 1), counts()

@@ -268,8 +268,9 @@ def test_leader_election_failover_after_kill_9(admin: KubeApi, namespace: str, n
     cfg = scheduler_config(tmp_path / "cfg.yaml", sched, lease=lease_name)  # 4s lease, 3s renew, 500ms retry
     a, b = run_scheduler(cfg, name="a"), run_scheduler(cfg, name="b")
     holder = wait_for("a leader", lambda: (lease(admin, lease_name) or {}).get("spec", {}).get("holderIdentity"))
-    leader, follower = (a, b) if "successfully acquired lease" in a.log().lower() else (b, a)
-    wait_for("the leader's log", lambda: "successfully acquired lease" in leader.log().lower())
+    # The lease is written before its holder logs it: which replica leads is known from the logs.
+    leader, follower = wait_for("the leader's log", lambda: next(
+        ((p, q) for p, q in ((a, b), (b, a)) if "successfully acquired lease" in p.log().lower()), None))
     names = [f"before{i}" for i in range(4)]
     for n in names:
         create_pod(admin, namespace, pod_json(n, sched))
@@ -290,7 +291,7 @@ def test_leader_election_failover_after_kill_9(admin: KubeApi, namespace: str, n
     spec = lease(admin, lease_name)["spec"]  # type: ignore[index]
     assert spec["leaseTransitions"] >= 1 and spec["leaseDurationSeconds"] == 4
     wait_bound(admin, namespace, 8)
-    scheduled_once(admin, namespace, names + more)
+    scheduled_once(admin, namespace, names + more, follower)
     assert follower.alive(), follower.log()
     # SIGTERM: the leader releases the lease (holder cleared) and exits 0.
     assert follower.stop() == 0, follower.log()
@@ -322,7 +323,7 @@ def test_watch_cut_and_410_gone_lose_nothing(admin: KubeApi, namespace: str, nod
     create_pod(admin, namespace, pod_json("needs-late", sched, extra_spec={"nodeSelector": {"late": "yes"}}))
     wait_bound(admin, namespace, 7, timeout=60)
     assert bound_pods(admin, namespace)["needs-late"] == extra
-    scheduled_once(admin, namespace, first + second + ["needs-late"])
+    scheduled_once(admin, namespace, first + second + ["needs-late"], proc)
     log = proc.log()
     assert "Watch expired; relisting" in log, log[-3000:]
     assert "Traceback" not in log

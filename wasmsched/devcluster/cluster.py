@@ -214,9 +214,9 @@ class DevCluster:
         tokens: StaticTokens = new_tokens()
         write_token_auth_file(directory / "tokens.csv", tokens)
         write_token_file(directory / METRICS_TOKEN_FILE, tokens.metrics_reader)
-        ports = components.Ports(etcd_client=processes.free_port(), etcd_peer=processes.free_port(),
-                                 apiserver=processes.free_port(), controller_manager=processes.free_port(),
-                                 kwok=processes.free_port())
+        etcd_client, etcd_peer, apiserver, controller_manager, kwok = processes.free_ports(5)
+        ports = components.Ports(etcd_client=etcd_client, etcd_peer=etcd_peer, apiserver=apiserver,
+                                 controller_manager=controller_manager, kwok=kwok)
         state = State(kube_version=KUBE_VERSION, server=f"https://127.0.0.1:{ports.apiserver}",
                       etcd_endpoint=f"http://127.0.0.1:{ports.etcd_client}",
                       kwok_endpoint=f"http://127.0.0.1:{ports.kwok}",

@@ -12,7 +12,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 # How long a component gets to exit on SIGTERM before SIGKILL: the apiserver drains requests and etcd
@@ -42,22 +42,34 @@ def _bindable(port: int) -> bool:
     return True
 
 
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 now, for a component started later. It is chosen at random below the
-    ephemeral range: a port from that range (the kernel's own pick) can meanwhile become the local port of
-    an outgoing connection -- kube-apiserver opens many to etcd -- and the component would then fail to
-    listen on it. The kernel's pick only when that band is too small or full."""
+def free_port(taken: Collection[int] = ()) -> int:
+    """A TCP port free on 127.0.0.1 now, for a component started later, other than those `taken`. It is
+    chosen at random below the ephemeral range: a port from that range (the kernel's own pick) can meanwhile
+    become the local port of an outgoing connection -- kube-apiserver opens many to etcd -- and the
+    component would then fail to listen on it. The kernel's pick only when that band is too small or full."""
     low = _ephemeral_low()
     first = max(1024, low - _PORT_BAND)
     if low - first >= 100:
         rng = random.Random()
         for _ in range(_PORT_TRIES):
             port = rng.randrange(first, low)
-            if _bindable(port):
+            if port not in taken and _bindable(port):
                 return port
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port not in taken:
+            return port
+
+
+def free_ports(n: int) -> list[int]:
+    """`n` distinct free ports (free_port): nothing listens on them until their components start, so
+    picking each alone could pick one twice (etcd's peer port and KWOK's did, one cluster in a thousand)."""
+    ports: list[int] = []
+    for _ in range(n):
+        ports.append(free_port(ports))
+    return ports
 
 
 _PR_SET_PDEATHSIG = 1
