@@ -111,3 +111,23 @@ def test_a_lost_lease_exits_1_after_the_bindings_in_flight(monkeypatch: pytest.M
     # the elector lets the lease go.
     assert log == ["start_informers", "start_scheduling", "stop_scheduling", "stop_scheduling",
                    "wait_for_bindings", "elector_stopped"]
+
+
+def test_while_serving_the_heaps_free_pages_go_back_every_interval(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[float] = []
+
+    def release() -> bool:
+        calls.append(1.0)
+        return True
+
+    monkeypatch.setattr("wasmsched.util.heap.release_free_memory", release)
+    monkeypatch.setattr(run_mod, "HEAP_SCAVENGE_SECONDS", 0.0)
+    app = RecordingApp()
+    _when(lambda: len(calls) >= 3, app.stop.set)
+    give_up = threading.Timer(10.0, app.stop.set)  # without the scavenger, the test fails rather than hangs
+    give_up.start()
+    try:
+        assert run_mod._serve(app, None) == 0  # type: ignore[arg-type]
+    finally:
+        give_up.cancel()
+    assert len(calls) >= 3

@@ -1,0 +1,58 @@
+"""Giving the C heap's free pages back to the system, as Go's scavenger does for kube-scheduler.
+
+glibc's malloc keeps what a long-running process freed in its arenas (one per thread that allocated,
+up to 8 per core) and returns it only from the top of each heap. In `run`, a backlog allocates on many
+threads (informers, binding cycles, event writers); when its pods are deleted their memory is free but
+stays resident: bench/soak_cluster.py saw the process grow ~1 MiB per wave of 5,000 pods while the
+heap's live bytes stayed flat. malloc_trim(0) returns the free pages of every arena (madvise), where
+there is a glibc; elsewhere (musl) there is nothing to call and nothing is done.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+import time
+from collections.abc import Callable
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    try:
+        fn = ctypes.CDLL(name).malloc_trim
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes, fn.restype = [ctypes.c_size_t], ctypes.c_int
+    return fn  # type: ignore[no-any-return]
+
+
+def release_free_memory() -> bool:
+    """Returns the C heap's free pages to the system; whether there was a malloc_trim to call."""
+    trim = _malloc_trim()
+    if trim is None:
+        return False
+    trim(0)
+    return True
+
+
+class Scavenger:
+    """Calls release_free_memory at most every `interval` seconds, from whichever thread polls it (`run`'s
+    main thread, which wakes every half second anyway)."""
+
+    def __init__(self, interval: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.interval = interval
+        self._clock = clock
+        self._next = clock() + interval
+        self.runs = 0
+
+    def poll(self) -> None:
+        now = self._clock()
+        if now < self._next:
+            return
+        self._next = now + self.interval
+        if release_free_memory():
+            self.runs += 1
