@@ -233,7 +233,9 @@ def scheduled_once(admin: KubeApi, namespace: str, names: list[str], proc: Sched
     try:
         wait_for("a Scheduled event for every pod", lambda: set(counts()) >= set(names) or None)
     except AssertionError as e:
-        lines = [ln for ln in (proc.log() if proc else "").splitlines() if "event" in ln.lower()]
-        raise AssertionError(f"{e}; none for {sorted(set(names) - set(counts()))}; the scheduler's lines "
-                             "about events:\n" + "\n".join(lines[-40:])) from None
+        # its warnings, errors and tracebacks, and what it said about events
+        lines = [ln for ln in (proc.log() if proc else "").splitlines()
+                 if not ln.startswith("I") or "event" in ln.lower()]
+        raise AssertionError(f"{e}; none for {sorted(set(names) - set(counts()))}; the scheduler's warnings, "
+                             "errors and lines about events:\n" + "\n".join(lines[-40:])) from None
     assert counts() == dict.fromkeys(names, 1), counts()

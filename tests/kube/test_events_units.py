@@ -72,6 +72,16 @@ def test_a_refused_event_is_not_tried_again() -> None:
     b.stop()
 
 
+def test_a_writer_that_fails_unexpectedly_says_so_and_counts_the_event_dropped(
+        caplog: pytest.LogCaptureFixture) -> None:
+    api = FakeApi({"bug": (RuntimeError("a bug in the client"), 1)})
+    b = _broadcaster(api)
+    b.eventf(_pod(), None, "Normal", "Scheduled", "Binding", "bug")
+    wait_for("the event counted dropped", lambda: b.dropped == 1 or None, timeout=5)
+    assert any("Event writer failed" in r.getMessage() and r.exc_info for r in caplog.records)
+    b.stop()
+
+
 def test_tries_end_at_the_limit_and_other_events_are_not_held_up() -> None:
     api = FakeApi({"down": (TransportError("connection refused"), None)})
     b = _broadcaster(api)

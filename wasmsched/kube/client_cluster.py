@@ -351,6 +351,10 @@ class EventBroadcaster:
     def _counted(self, fn: Callable[..., None], *args: Any) -> None:
         try:
             fn(*args)
+        except Exception:
+            # The pool would keep the exception in a future nobody reads: the event would be lost unseen.
+            self._count_dropped()
+            log.exception('"Event writer failed; the event is dropped"')
         finally:
             with self._counts_lock:
                 self._writing -= 1
