@@ -69,6 +69,9 @@ EVENT_QUEUE_SIZE = 10000
 # sleepDuration, jittered by up to a quarter); one it answered with an error is not.
 EVENT_MAX_TRIES = 12
 EVENT_RETRY_SECONDS = 10.0
+# How long a binding whose answer was lost asks the server whether it was done (KubeCluster._bound_after_all):
+# an API server restarting answers again within this.
+BINDING_CONFIRM_SECONDS = 30.0
 # At stop, how often the events that could not be written are tried again until stop's deadline.
 STOP_RETRY_SECONDS = 1.0
 # How long a series' patch waits for its first event's write (in flight when the patch is made).
@@ -529,6 +532,28 @@ class KubeCluster:
             if pod_is_gone(e):
                 raise PodGoneError(f"binding pod {namespace}/{name}: {e.message}") from e
             raise
+        except TransportError as e:
+            if not self._bound_after_all(namespace, name, uid, node_name):
+                raise
+            log.info('"Binding confirmed after its answer was lost" pod="%s/%s" node="%s" err=%s',
+                     namespace, name, node_name, quote(e))
+
+    def _bound_after_all(self, namespace: str, name: str, uid: str, node_name: str) -> bool:
+        """Whether a binding whose answer never came was done: the pod (this UID) is on `node_name`. The
+        server may have bound it before the connection broke (an API server restarting, a reset), and a
+        POST is not sent again. kube-scheduler treats it as failed: it unreserves the pod, which its
+        informer then shows bound, without a Scheduled event or a count. Asked every second while the
+        server cannot answer, for BINDING_CONFIRM_SECONDS."""
+        deadline = time.monotonic() + BINDING_CONFIRM_SECONDS
+        while True:
+            try:
+                pod = self.api.get(POD, namespace, name)
+            except (ApiError, TransportError):
+                if time.monotonic() + 1.0 >= deadline:
+                    return False
+                time.sleep(1.0)
+                continue
+            return pod is not None and pod.metadata.uid == uid and pod.spec.nodeName == node_name
 
     def delete_pod(self, pod: Pod, reason: str) -> None:
         """Deletes a preemption victim, with its UID as precondition (a recreated pod is not deleted)."""
