@@ -25,7 +25,8 @@ class LostAnswerApi:
         assert kind == "Binding" and path.endswith("/pods/p/binding")
         raise TransportError("POST .../binding: Connection reset by peer")
 
-    def get(self, resource: Any, namespace: str, name: str) -> Pod | None:
+    def get(self, resource: Any, namespace: str, name: str, *, timeout: float) -> Pod | None:
+        assert 1.0 <= timeout <= client_cluster.BINDING_CONFIRM_SECONDS
         self.gets += 1
         if self.gets <= self.down:
             raise TransportError("Could not connect to server")

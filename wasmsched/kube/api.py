@@ -413,9 +413,10 @@ class KubeApi:
         return self.connection.accept_content_types or (
             codec.ACCEPT if self.connection.content_type == codec.PROTOBUF else codec.JSON)
 
-    def get(self, resource: Resource, namespace: str, name: str) -> Any | None:
+    def get(self, resource: Resource, namespace: str, name: str, *,
+            timeout: float | tuple[float, float] = REQUEST_TIMEOUT) -> Any | None:
         try:
-            data, ctype = self.request("GET", resource.path(namespace, name), accept=self._accept())
+            data, ctype = self.request("GET", resource.path(namespace, name), accept=self._accept(), timeout=timeout)
         except ApiError as e:
             if is_not_found(e):
                 return None

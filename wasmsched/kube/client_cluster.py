@@ -547,7 +547,8 @@ class KubeCluster:
         deadline = time.monotonic() + BINDING_CONFIRM_SECONDS
         while True:
             try:
-                pod = self.api.get(POD, namespace, name)
+                # each GET within what is left (a black-holed connection would otherwise hold it 70 s)
+                pod = self.api.get(POD, namespace, name, timeout=max(deadline - time.monotonic(), 1.0))
             except (ApiError, TransportError):
                 if time.monotonic() + 1.0 >= deadline:
                     return False
