@@ -144,6 +144,7 @@ def held_signals() -> list[int]:
 def _parse_holding_sigterm(argv: list[str] | None) -> argparse.Namespace:
     if threading.current_thread() is not threading.main_thread():
         return build_parser().parse_args(argv)  # only the main thread has signal handlers (tests call main)
+    _held_signals.clear()  # main may run more than once in a process (tests)
     previous = signal.signal(signal.SIGTERM, _hold_signal)
     try:
         args = build_parser().parse_args(argv)
