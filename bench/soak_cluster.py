@@ -458,7 +458,9 @@ def main() -> int:
                          "the 100,000-pod soak of 2026-12-06 rose until ~570 s, then stayed flat)")
     ap.add_argument("--max-seconds", type=float, default=0.0,
                     help="start no wave after this many seconds (0: no limit); the soak ends with the waves done")
-    ap.add_argument("--settle", type=float, default=3.0, help="seconds after a deletion before RSS is read")
+    # Longer than run's heap scavenger interval (cli/run.py HEAP_SCAVENGE_SECONDS, 10 s): the reading is the
+    # state after a deletion, not whatever moment of the scavenger's cycle 3 s would catch (up to 30 MiB apart).
+    ap.add_argument("--settle", type=float, default=15.0, help="seconds after a deletion before RSS is read")
     ap.add_argument("--qps", type=int, default=1000, help="run's clientConnection qps (burst twice that)")
     ap.add_argument("--slope-kib", type=float, default=1.0, help="the RSS slope limit, KiB per 1,000 pods")
     ap.add_argument("--no-guest", action="store_true", help="the default profile alone (no NodeNumber guest)")

@@ -20,7 +20,6 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -45,6 +44,7 @@ from wasmsched.kube.informer import InformerFactory
 from wasmsched.scheduler.api_calls import POD_STATUS_PATCH, PodBindingCall, PodStatusPatchCall, call_uid
 from wasmsched.scheduler.api_dispatcher import APIDispatcher, CallSkipped, OnFinish, is_unexpected_error
 from wasmsched.util.klog import quote
+from wasmsched.util.threadpool import ElasticPool, PoolShutDown
 
 log = logging.getLogger("wasmsched.kube")
 
@@ -81,6 +81,8 @@ SERIES_CREATE_WAIT = 5.0
 EVENT_WRITERS_IDLE = 4
 EVENTS_PER_WRITER = 50
 EVENT_WRITERS = 32
+# A writer with nothing to write for this long ends (util/threadpool.py).
+EVENT_WRITER_IDLE_SECONDS = 10.0
 DEFAULT_CONTROLLER = "default-scheduler"
 
 
@@ -206,7 +208,7 @@ class EventBroadcaster:
         self._created = threading.Condition()
         self._thread: threading.Thread | None = None
         self._writers = writers
-        self._pool: ThreadPoolExecutor | None = None
+        self._pool: ElasticPool | None = None
         self._counts_lock = threading.Condition()
         # Writes submitted and not finished (stop waits for them, bounded).
         self._writing = 0
@@ -218,7 +220,7 @@ class EventBroadcaster:
         self._stop_deadline = math.inf
 
     def start(self) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=self._writers, thread_name_prefix="event-writer")
+        self._pool = ElasticPool(self._writers, EVENT_WRITER_IDLE_SECONDS, "event-writer")
         self._thread = threading.Thread(target=self._run, name="event-broadcaster", daemon=True)
         self._thread.start()
 
@@ -344,7 +346,7 @@ class EventBroadcaster:
             self._writing += 1
         try:
             self._pool.submit(self._counted, fn, *args)
-        except RuntimeError:  # shut down: stop() gave up waiting
+        except PoolShutDown:  # stop() gave up waiting
             self._count_dropped()
             self._counted(lambda: None)
 

@@ -11,20 +11,26 @@ from typing import TYPE_CHECKING
 
 # concurrent.futures only when there are worker threads: `simulate` runs binding cycles deferred.
 if TYPE_CHECKING:
-    from concurrent.futures import Future, ThreadPoolExecutor
+    from concurrent.futures import Future
+
+    from wasmsched.util.threadpool import ElasticPool
 
 log = logging.getLogger("wasmsched.scheduler")
+
+
+# A binding thread with nothing to do for this long ends (a backlog's hundreds do not stay for good).
+IDLE_SECONDS = 10.0
 
 
 class BindingWorkers:
     def __init__(self, workers: int) -> None:
         self._lock = threading.Condition()
         self._in_flight = 0
-        self._executor: ThreadPoolExecutor | None = None
+        self._executor: ElasticPool | None = None
         if workers > 0:
-            from concurrent.futures import ThreadPoolExecutor
+            from wasmsched.util.threadpool import ElasticPool
 
-            self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="binding")
+            self._executor = ElasticPool(workers, IDLE_SECONDS, "binding")
         self._futures: set[Future[None]] = set()
         self._deferred: deque[Callable[[], None]] = deque()
 
