@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -16,6 +15,7 @@ from wasmsched.api.types import Pod
 from wasmsched.kube import client_cluster
 from wasmsched.kube.api import ApiError, TransportError
 from wasmsched.kube.client_cluster import EVENT_MAX_TRIES, EVENT_SERIES_WINDOW, EventBroadcaster
+from wasmsched.util.threadpool import ElasticPool
 
 
 class FakeApi:
@@ -195,7 +195,7 @@ def test_series_not_seen_for_the_window_are_forgotten_least_recently_seen_first(
                                                                 sleep=time.sleep))
     api = FakeApi({})
     b = EventBroadcaster(api, instance="test")  # type: ignore[arg-type]
-    b._pool = ThreadPoolExecutor(max_workers=2)  # the writers, without the broadcaster's thread
+    b._pool = pool = ElasticPool(2, 10.0, "test-writer")  # the writers, without the broadcaster's thread
 
     def record(name: str) -> None:
         b.eventf(_pod_named(name), None, "Warning", "FailedScheduling", "Scheduling", "0/3 nodes are available")
@@ -216,7 +216,7 @@ def test_series_not_seen_for_the_window_are_forgotten_least_recently_seen_first(
         assert sorted(s.name.split(".")[0] for s in b._series.values()) == ["keep", "new"]
         assert next(s for s in b._series.values() if s.name.startswith("keep")).count == 2
     finally:
-        b._pool.shutdown(wait=True)
+        pool.shutdown(wait=True)
 
 
 def test_stop_tries_events_again_until_the_server_is_back_or_its_time_is_up_and_counts_the_rest(
@@ -262,7 +262,7 @@ def test_a_series_of_a_scheduled_event_costs_under_400_bytes() -> None:
             pass
 
     b = EventBroadcaster(NoApi(), instance="test")  # type: ignore[arg-type]
-    b._pool = ThreadPoolExecutor(max_workers=2)
+    b._pool = pool = ElasticPool(2, 10.0, "test-writer")
     pods = [_pod_named(f"pod-{i:05d}-with-a-name-as-long-as-a-deployment's") for i in range(5000)]
     gc.collect()
     tracemalloc.start()
@@ -274,7 +274,7 @@ def test_a_series_of_a_scheduled_event_costs_under_400_bytes() -> None:
             ev = b._queue.get_nowait()
             assert ev is not None
             b._record(ev)
-        b._pool.shutdown(wait=True)
+        pool.shutdown(wait=True)
         gc.collect()
         after = tracemalloc.take_snapshot()
     finally:
