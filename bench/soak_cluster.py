@@ -38,6 +38,10 @@ Verdict (each part must hold):
             of a few MiB makes the interval ~±70 KiB per 1,000 pods over 100,000 pods, so more waves are
             needed to tell). Reported too: the least-squares slope and its standard error, the highest and
             lowest RSS after deletion, and the growth since warm-up.
+  malloc    the same slope for the C heap's live bytes (`run`'s wasmsched_malloc_in_use_bytes, read with
+            the deletion's last scrape): the allocator's free memory, most of RSS's noise, is not in it, so it
+            resolves a far smaller slope; "growing" is a LEAK whatever RSS says. Python's allocated blocks
+            (wasmsched_python_allocated_blocks) are reported beside it, in blocks per 1,000 pods.
   stores    after every deletion each informer's store holds what it held before the first wave (Pod: 0
             of the soak's pods; Node: NODES), the cache holds no pod and no assumed pod, nothing pending.
   instances after every deletion no instance is pinned (scheduling, binding), live instances stay within
@@ -144,6 +148,12 @@ def gauges(text: str) -> dict[str, Any]:
             out["created"] += value
         elif name == "wasmsched_wasm_instances_discarded_total":
             out["discarded"] += value
+        elif name == "wasmsched_malloc_in_use_bytes":
+            out["malloc_kib"] = round(value / 1024, 1)
+        elif name == "wasmsched_python_allocated_blocks":
+            out["python_blocks"] = int(value)
+        elif name == "wasmsched_threads":
+            out["threads"] = int(value)
     out["created"], out["discarded"] = int(out["created"]), int(out["discarded"])
     return out
 
@@ -232,6 +242,21 @@ def theil_sen_per_1000(points: list[tuple[float, float]]) -> tuple[float, float,
     return statistics.median(slopes), slopes[lo], slopes[hi]
 
 
+def _call(lo: float, hi: float, limit: float) -> str:
+    """Flat only when the run shows it: the slope's whole confidence interval under the limit. Growing when
+    its whole interval is above; otherwise the run could not tell (too few waves, too much noise)."""
+    return "flat" if hi < limit else "growing" if lo > limit else "unresolved"
+
+
+def _word(call: str | None) -> str:
+    """A part's call as the verdict prints it: what fails in capitals."""
+    return "flat" if call == "flat" else (call or "-").upper()
+
+
+def _rounded(x: float) -> float | None:
+    return None if math.isnan(x) else round(x, 3)
+
+
 def verdict(waves: list[dict[str, Any]], before: dict[str, Any], warmup: int, warmup_seconds: float, nodes: int,
             guest: bool, max_instances: int, slope_limit: float) -> dict[str, Any]:
     done = [w for w in waves if w["complete"]]
@@ -239,10 +264,16 @@ def verdict(waves: list[dict[str, Any]], before: dict[str, Any], warmup: int, wa
     points = [(float(w["pods_so_far"]), float(w["rss_deleted_kib"])) for w in post]
     slope = slope_per_1000(points)
     sen, sen_lo, sen_hi = theil_sen_per_1000(points)
-    # Flat only when the run shows it: the slope's whole confidence interval under the limit. A leak when
-    # its whole interval is above; otherwise the run could not tell (too few waves, too much noise).
-    rss = "flat" if sen_hi < slope_limit else "growing" if sen_lo > slope_limit else "unresolved"
+    rss = _call(sen_lo, sen_hi, slope_limit)
     rss_ok = rss == "flat"
+    # The heap's live bytes (malloc's, Python's blocks) at the same moments: a leak moves them as it moves
+    # RSS, but the allocators' free memory (RSS's noise of MiB per wave) does not.
+    heap_points = [(float(w["pods_so_far"]), float(w["deleted"]["malloc_kib"])) for w in post
+                   if w["deleted"].get("malloc_kib") is not None]
+    heap_sen = theil_sen_per_1000(heap_points)
+    block_points = [(float(w["pods_so_far"]), float(w["deleted"]["python_blocks"])) for w in post
+                    if w["deleted"].get("python_blocks") is not None]
+    block_sen = theil_sen_per_1000(block_points)
     warm_end = ([w["rss_deleted_kib"] for w in done if warm(w, warmup, warmup_seconds)] or [None])[-1]
     store_bad: list[str] = []
     inst_bad: list[str] = []
@@ -274,10 +305,19 @@ def verdict(waves: list[dict[str, Any]], before: dict[str, Any], warmup: int, wa
         "complete": len(done) == len(waves) and bool(waves),
         "rss": rss, "rss_ok": rss_ok, "stores_ok": not store_bad, "instances_ok": not inst_bad,
         "leak": not (rss_ok and not store_bad and not inst_bad),
+        # The live heap growing is a leak whatever RSS's noise lets it show.
+        "malloc_growing": len(heap_points) > 2 and _call(heap_sen[1], heap_sen[2], slope_limit) == "growing",
         "slope_kib_per_1000_pods": round(slope, 3) if not math.isnan(slope) else None,
         "slope_stderr_kib_per_1000_pods": round(slope_stderr_per_1000(points), 3) if len(points) > 2 else None,
         "theil_sen_kib_per_1000_pods": [None if math.isnan(x) else round(x, 3) for x in (sen, sen_lo, sen_hi)],
         "slope_limit_kib_per_1000_pods": slope_limit,
+        "malloc": _call(heap_sen[1], heap_sen[2], slope_limit) if len(heap_points) > 2 else None,
+        "malloc_theil_sen_kib_per_1000_pods": [None if math.isnan(x) else round(x, 3) for x in heap_sen],
+        "malloc_least_squares_kib_per_1000_pods": _rounded(slope_per_1000(heap_points)),
+        "malloc_stderr_kib_per_1000_pods": _rounded(slope_stderr_per_1000(heap_points)),
+        "python_blocks_theil_sen_per_1000_pods": [None if math.isnan(x) else round(x, 1) for x in block_sen],
+        "python_blocks_least_squares_per_1000_pods": _rounded(slope_per_1000(block_points)),
+        "python_blocks_stderr_per_1000_pods": _rounded(slope_stderr_per_1000(block_points)),
         "post_warmup_waves": len(post),
         "rss_deleted_post_warmup_min_kib": min(post_rss, default=None),
         "rss_deleted_post_warmup_max_kib": max(post_rss, default=None),
@@ -295,7 +335,8 @@ def _mib(kib: Any) -> str:
 def print_table(waves: list[dict[str, Any]], warmup: int, warmup_seconds: float) -> None:
     print(f"{'wave':>4} {'pods so far':>11} {'create s':>8} {'bind s':>7} {'delete s':>8} {'cpu s':>6} "
           f"{'RSS bound':>9} {'RSS deleted':>11} {'Pod store b/d':>13} {'Node':>5} {'cache pods d':>12} "
-          f"{'pending d':>9} {'inst idle/pinned':>16} {'created':>7} {'discarded':>9}")
+          f"{'pending d':>9} {'inst idle/pinned':>16} {'created':>7} {'discarded':>9} {'malloc d':>9} "
+          f"{'py blocks d':>11} {'threads d':>9}")
     for w in waves:
         b, d = w["bound"], w["deleted"]
         inst = d["instances"]
@@ -309,7 +350,8 @@ def print_table(waves: list[dict[str, Any]], warmup: int, warmup_seconds: float)
               f"{str(b['stores'].get('Pod', '-')) + '/' + str(d['stores'].get('Pod', '-')):>13} "
               f"{d['stores'].get('Node', '-'):>5} {d['cache'].get('pods', '-'):>12} "
               f"{sum(d['pending'].values()):>9} {str(inst.get('idle', 0)) + '/' + str(pinned):>16} "
-              f"{d['created']:>7} {d['discarded']:>9}{tag}")
+              f"{d['created']:>7} {d['discarded']:>9} {_mib(d.get('malloc_kib')):>7}Mi "
+              f"{d.get('python_blocks', '-'):>11} {d.get('threads', '-'):>9}{tag}")
 
 
 def ascii_plot(series: list[dict[str, Any]], width: int = 100, height: int = 16) -> str:
@@ -503,11 +545,19 @@ def main() -> int:
           f"after-deletion range {_mib(v['rss_deleted_post_warmup_min_kib'])}-"
           f"{_mib(v['rss_deleted_post_warmup_max_kib'])} MiB, growth since warm-up {v['growth_after_warmup_kib']} "
           f"KiB: {v['rss'] if v['rss_ok'] else v['rss'].upper()}")
+    hs, hlo, hhi = v["malloc_theil_sen_kib_per_1000_pods"]
+    print(f"malloc:    live C-heap bytes at the same moments, KiB per 1,000 pods: Theil-Sen {hs} (95 % {hlo} to "
+          f"{hhi}), least squares {v['malloc_least_squares_kib_per_1000_pods']} ± "
+          f"{v['malloc_stderr_kib_per_1000_pods']}: {_word(v['malloc'])}")
+    bs, blo, bhi = v["python_blocks_theil_sen_per_1000_pods"]
+    print(f"py blocks: Python's allocated blocks at the same moments, blocks per 1,000 pods: Theil-Sen {bs} "
+          f"(95 % {blo} to {bhi}), least squares {v['python_blocks_least_squares_per_1000_pods']} ± "
+          f"{v['python_blocks_stderr_per_1000_pods']}")
     print(f"stores:    {'ok' if v['stores_ok'] else 'FAIL ' + '; '.join(v['store_problems'][:5])}")
     print(f"instances: {'ok' if v['instances_ok'] else 'FAIL ' + '; '.join(v['instance_problems'][:5])}"
           + (" (no guest)" if args.no_guest else ""))
-    word = "no leak" if not v["leak"] else "UNRESOLVED" if v["stores_ok"] and v["instances_ok"] and \
-        v["rss"] == "unresolved" else "LEAK"
+    word = "LEAK" if v["malloc_growing"] else "no leak" if not v["leak"] else \
+        "UNRESOLVED" if v["stores_ok"] and v["instances_ok"] and v["rss"] == "unresolved" else "LEAK"
     print(f"verdict:   {word}{'' if v['complete'] else ' (INCOMPLETE soak)'}")
     doc = {"machine": {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count(),
                        "load_avg_before": load_before, "load_avg_after": [round(x, 2) for x in os.getloadavg()]},
@@ -519,7 +569,7 @@ def main() -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(_jsonable(doc), indent=1) + "\n")
     log(f"wrote {out}")
-    return 0 if v["complete"] and not v["leak"] else 1
+    return 0 if v["complete"] and not v["leak"] and not v["malloc_growing"] else 1
 
 
 if __name__ == "__main__":

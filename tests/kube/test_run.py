@@ -378,6 +378,10 @@ def test_metrics_and_health_on_the_secure_port(admin: KubeApi, namespace: str, n
     assert sample(text, "scheduler_framework_extension_point_duration_seconds_count", profile=sched,
                   extension_point="Filter", status="Success") is not None
     assert sample(text, "scheduler_pod_scheduling_sli_duration_seconds_count", attempts="1") == 3
+    # The process's own metrics, as every Kubernetes component serves them (metrics/runtime.py).
+    for name in ("process_resident_memory_bytes", "process_cpu_seconds_total", "process_open_fds",
+                 "wasmsched_malloc_in_use_bytes", "wasmsched_python_allocated_blocks", "wasmsched_threads"):
+        assert (sample(text, name) or 0) > 0, name
     assert proc.alive()
 
 

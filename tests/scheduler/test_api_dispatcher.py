@@ -265,3 +265,79 @@ def test_run_keeps_many_binding_cycles_in_flight() -> None:
     finally:
         gate.set()
         workers.close()
+
+
+def _wait_for(pred: object, timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():  # type: ignore[operator]
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def test_dispatcher_threads_start_with_calls_and_end_when_idle() -> None:
+    """Workers are started for queued calls (none before there is work, at most `parallelism`) and end
+    after `idle_seconds` without a call, as goroutines end with their work."""
+    w = Writer()
+    w.gate.clear()
+    d = APIDispatcher(RELEVANCES, parallelism=4, idle_seconds=0.3)
+    d.run()
+    try:
+        assert d.threads() == 0
+        waits = []
+        for i in range(6):
+            done = OnFinish()
+            d.add(PodBindingCall(w, _pod(f"p{i}"), "node-1"), done)
+            waits.append(done)
+        assert _wait_for(lambda: d.queue.pending() == {POD_BINDING: 2})
+        assert d.threads() == 4
+        w.gate.set()
+        assert all(done.wait(5) is None for done in waits)
+        assert _wait_for(lambda: d.threads() == 0)
+        assert not [t for t in threading.enumerate() if t.name.startswith("api-dispatcher-")]
+        # Work after the workers ended starts a new one.
+        done = OnFinish()
+        d.add(PodBindingCall(w, _pod("late"), "node-1"), done)
+        assert done.wait(5) is None
+        assert d.threads() == 1
+    finally:
+        d.close()
+    assert sorted(name for _, name, _ in w.writes) == sorted([f"p{i}" for i in range(6)] + ["late"])
+
+
+def test_no_call_is_stranded_while_workers_time_out() -> None:
+    """Calls added at the moment workers give up waiting are all run: the queue counts live and idle
+    workers under its lock, so a call never waits on a worker that is ending."""
+    w = Writer()
+    d = APIDispatcher(RELEVANCES, parallelism=2, idle_seconds=0.0005)
+    d.run()
+    try:
+        waits = []
+        for i in range(2000):
+            done = OnFinish()
+            d.add(PodBindingCall(w, _pod(f"p{i}"), "node-1"), done)
+            waits.append(done)
+            if i % 7 == 0:
+                time.sleep(0.0005)
+        assert all(done.wait(10) is None for done in waits)
+        assert d.wait_idle(5)
+        assert _wait_for(lambda: d.threads() == 0)
+    finally:
+        d.close()
+    assert len(w.writes) == 2000
+
+
+def test_calls_queued_before_run_start_their_workers_at_run() -> None:
+    w = Writer()
+    d = APIDispatcher(RELEVANCES, parallelism=3, idle_seconds=5)
+    try:
+        done = OnFinish()
+        d.add(PodBindingCall(w, _pod("early"), "node-1"), done)
+        assert d.threads() == 0 and done.wait(0.1) is not None
+        d.run()
+        assert done.wait(5) is None
+        assert d.threads() == 1
+    finally:
+        d.close()
+    assert d.threads() == 0

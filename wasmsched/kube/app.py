@@ -78,6 +78,7 @@ class SchedulerApp:
         add_all_event_handlers(self.scheduler, self.informers)
         self.metrics.watch_informers(self.informers)
         self.metrics.watch_requests(REQUESTS, REQUEST_RETRIES)
+        self.metrics.watch_process()
         # A deleted pod's record (attempts, last message) is dropped: `simulate` reports on deleted pods at
         # its end, `run` never does, and kept they grew by one per pod ever scheduled (bench/soak_cluster.py).
         self.informers.watch("Pod", None, None, self.scheduler.records.forget)

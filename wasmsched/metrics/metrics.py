@@ -26,6 +26,7 @@ from wasmsched.metrics.names import (
     SCHEDULER_SUBSYSTEM,
     UNSCHEDULABLE_RESULT,
 )
+from wasmsched.metrics.runtime import register_process_collectors
 from wasmsched.metrics.scrape import (
     ApiCallSource,
     CacheSource,
@@ -217,6 +218,11 @@ class SchedulerMetrics:
         from the API clients' counters."""
         self._scrape.requests = requests
         self._scrape.request_retries = retries
+
+    def watch_process(self) -> None:
+        """process_*, python_gc_*, python_info and the heap and thread gauges (metrics/runtime.py), as a
+        Kubernetes component's /metrics serves them: for the one scheduler of a process (`run`)."""
+        register_process_collectors(self.registry)
 
     def watch_wasm_pool(self, plugin: str, pool: WasmPoolSource) -> None:
         """wasmsched_wasm_instances{plugin,state} from a wasm plugin's instance pool (one per profile

@@ -13,10 +13,12 @@ Calls (api_calls.py: a pod's binding, a pod's status patch) are queued per objec
 - the queue is bounded (`max_pending` objects): `add` waits for room, so a scheduler that outruns the
   API server slows down instead of growing without limit.
 
-kube runs each call in a goroutine of its own; here `parallelism` threads run them, each waiting on one
-request, so that many writes are in flight over as many keep-alive connections (the client's pool is
-sized to match, kube/api.py). A caller that needs the outcome (the binding cycle) passes an OnFinish
-and waits on it; the others (failure handling's status patches) do not wait at all.
+kube runs each call in a goroutine of its own; here up to `parallelism` threads run them, each waiting on
+one request, so that many writes are in flight over as many keep-alive connections (the client's pool is
+sized to match, kube/api.py). Like goroutines, the threads come and go with the work: one starts when a
+call is queued and no thread waits for one, and a thread that found no call for `idle_seconds` ends (a
+kept thread keeps its stack's pages: bench/soak_cluster.py). A caller that needs the outcome (the binding
+cycle) passes an OnFinish and waits on it; the others (failure handling's status patches) do not wait at all.
 
 Metrics are kube's: scheduler_async_api_call_execution_total{call_type,result},
 scheduler_async_api_call_execution_duration_seconds{call_type,result} and
@@ -45,6 +47,8 @@ log = logging.getLogger("wasmsched.scheduler")
 DEFAULT_MAX_PENDING = 10000
 # Calls in flight at once (kube: a goroutine per call, limited by the client's rate limiter only).
 DEFAULT_PARALLELISM = 32
+# A worker thread that waited this long for a call ends (util/threadpool.py's reason).
+DEFAULT_IDLE_SECONDS = 10.0
 
 RESULT_SUCCESS = "success"
 RESULT_ERROR = "error"
@@ -143,6 +147,11 @@ class CallQueue:
         self._order: deque[str] = deque()
         self._in_flight: set[str] = set()
         self._counts = _Counts()
+        # Worker threads alive and those of them waiting in pop(): a call queued while no worker waits
+        # needs a new one (claim_worker), and a worker ends (pop's idle timeout) under the same lock, so
+        # no call is left with nobody to run it.
+        self._workers = 0
+        self._idle_workers = 0
 
     def add(self, call: APICall, on_finish: OnFinish | None = None) -> None:
         """Queues the call; raises CallSkipped when it is not needed (and tells its OnFinish so)."""
@@ -224,13 +233,37 @@ class CallQueue:
         if not self._calls and not self._in_flight:
             self._settled.notify_all()
 
-    def pop(self) -> _Queued | None:
-        """The next call to run (its object is then in flight); None once closed and empty."""
+    def claim_worker(self, limit: int) -> bool:
+        """Whether a new worker should start: calls wait that no idle worker will take, and fewer than
+        `limit` workers are alive. True counts the new worker as alive; it must then call pop()."""
         with self._lock:
+            if len(self._order) > self._idle_workers and self._workers < limit and not self._closed:
+                self._workers += 1
+                return True
+            return False
+
+    def workers(self) -> int:
+        with self._lock:
+            return self._workers
+
+    def pop(self, idle_timeout: float | None = None) -> _Queued | None:
+        """The next call to run (its object is then in flight). None once closed and empty, or when no
+        call came for `idle_timeout` seconds: the calling worker then counts as ended and must return."""
+        with self._lock:
+            deadline = None if idle_timeout is None else time.monotonic() + idle_timeout
             while not self._order:
                 if self._closed:
+                    self._workers -= 1
                     return None
-                self._work.wait()
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    self._workers -= 1
+                    return None
+                self._idle_workers += 1
+                try:
+                    self._work.wait(left)
+                finally:
+                    self._idle_workers -= 1
             uid = self._order.popleft()
             q = self._calls[uid]
             self._in_flight.add(uid)
@@ -274,34 +307,55 @@ class CallQueue:
 
 
 class APIDispatcher:
-    """api_dispatcher.go: runs the queued calls, `parallelism` at a time."""
+    """api_dispatcher.go: runs the queued calls, up to `parallelism` at a time, on threads that end after
+    `idle_seconds` without a call."""
 
     def __init__(self, relevances: Mapping[str, int], *, parallelism: int = DEFAULT_PARALLELISM,
-                 max_pending: int = DEFAULT_MAX_PENDING, metrics: SchedulerMetrics | None = None) -> None:
+                 max_pending: int = DEFAULT_MAX_PENDING, idle_seconds: float = DEFAULT_IDLE_SECONDS,
+                 metrics: SchedulerMetrics | None = None) -> None:
         self.queue = CallQueue(relevances, max_pending)
         self.parallelism = max(1, parallelism)
+        self.idle_seconds = idle_seconds
         self.metrics = metrics
-        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+        self._running = False
+        self._started = 0
+        self._threads: set[threading.Thread] = set()
         if metrics is not None:
             metrics.watch_api_dispatcher(self.queue)
 
     def add(self, call: APICall, on_finish: OnFinish | None = None) -> None:
         """Queues a call. CallSkipped: it is not needed (no effect, or a more relevant call is queued)."""
         self.queue.add(call, on_finish)
+        self._start_workers()
 
     def remove_pending(self, uid: str, call_type: str | None = None) -> bool:
         return self.queue.remove_pending(uid, call_type)
 
     def run(self) -> None:
-        """Starts the workers; each pops a call, runs it and reports its outcome."""
-        for i in range(self.parallelism):
-            t = threading.Thread(target=self._work, name=f"api-dispatcher-{i}", daemon=True)
-            t.start()
-            self._threads.append(t)
+        """From now on calls are run: a worker starts for each queued call no idle worker will take."""
+        with self._lock:
+            self._running = True
+        self._start_workers()
+
+    def threads(self) -> int:
+        """Worker threads alive."""
+        return self.queue.workers()
+
+    def _start_workers(self) -> None:
+        with self._lock:
+            if not self._running:
+                return
+            while self.queue.claim_worker(self.parallelism):
+                self._started += 1
+                t = threading.Thread(target=self._work, name=f"api-dispatcher-{self._started}", daemon=True)
+                self._threads = {x for x in self._threads if x.is_alive()}
+                self._threads.add(t)
+                t.start()
 
     def _work(self) -> None:
         while True:
-            q = self.queue.pop()
+            q = self.queue.pop(self.idle_seconds)
             if q is None:
                 return
             start = time.perf_counter()
@@ -326,7 +380,9 @@ class APIDispatcher:
         """Calls already queued still run (bounded by timeout); no new call is taken."""
         self.queue.close()
         deadline = time.monotonic() + timeout
-        for t in self._threads:
+        with self._lock:
+            threads = list(self._threads)
+        for t in threads:
             t.join(max(deadline - time.monotonic(), 0.0))
 
 

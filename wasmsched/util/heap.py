@@ -30,6 +30,36 @@ def _malloc_trim() -> Callable[[int], int] | None:
     return fn  # type: ignore[no-any-return]
 
 
+class _MallInfo2(ctypes.Structure):
+    # glibc's struct mallinfo2 (malloc.h, glibc 2.33+): every field a size_t.
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+@functools.cache
+def _mallinfo2() -> Callable[[], _MallInfo2] | None:
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    try:
+        fn = ctypes.CDLL(name).mallinfo2
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes, fn.restype = [], _MallInfo2
+    return fn  # type: ignore[no-any-return]
+
+
+def malloc_in_use() -> int | None:
+    """Bytes the C heap has handed out and not had back (every arena's allocated chunks and the mmapped
+    ones: mallinfo2's uordblks + hblkhd), like Go's heap_alloc; None without glibc's mallinfo2. Unlike RSS it
+    does not move with what the allocator keeps free, so a leak shows in it wave after wave."""
+    info = _mallinfo2()
+    if info is None:
+        return None
+    m = info()
+    return int(m.uordblks + m.hblkhd)
+
+
 def release_free_memory() -> bool:
     """Returns the C heap's free pages to the system; whether there was a malloc_trim to call."""
     trim = _malloc_trim()
