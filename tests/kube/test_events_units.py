@@ -82,6 +82,24 @@ def test_a_writer_that_fails_unexpectedly_says_so_and_counts_the_event_dropped(
     b.stop()
 
 
+def test_a_series_patch_that_fails_unexpectedly_drops_no_event(caplog: pytest.LogCaptureFixture) -> None:
+    """The second occurrence of an event patches its series' count; a bug there is logged, and no event
+    was dropped: the Event itself was written."""
+
+    class PatchBug(FakeApi):
+        def request_json(self, *args: Any, **kwargs: Any) -> None:
+            raise RuntimeError("a bug in the patch")
+
+    api = PatchBug({})
+    b = _broadcaster(api)
+    b.eventf(_pod(), None, "Normal", "Scheduled", "Binding", "twice")
+    b.eventf(_pod(), None, "Normal", "Scheduled", "Binding", "twice")
+    wait_for("the series patch failed", lambda: any(
+        "series count is not updated" in r.getMessage() and r.exc_info for r in caplog.records) or None, timeout=5)
+    assert api.written == ["twice"] and b.written == 1 and b.dropped == 0
+    b.stop()
+
+
 def test_tries_end_at_the_limit_and_other_events_are_not_held_up() -> None:
     api = FakeApi({"down": (TransportError("connection refused"), None)})
     b = _broadcaster(api)

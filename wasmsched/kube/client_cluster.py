@@ -56,6 +56,9 @@ MERGE_PATCH = "application/merge-patch+json"
 # retry.DefaultBackoff: 4 tries, 10 ms growing fivefold, 10 % jitter.
 RETRY_STEPS = 4
 RETRY_INITIAL = 0.01
+# How long a binding whose answer was lost asks the server whether it was done (KubeCluster._bound_after_all):
+# an API server restarting answers again within this.
+BINDING_CONFIRM_SECONDS = 30.0
 # client-go's events broadcaster: isomorphic events within this window become one Event's series.
 EVENT_SERIES_WINDOW = 6 * 60.0
 # A series' count reaches the API server when it starts (the second occurrence) and then on this period.
@@ -69,9 +72,6 @@ EVENT_QUEUE_SIZE = 10000
 # sleepDuration, jittered by up to a quarter); one it answered with an error is not.
 EVENT_MAX_TRIES = 12
 EVENT_RETRY_SECONDS = 10.0
-# How long a binding whose answer was lost asks the server whether it was done (KubeCluster._bound_after_all):
-# an API server restarting answers again within this.
-BINDING_CONFIRM_SECONDS = 30.0
 # At stop, how often the events that could not be written are tried again until stop's deadline.
 STOP_RETRY_SECONDS = 1.0
 # How long a series' patch waits for its first event's write (in flight when the patch is made).
@@ -358,8 +358,11 @@ class EventBroadcaster:
             fn(*args)
         except Exception:
             # The pool would keep the exception in a future nobody reads: the event would be lost unseen.
-            self._count_dropped()
-            log.exception('"Event writer failed; the event is dropped"')
+            if fn == self._write:
+                self._count_dropped()
+                log.exception('"Event writer failed; the event is dropped"')
+            else:  # a series' count: the Event itself is written, and the next refresh writes the count
+                log.exception('"Event writer failed; the series count is not updated"')
         finally:
             with self._counts_lock:
                 self._writing -= 1
