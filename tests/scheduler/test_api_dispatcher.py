@@ -199,6 +199,16 @@ def test_the_queue_is_bounded_and_add_waits_for_room() -> None:
     assert sorted(q.pending().items()) == [(POD_STATUS_PATCH, 2)]
 
 
+def _bind(d: APIDispatcher, w: Writer, names: list[str]) -> list[OnFinish]:
+    """Queues a binding of each pod to node-1; their outcomes, in order."""
+    waits = []
+    for name in names:
+        done = OnFinish()
+        d.add(PodBindingCall(w, _pod(name), "node-1"), done)
+        waits.append(done)
+    return waits
+
+
 def test_the_dispatcher_keeps_many_writes_in_flight_and_reports_them() -> None:
     w = Writer()
     w.gate.clear()
@@ -206,11 +216,7 @@ def test_the_dispatcher_keeps_many_writes_in_flight_and_reports_them() -> None:
     d = APIDispatcher(RELEVANCES, parallelism=8, metrics=metrics)
     d.run()
     try:
-        waits = []
-        for i in range(8):
-            done = OnFinish()
-            d.add(PodBindingCall(w, _pod(f"p{i}"), "node-1"), done)
-            waits.append(done)
+        waits = _bind(d, w, [f"p{i}" for i in range(8)])
         d.add(_unschedulable(w, _pod("x")))
         # Eight bindings are held in flight at once; the ninth call waits in the queue.
         deadline = time.monotonic() + 5
@@ -285,11 +291,7 @@ def test_dispatcher_threads_start_with_calls_and_end_when_idle() -> None:
     d.run()
     try:
         assert d.threads() == 0
-        waits = []
-        for i in range(6):
-            done = OnFinish()
-            d.add(PodBindingCall(w, _pod(f"p{i}"), "node-1"), done)
-            waits.append(done)
+        waits = _bind(d, w, [f"p{i}" for i in range(6)])
         assert _wait_for(lambda: d.queue.pending() == {POD_BINDING: 2})
         assert d.threads() == 4
         w.gate.set()
@@ -314,12 +316,9 @@ def test_no_call_is_stranded_while_workers_time_out() -> None:
     d.run()
     try:
         waits = []
-        for i in range(2000):
-            done = OnFinish()
-            d.add(PodBindingCall(w, _pod(f"p{i}"), "node-1"), done)
-            waits.append(done)
-            if i % 7 == 0:
-                time.sleep(0.0005)
+        for i in range(0, 2000, 7):
+            waits += _bind(d, w, [f"p{j}" for j in range(i, min(i + 7, 2000))])
+            time.sleep(0.0005)
         assert all(done.wait(10) is None for done in waits)
         assert d.wait_idle(5)
         assert _wait_for(lambda: d.threads() == 0)

@@ -15,18 +15,25 @@ import ctypes.util
 import functools
 import time
 from collections.abc import Callable
+from typing import Any
 
 
 @functools.cache
-def _malloc_trim() -> Callable[[int], int] | None:
+def _libc(symbol: str) -> Any | None:
+    """The C library's function `symbol`, or None where there is none (not glibc, or too old a glibc)."""
     name = ctypes.util.find_library("c")
     if name is None:
         return None
     try:
-        fn = ctypes.CDLL(name).malloc_trim
+        return getattr(ctypes.CDLL(name), symbol)
     except (OSError, AttributeError):
         return None
-    fn.argtypes, fn.restype = [ctypes.c_size_t], ctypes.c_int
+
+
+def _malloc_trim() -> Callable[[int], int] | None:
+    fn = _libc("malloc_trim")
+    if fn is not None:
+        fn.argtypes, fn.restype = [ctypes.c_size_t], ctypes.c_int
     return fn  # type: ignore[no-any-return]
 
 
@@ -36,16 +43,10 @@ class _MallInfo2(ctypes.Structure):
         "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
 
 
-@functools.cache
 def _mallinfo2() -> Callable[[], _MallInfo2] | None:
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return None
-    try:
-        fn = ctypes.CDLL(name).mallinfo2
-    except (OSError, AttributeError):
-        return None
-    fn.argtypes, fn.restype = [], _MallInfo2
+    fn = _libc("mallinfo2")
+    if fn is not None:
+        fn.argtypes, fn.restype = [], _MallInfo2
     return fn  # type: ignore[no-any-return]
 
 
