@@ -112,3 +112,42 @@ def test_a_watch_left_early_closes_its_connection_before_the_pool_gets_it(monkey
     finally:
         api.close()
     assert calls[:2] == ["close", "release_conn"]
+
+
+def test_a_listed_item_kept_does_not_keep_its_whole_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A decoded list's items share its arena: one node kept after a relist would keep the whole page of
+    nodes alive. KubeApi.list copies each item out (client-go's meta.ExtractListWithAlloc)."""
+    import gc
+
+    from wasmsched.api.gen.k8s_io.api.core.v1 import generated_pb2 as core
+    from wasmsched.util.heap import malloc_in_use, release_free_memory
+
+    nodes = core.NodeList()
+    nodes.metadata.resourceVersion = "7"
+    for i in range(1000):
+        n = nodes.items.add()
+        n.metadata.name = f"node-{i}"
+        for j in range(30):
+            n.metadata.labels[f"label-{j}"] = "x" * 100  # ~4 MB in all
+    body = wrap(nodes, "v1", "NodeList")
+    del nodes, n
+
+    def live() -> int:
+        gc.collect()
+        release_free_memory()
+        got = malloc_in_use()
+        assert got is not None
+        return got
+
+    api = KubeApi(kclient.Configuration(host="https://127.0.0.1:1"))
+    try:
+        monkeypatch.setattr(api, "request", lambda *a, **kw: (body, codec.PROTOBUF))
+        before = live()
+        items, rv = api.list(RESOURCES["Node"])
+        assert rv == "7" and len(items) == 1000 and items[999].metadata.name == "node-999"
+        kept = items[0]
+        del items
+        assert live() - before < 1 << 20  # one node's bytes, not the page's ~4 MB
+        assert kept.metadata.labels["label-29"] == "x" * 100
+    finally:
+        api.close()

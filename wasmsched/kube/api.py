@@ -442,7 +442,7 @@ class KubeApi:
                 lst = codec.decode(data, ctype, resource.list_class)
             except codec.CodecError as e:
                 raise codec.CodecError(f"GET {self.host}{resource.path(namespace)}: {e}") from e
-            items.extend(lst.items)  # type: ignore[attr-defined]
+            items.extend(codec.list_items(lst))
             rv = lst.metadata.resourceVersion  # type: ignore[attr-defined]
             cont = getattr(lst.metadata, "continue")  # type: ignore[attr-defined]
             if not cont:

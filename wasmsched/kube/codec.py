@@ -130,6 +130,20 @@ def decode(data: bytes, content_type: str | None, cls: type[M]) -> M:
         raise CodecError(f"cannot decode {cls.DESCRIPTOR.name} from JSON: {e}") from e
 
 
+def list_items(lst: Any) -> list[Any]:
+    """A decoded List's items, each copied into a message of its own. A decoded item shares the arena of
+    the page it came in, so one item kept (a node the cache holds on to after a relist, its update having
+    changed nothing the scheduler reads) keeps the whole page alive: ~7 MiB per 1,000 nodes, for as long as
+    that one item lives. client-go's reflector copies a list's items for the same reason
+    (meta.ExtractListWithAlloc)."""
+    out = []
+    for item in lst.items:
+        own = type(item)()
+        own.CopyFrom(item)
+        out.append(own)
+    return out
+
+
 def _event_object(raw: bytes, cls: type[Message]) -> Any:
     """The object of a protobuf watch event: the full `k8s\\0` + Unknown encoding, or (from servers that
     embed it raw) the bare message. WatchDecodeError for an object of another kind (client-go's decoder:
