@@ -32,6 +32,18 @@ def test_relist_delivers_adds_updates_and_deletes_it_reveals() -> None:
     assert sorted(n.metadata.name for n in inf.list()) == ["a", "b", "d"]
 
 
+def test_a_relist_keeps_the_object_handlers_hold_when_it_did_not_change() -> None:
+    """An unchanged object (same resourceVersion) is delivered to nobody, so the cache keeps the one it
+    has; the store keeps that one too instead of holding a second copy (1,000 nodes: ~7 MiB)."""
+    inf = Informer(None, RESOURCES["Node"])  # type: ignore[arg-type]
+    first = {"a": node("a", "1"), "b": node("b", "1")}
+    inf._replace(list(first.values()))
+    inf._replace([node("a", "1"), node("b", "2")])
+    held = {n.metadata.name: n for n in inf.list()}
+    assert held["a"] is first["a"]
+    assert held["b"] is not first["b"] and held["b"].metadata.resourceVersion == "2"
+
+
 def test_watch_events_keep_the_store_and_deliver_old_and_new() -> None:
     inf = Informer(None, RESOURCES["Node"])  # type: ignore[arg-type]
     seen: list[tuple[str, str, str]] = []

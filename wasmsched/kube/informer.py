@@ -184,8 +184,16 @@ class BaseInformer:
             self._deliver("on_update", old, obj)
 
     def _replace(self, items: builtins.list[Any]) -> None:
-        """A (re)list: the store becomes `items`; what changed is delivered (client-go's Replace)."""
+        """A (re)list: the store becomes `items`; what changed is delivered (client-go's Replace).
+        An object whose resourceVersion did not change is delivered to nobody, so the store keeps the one
+        the handlers (the scheduler's cache) already hold rather than a second copy of it."""
         fresh = {self._key(o): o for o in items}
+        with self._lock:
+            kept = self._store
+        for key, o in fresh.items():
+            old = kept.get(key)
+            if old is not None and self._resource_version(old) == self._resource_version(o):
+                fresh[key] = old
         by_namespace: dict[str, dict[str, Any]] = {}
         for key, o in fresh.items():
             by_namespace.setdefault(self._namespace(o), {})[key] = o
