@@ -132,8 +132,8 @@ def decode(data: bytes, content_type: str | None, cls: type[M]) -> M:
 
 def list_items(lst: Any) -> list[Any]:
     """A decoded List's items, each copied into a message of its own. A decoded item shares the arena of
-    the page it came in, so one item kept (a node the cache holds on to after a relist, its update having
-    changed nothing the scheduler reads) keeps the whole page alive: ~7 MiB per 1,000 nodes, for as long as
+    the page it came in, so one item kept (a node the store, the cache or a snapshot still holds while the
+    others were replaced) keeps the whole page alive: ~7 MiB per 1,000 nodes, for as long as
     that one item lives. client-go's reflector copies a list's items for the same reason
     (meta.ExtractListWithAlloc)."""
     out = []

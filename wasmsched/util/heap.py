@@ -30,6 +30,7 @@ def _libc(symbol: str) -> Any | None:
         return None
 
 
+@functools.cache
 def _malloc_trim() -> Callable[[int], int] | None:
     fn = _libc("malloc_trim")
     if fn is not None:
@@ -43,6 +44,7 @@ class _MallInfo2(ctypes.Structure):
         "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
 
 
+@functools.cache
 def _mallinfo2() -> Callable[[], _MallInfo2] | None:
     fn = _libc("mallinfo2")
     if fn is not None:
