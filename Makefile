@@ -114,7 +114,9 @@ endef
 $(foreach e,$(EXAMPLES),$(eval $(call example_rule,$(e))))
 
 # The SDK's and the examples' unit tests run natively, with the host imports stubbed (build tag !wasip1);
-# tests/go holds guests that pytest builds and drives through the host.
+# tests/go holds guests that pytest builds and drives through the host. -trimpath keeps the checkout's path
+# out of Go's cache keys, so a fresh clone reuses the compiled packages and the cached vet and test results.
+gotest: export GOFLAGS += -trimpath
 gotest:
 	cd sdk/go && $(GO) vet ./... && GOOS=wasip1 GOARCH=wasm $(GO) vet ./... && $(GO) test ./...
 	cd examples && $(GO) vet ./... && GOOS=wasip1 GOARCH=wasm $(GO) vet ./... && $(GO) test ./...
@@ -149,9 +151,12 @@ FAST_WORKERS ?= 2
 test-fast: setup
 	$(PY) -m pytest -m 'not go and not kube' -n $(FAST_WORKERS)
 
+# mypy's cache lives outside the checkout: it checks each file's hash, so a fresh clone reuses it (a cold run
+# takes 35 CPU seconds, a warm one 1).
+MYPY_CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/wasmsched/mypy
 lint: setup
 	$(VENV)/bin/ruff check wasmsched tests tools setup.py bench
-	$(VENV)/bin/mypy wasmsched tests tools setup.py bench
+	MYPY_CACHE_DIR=$(MYPY_CACHE_DIR) $(VENV)/bin/mypy wasmsched tests tools setup.py bench
 
 # A wheel with the generated protobuf modules in it (setup.py's build hook runs tools/gen_protos.py);
 # build/ is removed first, as setuptools would package files left there by an earlier build.

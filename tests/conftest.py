@@ -1,4 +1,4 @@
-"""Suite-wide set-up: compiled wasm modules are cached in a per-run directory, not the user's cache;
+"""Suite-wide set-up: compiled wasm modules are cached in the tests' own directory, not the user's cache;
 tests that build Go guests are marked `go` (tests/go_guests.py)."""
 
 from __future__ import annotations
@@ -15,13 +15,11 @@ import pytest
 from tests import go_guests
 from wasmsched.wasm import guest_log
 
-# The wasm module cache of a test run is its own, and removed when the run ends (by the process that
-# made it: pytest-xdist workers inherit the variable and share the directory).
-if "WASMSCHED_CACHE_DIR" not in os.environ:
-    _CACHE_DIR = tempfile.mkdtemp(prefix="wasmsched-test-cache-")
-    os.environ["WASMSCHED_CACHE_DIR"] = _CACHE_DIR
-    atexit.register(shutil.rmtree, _CACHE_DIR, ignore_errors=True)
-# Likewise the cache of guests pulled from OCI registries (wasm/oci/store.py).
+# Compiled wasm modules: the tests' own cache, kept across runs (tests/go_guests.py MODULE_CACHE);
+# pytest-xdist workers and the CLIs the tests start inherit the variable.
+os.environ.setdefault("WASMSCHED_CACHE_DIR", str(go_guests.MODULE_CACHE))
+# The cache of guests pulled from OCI registries (wasm/oci/store.py) is the run's own, as the tests are of pulls,
+# and removed when the run ends (by the process that made it: the workers inherit the variable).
 if "WASMSCHED_OCI_CACHE_DIR" not in os.environ:
     _OCI_CACHE_DIR = tempfile.mkdtemp(prefix="wasmsched-test-oci-cache-")
     os.environ["WASMSCHED_OCI_CACHE_DIR"] = _OCI_CACHE_DIR

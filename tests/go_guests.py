@@ -18,10 +18,15 @@ from typing import TypeVar
 
 import pytest
 
+from wasmsched.util.files import cache_dir
+
 ROOT = Path(__file__).resolve().parents[1]
-# Compiling a 17 MB Go guest takes seconds; its artifact is keyed by the module's sha256 and wasmtime's
-# version, so a cache kept across runs is safe.
-MODULE_CACHE = ROOT / ".cache" / "wasm-modules"
+# The compiled-module cache of every test run (tests/conftest.py), kept across runs and clones outside the
+# checkout: compiling a 17 MB Go guest takes ~25 CPU seconds, and a suite loads a dozen of them. An entry
+# is keyed by the module's sha256 and wasmtime's version, so a cache shared this way is never stale, and
+# the examples build reproducibly (GO_WASM_BUILD), so a clean clone hits. Not the user's cache
+# (~/.cache/wasmsched/modules). Tests of the cache itself use their own directories.
+MODULE_CACHE = cache_dir("WASMSCHED_TEST_CACHE_DIR", "test-modules")
 # As the Makefile's GO_WASM_BUILD: reproducible bytes keep the module cache hitting.
 GO_WASM_BUILD = ["go", "build", "-buildmode=c-shared", "-trimpath", "-buildvcs=false"]
 

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from tests.e2e.helpers import run_cli
-from tests.go_guests import MODULE_CACHE, ROOT, build_example, builds_go
+from tests.go_guests import ROOT, build_example, builds_go
 from wasmsched.cli import simulate as simulate_cli
 from wasmsched.simulator.simulation import Simulation
 
@@ -32,8 +32,8 @@ def guest_built() -> None:
 
 
 @pytest.fixture(autouse=True)
-def built(guest_built: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("WASMSCHED_CACHE_DIR", str(MODULE_CACHE))
+def built(guest_built: None) -> None:
+    """Every test here loads the guest."""
 
 
 def config(tmp_path: Path, **guest_config: Any) -> Path:

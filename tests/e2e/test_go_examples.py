@@ -31,10 +31,8 @@ def examples_built() -> None:
 
 
 @pytest.fixture
-def built(examples_built: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The examples, whose guests load from a cache kept across test runs. Set for each test, not for the
-    session: the tests of other files that this worker runs later keep the run's own cache (tests/conftest.py)."""
-    monkeypatch.setenv("WASMSCHED_CACHE_DIR", str(MODULE_CACHE))
+def built(examples_built: None) -> None:
+    """The examples, built."""
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from tests.e2e.helpers import run_cli
-from tests.go_guests import MODULE_CACHE, ROOT, build_example, builds_go
+from tests.go_guests import ROOT, build_example, builds_go
 
 EXAMPLE = ROOT / "examples" / "noderesourcetopology"
 PLUGIN = "NodeResourceTopologyMatch"
@@ -27,8 +27,8 @@ def guest_built() -> None:
 
 
 @pytest.fixture
-def built(guest_built: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("WASMSCHED_CACHE_DIR", str(MODULE_CACHE))
+def built(guest_built: None) -> None:
+    """The guest, built."""
 
 
 def load(name: str) -> list[dict[str, Any]]:

@@ -11,7 +11,7 @@ import pytest
 
 from tests.e2e.helpers import run_cli
 from tests.e2e.test_go_examples import summary, table_rows
-from tests.go_guests import MODULE_CACHE, ROOT, builds_go, run_ok
+from tests.go_guests import ROOT, builds_go, run_ok
 
 TUTORIAL = ROOT / "docs" / "tutorial.md"
 
@@ -91,7 +91,6 @@ def test_the_tutorial_lists_the_steps_it_is_tested_by() -> None:
 def test_simulate_outputs_match(index: int, plugin_dir: Path, monkeypatch: pytest.MonkeyPatch,
                                 capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(plugin_dir)
-    monkeypatch.setenv("WASMSCHED_CACHE_DIR", str(MODULE_CACHE))
     blocks = [b for b in console_blocks() if "wasmsched simulate" in b[0]]
     assert len(blocks) == 2
     block = blocks[index]
@@ -107,7 +106,6 @@ def test_simulate_outputs_match(index: int, plugin_dir: Path, monkeypatch: pytes
 def test_logs_shown_in_debugging(plugin_dir: Path, monkeypatch: pytest.MonkeyPatch,
                                  capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(plugin_dir)
-    monkeypatch.setenv("WASMSCHED_CACHE_DIR", str(MODULE_CACHE))
     rc, _, err = run_cli(capsys, "-v", "2", "simulate", "--config", "scheduler.yaml", "cluster.yaml")
     assert rc == 0
     shown = re.findall(r'^  I\d+ [\d:.]+ +\d+ (\S+\] .*)$', TUTORIAL.read_text(), re.MULTILINE)
@@ -119,7 +117,6 @@ def test_logs_shown_in_debugging(plugin_dir: Path, monkeypatch: pytest.MonkeyPat
 def test_bad_config_message(plugin_dir: Path, monkeypatch: pytest.MonkeyPatch,
                             capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(plugin_dir)
-    monkeypatch.setenv("WASMSCHED_CACHE_DIR", str(MODULE_CACHE))
     bad = plugin_dir / "bad.yaml"
     bad.write_text((plugin_dir / "scheduler.yaml").read_text().replace("'{\"zones\": [\"zone-a\"]}'", "'{}'"))
     rc, _, err = run_cli(capsys, "simulate", "--config", str(bad), "cluster.yaml")
