@@ -139,10 +139,11 @@ test: setup
 # The tests marked `kube` run against a real control plane (tests/kube/conftest.py), kube-oracle
 # (tests/differential) or the OCI registry and oras (tests/oci), so the binaries come first. PYTEST_WORKERS processes (pytest-xdist), a test file
 # per worker at a time (module fixtures such as a built guest are made once; each worker has its own dev
-# cluster); Go builds inside tests take turns (tests/go_guests.py).
+# cluster); Go builds inside tests take turns (tests/go_guests.py). Files go longest first, by what they took in
+# earlier runs (tests/durations.py), not xdist's default of the files with the most tests first.
 PYTEST_WORKERS ?= 2
 pytest: setup kube kube-oracle oci-tools helm image-tools browser
-	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # No Go builds, no control plane and no lint: the tests marked `go` (they build Go guests or load the
 # examples' .wasm) and `kube` (they start kube-apiserver) are deselected; the rest runs on FAST_WORKERS

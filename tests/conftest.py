@@ -15,6 +15,9 @@ import pytest
 from tests import go_guests
 from wasmsched.wasm import guest_log
 
+# Longest test files first (tests/durations.py).
+pytest_plugins = ["tests.durations"]
+
 # Compiled wasm modules: the tests' own cache, kept across runs (tests/go_guests.py MODULE_CACHE);
 # pytest-xdist workers and the CLIs the tests start inherit the variable.
 os.environ.setdefault("WASMSCHED_CACHE_DIR", str(go_guests.MODULE_CACHE))
