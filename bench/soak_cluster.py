@@ -5,6 +5,7 @@ while PODS pods go through the scheduler in waves of WAVE (created, all bound, d
     .venv/bin/python bench/soak_cluster.py                                   # 1,000 nodes, 100,000 pods
     .venv/bin/python bench/soak_cluster.py --nodes 100 --pods 5000 --wave 1000 --warmup-seconds 0  # short
     .venv/bin/python bench/soak_cluster.py --wave 5000 --max-seconds 2400   # as many waves as 40 minutes allow
+    .venv/bin/python bench/soak_cluster.py --wave 2500 --wave-period 150    # a wave every 2.5 minutes (below)
 
 Starts a dev-cluster (etcd, kube-apiserver, kube-controller-manager, KWOK) in a temporary directory,
 creates NODES KWOK nodes (32 CPU, 256Gi, 110 pods) and starts one `wasmsched run` with the default profile
@@ -14,6 +15,14 @@ wave: WAVE pods of 100m / 500Mi are created (8 threads) in namespace `soak`, the
 until every one is bound, they are deleted (deletecollection, grace 0) and it waits until the watch saw
 them all go and `run` itself has forgotten them (its Pod informer store and its cache back to what they
 held before the first wave, nothing pending), then SETTLE seconds.
+
+--wave-period P: a wave starts every P seconds and the readings after its deletion are taken at the end of its
+period (at least SETTLE after the deletion). The event broadcaster keeps each event's series for 6 minutes, so
+what it holds at a reading is the pods bound in the 6 minutes before: waves at a varying pace (a machine busy
+early in the soak, idle later) make that level follow the pace, not the pods so far, and it shows as a slope
+(the soak of 2026-12-07: Python's blocks rose 200 per 1,000 pods while waves went from 2.5 to 1.2 minutes,
+with the C heap flat). With a fixed period each reading's window holds the same waves. A wave longer than its
+period is read SETTLE after its deletion, said in the log and marked over_period in the JSON.
 
 Sampled: the `run` process's RSS (/proc/PID/status VmRSS) every second, and at the end of each wave's
 binding and of its deletion `run`'s /metrics: wasmsched_informer_store_objects{resource} (each informer's
@@ -342,6 +351,8 @@ def print_table(waves: list[dict[str, Any]], warmup: int, warmup_seconds: float)
         inst = d["instances"]
         pinned = inst.get("scheduling", 0) + inst.get("binding", 0)
         tag = "  warm-up" if warm(w, warmup, warmup_seconds) else ""
+        if w.get("over_period"):
+            tag += "  over period"
         if not w["complete"]:
             tag += "  INCOMPLETE"
         print(f"{w['wave']:>4} {w['pods_so_far']:>11} {w['create_seconds']:>8.1f} {w['bind_seconds']:>7.1f} "
@@ -454,13 +465,23 @@ def soak(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
                     time.sleep(0.5)
                 delete_s = time.perf_counter() - t
                 sampler.phase = "settle"
-                time.sleep(args.settle)
+                settle = args.settle
+                overran = False
+                if args.wave_period:
+                    # Read at the same offset from each wave's start (see --wave-period).
+                    left = t_wave + args.wave_period - time.perf_counter()
+                    overran = left < args.settle
+                    settle = max(left, args.settle)
+                    if overran:
+                        log(f"wave {wave}: over --wave-period {args.wave_period:g} s; read {args.settle:g} s "
+                            "after its deletion")
+                time.sleep(settle)
                 deleted_g = scrape(proc, token)
                 rss_deleted = rss_kib(proc.pid)
                 cpu = (process_cpu_seconds(proc.pid) or 0.0) - cpu0
                 done += n
                 row = {"wave": wave, "pods": n, "pods_so_far": done, "create_errors": errors,
-                       "started_seconds": round(t_wave - t_first, 1),
+                       "started_seconds": round(t_wave - t_first, 1), "over_period": overran,
                        "complete": bool(ok and errors == 0 and forgotten(deleted_g, before) and not watcher.rebound),
                        "create_seconds": round(create_s, 2), "bind_seconds": round(bind_s, 2),
                        "delete_seconds": round(delete_s, 2), "cpu_seconds": round(cpu, 2),
@@ -503,6 +524,9 @@ def main() -> int:
     # Longer than run's heap scavenger interval (cli/run.py HEAP_SCAVENGE_SECONDS, 10 s): the reading is the
     # state after a deletion, not whatever moment of the scavenger's cycle 3 s would catch (up to 30 MiB apart).
     ap.add_argument("--settle", type=float, default=15.0, help="seconds after a deletion before RSS is read")
+    ap.add_argument("--wave-period", type=float, default=0.0,
+                    help="start a wave every this many seconds and read RSS at the end of the period (0: each wave "
+                         "right after the previous one's settle)")
     ap.add_argument("--qps", type=int, default=1000, help="run's clientConnection qps (burst twice that)")
     ap.add_argument("--slope-kib", type=float, default=1.0, help="the RSS slope limit, KiB per 1,000 pods")
     ap.add_argument("--no-guest", action="store_true", help="the default profile alone (no NodeNumber guest)")
