@@ -38,14 +38,18 @@ def load(path: Path) -> dict[str, float]:
     return {k: float(v) for k, v in data.items() if isinstance(k, str) and isinstance(v, (int, float))}
 
 
+def _file(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
 def order(items: list[pytest.Item], seconds: dict[str, float]) -> None:
     """Sorts items in place: files by recorded seconds, longest first; within a file the order is kept."""
     first_seen: dict[str, int] = {}
     for i, item in enumerate(items):
-        first_seen.setdefault(item.nodeid.split("::", 1)[0], i)
+        first_seen.setdefault(_file(item.nodeid), i)
 
     def key(item: pytest.Item) -> tuple[float, int]:
-        path = item.nodeid.split("::", 1)[0]
+        path = _file(item.nodeid)
         return (-seconds.get(path, 0.0), first_seen[path])
 
     items.sort(key=key)
@@ -71,7 +75,7 @@ class Recorder:
         order(items, self.recorded)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self.ran[report.nodeid.split("::", 1)[0]] += report.duration
+        self.ran[_file(report.nodeid)] += report.duration
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if not self.ran:

@@ -2,7 +2,7 @@
 # Usage: tools/test_wheel.sh PYTHON WHEEL
 # Installs a wasmsched wheel into a fresh venv and runs it outside the source tree: the wheel must hold
 # everything wasmsched needs at run time, the generated protobuf modules (wasmsched/api/gen) included.
-# Dependencies come from the package index (or pip's cache).
+# Dependencies come from the package index (or pip's cache), installed by the project venv's pip (make setup).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 python=${1:?usage: tools/test_wheel.sh PYTHON WHEEL}
