@@ -267,6 +267,14 @@ def table(results: list[Result]) -> str:
     return "\n".join([HEADER] + [r.row() for r in results])
 
 
+def _wait_started(inc: Incarnation, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and inc.proc.poll() is None:
+        if "Starting Kubernetes Scheduler" in inc.log.read_text(errors="replace"):
+            return
+        time.sleep(0.1)
+
+
 class FaultRun:
     def __init__(self, cluster: DevCluster, workdir: Path, namespace: str, pods: int, nodes: int,
                  seed: int = 0) -> None:
@@ -481,6 +489,10 @@ class FaultRun:
         for r in self.replicas:
             for inc in r.runs:
                 if inc.proc.poll() is None:
+                    # A replica the supervisor restarted a moment ago may still be in the interpreter's start-up,
+                    # before any handler exists (kube-scheduler's Go runtime has the same window): SIGTERM then
+                    # ends it by the signal, which says nothing about how it stops. Its first line says it runs.
+                    _wait_started(inc)
                     inc.proc.send_signal(signal.SIGTERM)
                     try:
                         inc.exit_code = inc.proc.wait(20)
