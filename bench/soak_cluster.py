@@ -27,7 +27,9 @@ period is read SETTLE after its deletion, said in the log and marked over_period
 Sampled: the `run` process's RSS (/proc/PID/status VmRSS) every second, and at the end of each wave's
 binding and of its deletion `run`'s /metrics: wasmsched_informer_store_objects{resource} (each informer's
 store), scheduler_cache_size{type}, scheduler_pending_pods{queue}, wasmsched_wasm_instances{state} and the
-instances created and discarded so far; and `run`'s CPU.
+instances created and discarded so far; and `run`'s CPU. After each deletion also RSS by what holds it
+(rss_by_kind, from /proc/PID/smaps: glibc's heaps, other anonymous memory such as Python's arenas, files), each
+with its own slope.
 
 Baseline: the warm-up waves, in the same process: the first WARMUP (default 2) and every wave that starts
 within WARMUP_SECONDS of the first (default 720 s, twice the window: `run`'s event broadcaster keeps each
@@ -67,6 +69,7 @@ import json
 import math
 import os
 import platform
+import re
 import statistics
 import sys
 import tempfile
@@ -113,6 +116,38 @@ def rss_kib(pid: int) -> int | None:
     except OSError:
         return None
     return None
+
+
+# glibc's thread arenas are heaps of at most HEAP_MAX_SIZE (64 MiB on 64-bit), each mapped at a multiple of it.
+_GLIBC_HEAP_ALIGN = 64 << 20
+_SMAPS_HEADER = re.compile(r"^([0-9a-f]+)-[0-9a-f]+ \S+ \S+ \S+ \d+\s*(.*)$")
+
+
+def rss_by_kind(pid: int) -> dict[str, int] | None:
+    """`pid`'s RSS (KiB) by what holds it, from /proc/PID/smaps: `malloc_heaps` (glibc's main heap and its
+    thread arenas' heaps), `anon_other` (every other anonymous mapping: Python's 1 MiB arenas, the C heap's
+    mmapped large blocks, thread stacks, wasm memories), `files` (code, data and mapped files). Where the
+    slope lives says whose memory it is: the allocators' free pages move malloc_heaps, pymalloc's
+    fragmentation anon_other."""
+    out = {"malloc_heaps": 0, "anon_other": 0, "files": 0}
+    kind = "files"
+    try:
+        with open(f"/proc/{pid}/smaps") as f:
+            for line in f:
+                m = _SMAPS_HEADER.match(line)
+                if m:
+                    name = m[2].strip()
+                    if name == "[heap]" or (not name and int(m[1], 16) % _GLIBC_HEAP_ALIGN == 0):
+                        kind = "malloc_heaps"
+                    elif not name or name.startswith("["):
+                        kind = "anon_other"
+                    else:
+                        kind = "files"
+                elif line.startswith("Rss:"):
+                    out[kind] += int(line.split()[1])
+    except OSError:
+        return None
+    return out
 
 
 class Sampler:
@@ -283,6 +318,10 @@ def verdict(waves: list[dict[str, Any]], before: dict[str, Any], warmup: int, wa
     block_points = [(float(w["pods_so_far"]), float(w["deleted"]["python_blocks"])) for w in post
                     if w["deleted"].get("python_blocks") is not None]
     block_sen = theil_sen_per_1000(block_points)
+    kinds = sorted({k for w in post for k in (w.get("rss_deleted_by_kind") or {})})
+    kind_sen = {k: theil_sen_per_1000([(float(w["pods_so_far"]), float(w["rss_deleted_by_kind"][k])) for w in post
+                                       if (w.get("rss_deleted_by_kind") or {}).get(k) is not None])
+                for k in kinds}
     warm_end = ([w["rss_deleted_kib"] for w in done if warm(w, warmup, warmup_seconds)] or [None])[-1]
     store_bad: list[str] = []
     inst_bad: list[str] = []
@@ -327,6 +366,8 @@ def verdict(waves: list[dict[str, Any]], before: dict[str, Any], warmup: int, wa
         "python_blocks_theil_sen_per_1000_pods": [None if math.isnan(x) else round(x, 1) for x in block_sen],
         "python_blocks_least_squares_per_1000_pods": _rounded(slope_per_1000(block_points)),
         "python_blocks_stderr_per_1000_pods": _rounded(slope_stderr_per_1000(block_points)),
+        "rss_by_kind_theil_sen_kib_per_1000_pods": {k: [None if math.isnan(x) else round(x, 1) for x in v]
+                                                    for k, v in kind_sen.items()},
         "post_warmup_waves": len(post),
         "rss_deleted_post_warmup_min_kib": min(post_rss, default=None),
         "rss_deleted_post_warmup_max_kib": max(post_rss, default=None),
@@ -478,6 +519,7 @@ def soak(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
                 time.sleep(settle)
                 deleted_g = scrape(proc, token)
                 rss_deleted = rss_kib(proc.pid)
+                rss_kinds = rss_by_kind(proc.pid)
                 cpu = (process_cpu_seconds(proc.pid) or 0.0) - cpu0
                 done += n
                 row = {"wave": wave, "pods": n, "pods_so_far": done, "create_errors": errors,
@@ -485,7 +527,7 @@ def soak(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
                        "complete": bool(ok and errors == 0 and forgotten(deleted_g, before) and not watcher.rebound),
                        "create_seconds": round(create_s, 2), "bind_seconds": round(bind_s, 2),
                        "delete_seconds": round(delete_s, 2), "cpu_seconds": round(cpu, 2),
-                       "rss_bound_kib": rss_bound, "rss_deleted_kib": rss_deleted,
+                       "rss_bound_kib": rss_bound, "rss_deleted_kib": rss_deleted, "rss_deleted_by_kind": rss_kinds,
                        "bound": bound_g, "deleted": deleted_g}
                 waves.append(row)
                 log(f"wave {wave}: {done} pods so far, RSS bound {_mib(rss_bound)} MiB, deleted "
@@ -577,6 +619,8 @@ def main() -> int:
     print(f"py blocks: Python's allocated blocks at the same moments, blocks per 1,000 pods: Theil-Sen {bs} "
           f"(95 % {blo} to {bhi}), least squares {v['python_blocks_least_squares_per_1000_pods']} ± "
           f"{v['python_blocks_stderr_per_1000_pods']}")
+    for kind, (ks, klo, khi) in v["rss_by_kind_theil_sen_kib_per_1000_pods"].items():
+        print(f"rss {kind}: KiB per 1,000 pods: Theil-Sen {ks} (95 % {klo} to {khi})")
     print(f"stores:    {'ok' if v['stores_ok'] else 'FAIL ' + '; '.join(v['store_problems'][:5])}")
     print(f"instances: {'ok' if v['instances_ok'] else 'FAIL ' + '; '.join(v['instance_problems'][:5])}"
           + (" (no guest)" if args.no_guest else ""))
