@@ -118,3 +118,16 @@ def test_cut_resets_every_connection_and_a_down_upstream_resets_new_ones(
         if not s.recv(1):
             raise ConnectionResetError
     assert proxy.stats.accepted == 4
+
+
+def test_close_ends_the_accept_thread_and_a_second_close_does_nothing(echo: socketserver.ThreadingTCPServer) -> None:
+    # A listener's close() does not wake accept() on Linux: the thread lived on, and each close() waited out
+    # its 5 s join (twice per replica in the fault scenarios).
+    p = FaultProxy(("127.0.0.1", echo.server_address[1]))
+    with _connect(p) as s:
+        assert _roundtrip(s, b"x") == b"x"
+    p.close()
+    assert not p._thread.is_alive()
+    p.close()
+    with pytest.raises(OSError):
+        _connect(p)

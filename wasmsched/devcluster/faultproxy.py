@@ -202,7 +202,13 @@ class FaultProxy:
         self.blackhole = False
 
     def close(self) -> None:
+        if self._closed:
+            return
         self._closed = True
+        # Closing a listening socket does not wake a thread blocked in accept() on Linux; shutting it down
+        # does (EINVAL), so the accept thread ends here rather than at the process's exit.
+        with contextlib.suppress(OSError):
+            self._listener.shutdown(socket.SHUT_RDWR)
         with contextlib.suppress(OSError):
             self._listener.close()
         self._flowing.set()
