@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -54,3 +55,106 @@ def test_the_scavenger_runs_once_per_interval(monkeypatch: pytest.MonkeyPatch) -
         now[0] = float(t)
         s.poll()
     assert runs == [10.0, 20.0, 30.0] and s.runs == 3
+
+
+# In a child process: N threads each allocate from glibc's malloc (bytearrays over Python's 512-byte
+# small-object limit) and wait until all have, so none hands its arena back; then malloc_info counts the
+# arenas.
+ARENAS = """
+import ctypes, os, sys, tempfile, threading
+from wasmsched.util.heap import configure_allocator
+if sys.argv[1] == "configure":
+    print(" ".join(configure_allocator({})))
+libc = ctypes.CDLL(None)
+libc.fopen.restype, libc.fopen.argtypes = ctypes.c_void_p, [ctypes.c_char_p, ctypes.c_char_p]
+libc.malloc_info.argtypes = [ctypes.c_int, ctypes.c_void_p]
+libc.fclose.argtypes = [ctypes.c_void_p]
+barrier = threading.Barrier(7)
+kept = []
+def work():
+    kept.append([bytearray(2000) for _ in range(100)])
+    barrier.wait()
+    barrier.wait()
+threads = [threading.Thread(target=work) for _ in range(6)]
+for t in threads: t.start()
+barrier.wait()
+path = tempfile.mktemp()
+f = libc.fopen(path.encode(), b"w")
+libc.malloc_info(0, f)
+libc.fclose(f)
+print(open(path).read().count("<heap nr="))
+os.unlink(path)
+barrier.wait()
+"""
+
+
+def _child(code: str, *argv: str) -> list[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_") and k != "GLIBC_TUNABLES"}
+    out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True,
+                         timeout=120, env=env)
+    return out.stdout.splitlines()
+
+
+def test_threads_share_two_arenas_once_configured() -> None:
+    settings, arenas = _child(ARENAS, "configure")
+    assert settings == "MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072"
+    assert int(arenas) <= 2
+    (default,) = _child(ARENAS, "default")
+    assert int(default) >= 5  # glibc's own: an arena per thread, up to 8 per core
+
+
+# In a child process: a 4 MiB block (mmapped) is freed, then 1 MiB is asked for: mmapped too (its bytes show
+# in mallinfo2's hblkhd) unless glibc raised its threshold to the freed block's size.
+MMAP = """
+import ctypes, sys
+from wasmsched.util.heap import _MallInfo2, configure_allocator
+if sys.argv[1] == "configure":
+    configure_allocator({})
+libc = ctypes.CDLL(None)
+libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+libc.mallinfo2.restype = _MallInfo2
+libc.free(libc.malloc(4 << 20))
+before = libc.mallinfo2().hblkhd
+p = libc.malloc(1 << 20)
+print(libc.mallinfo2().hblkhd - before)
+"""
+
+
+def test_large_blocks_stay_mapped_once_configured() -> None:
+    (mapped,) = _child(MMAP, "configure")
+    assert int(mapped) >= 1 << 20
+    (default,) = _child(MMAP, "default")
+    assert int(default) == 0  # glibc's own: the threshold rose to 4 MiB, so 1 MiB came from the heap
+
+
+def test_the_environment_s_settings_are_left_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[tuple[int, int]] = []
+
+    def mallopt(param: int, value: int) -> int:
+        calls.append((param, value))
+        return 1
+
+    monkeypatch.setattr(heap, "_mallopt", lambda: mallopt)
+    assert heap.configure_allocator({"MALLOC_ARENA_MAX": "8"}) == ["MALLOC_MMAP_THRESHOLD_=131072"]
+    assert calls == [(heap.M_MMAP_THRESHOLD, 128 * 1024)]
+    calls.clear()
+    assert heap.configure_allocator({"GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=65536"}) == [
+        "MALLOC_ARENA_MAX=2"]
+    assert calls == [(heap.M_ARENA_MAX, 2)]
+    # musl's mallopt refuses every parameter: nothing is reported as set.
+    monkeypatch.setattr(heap, "_mallopt", lambda: lambda param, value: 0)
+    assert heap.configure_allocator({}) == []
+
+
+def test_run_configures_the_allocator_first() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_") and k != "GLIBC_TUNABLES"}
+    # --secure-port out of range: `run` exits 2 before it needs a server.
+    out = subprocess.run([sys.executable, "-m", "wasmsched", "-v", "2", "run", "--secure-port", "70000"],
+                         capture_output=True, text=True, timeout=120, env=env, check=False)
+    assert out.returncode == 2, out.stderr
+    assert '"Memory allocator" settings="MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072"' in out.stderr
+    out = subprocess.run([sys.executable, "-m", "wasmsched", "-v", "2", "run", "--secure-port", "70000"],
+                         capture_output=True, text=True, timeout=120, env={**env, "MALLOC_ARENA_MAX": "4"},
+                         check=False)
+    assert '"Memory allocator" settings="MALLOC_MMAP_THRESHOLD_=131072"' in out.stderr, out.stderr

@@ -29,7 +29,7 @@ from wasmsched.kube.leaderelection import (
 from wasmsched.kube.serving import ListenError, SecureServer
 from wasmsched.kube.servingcert import CertificateError
 from wasmsched.plugins.registry import in_tree_registry
-from wasmsched.util.heap import Scavenger
+from wasmsched.util.heap import Scavenger, configure_allocator
 from wasmsched.util.klog import V0, quote
 
 log = logging.getLogger("wasmsched.run")
@@ -149,6 +149,8 @@ def run(args: argparse.Namespace) -> int:
     # First, so that a SIGTERM while the configuration loads and the guests compile is a clean stop too.
     stop = threading.Event()
     install_signal_handlers(stop, held_signals())
+    # Before any thread allocates (the informers, the dispatcher, the binding cycles).
+    log.info('"Memory allocator" settings="%s"', " ".join(configure_allocator()))
     try:
         check_serving_flags(args)
         cfg = _load(args)
