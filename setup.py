@@ -26,6 +26,7 @@ from setuptools import Extension, find_packages, setup
 from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
+REPORT_DATA_FOLDERS = ["wasmsched.report.static", "wasmsched.report.templates", "wasmsched.report.vendor"]
 NEEDS = (
     "building wasmsched generates its Kubernetes protobuf modules (wasmsched/api/gen) with "
     "tools/gen_protos.py, which needs Go on PATH (`go mod download` of k8s.io/api and "
@@ -101,7 +102,9 @@ class BuildPyWithProtos(build_py):
     def run(self) -> None:
         generate_protos()
         vendor_report_libraries()
-        packages = find_packages(where=str(ROOT), include=["wasmsched*"])
+        # The report's page files are package data of wasmsched.report (pyproject.toml); their folders are
+        # listed too, as setuptools asks of every folder Python could import, or it warns for each.
+        packages = find_packages(where=str(ROOT), include=["wasmsched*"]) + REPORT_DATA_FOLDERS
         self.packages = self.distribution.packages = packages
         self.__dict__.pop("data_files", None)  # computed on first use from the packages: again
         super().run()
