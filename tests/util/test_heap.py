@@ -88,8 +88,12 @@ barrier.wait()
 """
 
 
+def _env_without_allocator_settings() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_") and k != "GLIBC_TUNABLES"}
+
+
 def _child(code: str, *argv: str) -> list[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_") and k != "GLIBC_TUNABLES"}
+    env = _env_without_allocator_settings()
     out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True,
                          timeout=120, env=env)
     return out.stdout.splitlines()
@@ -148,7 +152,7 @@ def test_the_environment_s_settings_are_left_alone(monkeypatch: pytest.MonkeyPat
 
 
 def test_run_configures_the_allocator_first() -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_") and k != "GLIBC_TUNABLES"}
+    env = _env_without_allocator_settings()
     # --secure-port out of range: `run` exits 2 before it needs a server.
     out = subprocess.run([sys.executable, "-m", "wasmsched", "-v", "2", "run", "--secure-port", "70000"],
                          capture_output=True, text=True, timeout=120, env=env, check=False)
