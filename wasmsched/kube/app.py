@@ -93,6 +93,7 @@ class SchedulerApp:
         self.stop = stop or threading.Event()  # the whole process is shutting down (set by SIGTERM)
         self._loop_thread: threading.Thread | None = None
         self._loop_stop = threading.Event()
+        self._loop_lock = threading.Lock()
         # The gc hook that start_informers installs (freeze_full_collection_survivors), removed at shutdown.
         self._stop_freezing: Callable[[], None] | None = None
 
@@ -125,10 +126,14 @@ class SchedulerApp:
 
     def start_scheduling(self) -> None:
         """The scheduling loop, on its own thread (OnStartedLeading)."""
-        if self._loop_thread is not None:
-            return
-        self._loop_thread = threading.Thread(target=self._loop, name="schedule-one", daemon=True)
-        self._loop_thread.start()
+        # Under the lock: a SIGTERM's stop_scheduling on the main thread may come while the elector's thread
+        # is here, and must see either no thread or a started one (joining an unstarted one raises).
+        with self._loop_lock:
+            if self._loop_thread is not None or self._loop_stop.is_set():
+                return
+            thread = threading.Thread(target=self._loop, name="schedule-one", daemon=True)
+            thread.start()
+            self._loop_thread = thread
 
     def _loop(self) -> None:
         try:
@@ -139,10 +144,12 @@ class SchedulerApp:
 
     def stop_scheduling(self) -> None:
         """No pod is popped after this returns (the cycle in progress finishes first)."""
-        self._loop_stop.set()
+        with self._loop_lock:
+            self._loop_stop.set()
+            thread = self._loop_thread
         self.scheduler.queue.close()
-        if self._loop_thread is not None:
-            self._loop_thread.join(SHUTDOWN_GRACE_SECONDS)
+        if thread is not None:
+            thread.join(SHUTDOWN_GRACE_SECONDS)
 
     def wait_for_bindings(self) -> None:
         if not self.scheduler.wait_for_bindings(SHUTDOWN_GRACE_SECONDS):
