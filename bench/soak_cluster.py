@@ -42,13 +42,16 @@ say) would have its own heap layout, and double the run on a 2-core machine shar
 and KWOK; `--no-guest` runs that soak on its own when wanted.
 
 Verdict (each part must hold):
-  rss       the slope of RSS at the end of each deletion against the pods so far over the waves after
-            warm-up (Theil-Sen, robust to one wave read at an allocator's peak) is under --slope-kib KiB per
-            1,000 pods (default 1) with 95 % confidence: "flat" when its whole interval is under the limit,
-            "growing" (LEAK) when it is all above, otherwise "unresolved" (UNRESOLVED: wave-to-wave RSS noise
-            of a few MiB makes the interval ~±70 KiB per 1,000 pods over 100,000 pods, so more waves are
-            needed to tell). Reported too: the least-squares slope and its standard error, the highest and
-            lowest RSS after deletion, and the growth since warm-up.
+  rss       the slope of RSS after each deletion (the median of its per-second samples from the deletion's
+            end to the reading: a single sample reads whichever moment of the scavenger's 10 s cycle it
+            meets, and its interval was a quarter wider in the paced soak of 2026-12-07) against the pods so
+            far over the waves after warm-up (Theil-Sen, robust to one wave read at an allocator's peak) is
+            under --slope-kib KiB per 1,000 pods (default 1) with 95 % confidence: "flat" when its whole
+            interval is under the limit, "growing" (LEAK) when it is all above, otherwise "unresolved"
+            (UNRESOLVED: wave-to-wave RSS noise of a MiB or two makes the interval about ±12 KiB per 1,000
+            pods over 35 paced waves of 2,500 pods, so a slope near the limit needs more waves to tell).
+            Reported too: the least-squares slope and its standard error, the slope of the single readings,
+            the highest and lowest RSS after deletion, and the growth since warm-up.
   malloc    the same slope for the C heap's live bytes (`run`'s wasmsched_malloc_in_use_bytes, read with
             the deletion's last scrape): the allocator's free memory, most of RSS's noise, is not in it, so it
             resolves a far smaller slope; "growing" is a LEAK whatever RSS says. Python's allocated blocks
@@ -297,6 +300,19 @@ def _word(call: str | None) -> str:
     return "flat" if call == "flat" else (call or "-").upper()
 
 
+def settled_rss(series: list[dict[str, Any]], wave: int) -> float | None:
+    """The median of RSS's per-second samples in a wave's settle phase (after its deletion, until the reading):
+    the level the process settles at, not the one moment the reading catches (the scavenger returns the free
+    pages every 10 s, and what the wave freed is returned over several of them)."""
+    samples = [s["rss_kib"] for s in series if s["wave"] == wave and s["phase"] == "settle"]
+    return statistics.median(samples) if samples else None
+
+
+def _rss_points(waves: list[dict[str, Any]]) -> list[tuple[float, float]]:
+    # A wave without samples in its settle phase (a settle under a second) is read at its deletion's end.
+    return [(float(w["pods_so_far"]), float(w.get("rss_settled_kib") or w["rss_deleted_kib"])) for w in waves]
+
+
 def _rounded(x: float) -> float | None:
     return None if math.isnan(x) else round(x, 3)
 
@@ -305,9 +321,10 @@ def verdict(waves: list[dict[str, Any]], before: dict[str, Any], warmup: int, wa
             guest: bool, max_instances: int, slope_limit: float) -> dict[str, Any]:
     done = [w for w in waves if w["complete"]]
     post = [w for w in done if not warm(w, warmup, warmup_seconds)]
-    points = [(float(w["pods_so_far"]), float(w["rss_deleted_kib"])) for w in post]
+    points = _rss_points(post)
     slope = slope_per_1000(points)
     sen, sen_lo, sen_hi = theil_sen_per_1000(points)
+    single = theil_sen_per_1000([(float(w["pods_so_far"]), float(w["rss_deleted_kib"])) for w in post])
     rss = _call(sen_lo, sen_hi, slope_limit)
     rss_ok = rss == "flat"
     # The heap's live bytes (malloc's, Python's blocks) at the same moments: a leak moves them as it moves
@@ -322,7 +339,8 @@ def verdict(waves: list[dict[str, Any]], before: dict[str, Any], warmup: int, wa
     kind_sen = {k: theil_sen_per_1000([(float(w["pods_so_far"]), float(w["rss_deleted_by_kind"][k])) for w in post
                                        if (w.get("rss_deleted_by_kind") or {}).get(k) is not None])
                 for k in kinds}
-    warm_end = ([w["rss_deleted_kib"] for w in done if warm(w, warmup, warmup_seconds)] or [None])[-1]
+    warm_points = _rss_points([w for w in done if warm(w, warmup, warmup_seconds)])
+    warm_end = warm_points[-1][1] if warm_points else None
     store_bad: list[str] = []
     inst_bad: list[str] = []
     for w in done:
@@ -348,7 +366,7 @@ def verdict(waves: list[dict[str, Any]], before: dict[str, Any], warmup: int, wa
         live_max = max(sum(w["deleted"]["instances"].values()) for w in post)
         if live_max > max(live_warm, 1):
             inst_bad.append(f"live instances after deletion grew from {live_warm} (warm-up) to {live_max}")
-    post_rss = [w["rss_deleted_kib"] for w in post]
+    post_rss = [v for _, v in points]
     return {
         "complete": len(done) == len(waves) and bool(waves),
         "rss": rss, "rss_ok": rss_ok, "stores_ok": not store_bad, "instances_ok": not inst_bad,
@@ -359,6 +377,7 @@ def verdict(waves: list[dict[str, Any]], before: dict[str, Any], warmup: int, wa
         "slope_stderr_kib_per_1000_pods": round(slope_stderr_per_1000(points), 3) if len(points) > 2 else None,
         "theil_sen_kib_per_1000_pods": [None if math.isnan(x) else round(x, 3) for x in (sen, sen_lo, sen_hi)],
         "slope_limit_kib_per_1000_pods": slope_limit,
+        "rss_deleted_theil_sen_kib_per_1000_pods": [None if math.isnan(x) else round(x, 3) for x in single],
         "malloc": _call(heap_sen[1], heap_sen[2], slope_limit) if len(heap_points) > 2 else None,
         "malloc_theil_sen_kib_per_1000_pods": [None if math.isnan(x) else round(x, 3) for x in heap_sen],
         "malloc_least_squares_kib_per_1000_pods": _rounded(slope_per_1000(heap_points)),
@@ -384,9 +403,9 @@ def _mib(kib: Any) -> str:
 
 def print_table(waves: list[dict[str, Any]], warmup: int, warmup_seconds: float) -> None:
     print(f"{'wave':>4} {'pods so far':>11} {'create s':>8} {'bind s':>7} {'delete s':>8} {'cpu s':>6} "
-          f"{'RSS bound':>9} {'RSS deleted':>11} {'Pod store b/d':>13} {'Node':>5} {'cache pods d':>12} "
-          f"{'pending d':>9} {'inst idle/pinned':>16} {'created':>7} {'discarded':>9} {'malloc d':>9} "
-          f"{'py blocks d':>11} {'threads d':>9}")
+          f"{'RSS bound':>9} {'RSS deleted':>11} {'RSS settled':>11} {'Pod store b/d':>13} {'Node':>5} "
+          f"{'cache pods d':>12} {'pending d':>9} {'inst idle/pinned':>16} {'created':>7} {'discarded':>9} "
+          f"{'malloc d':>9} {'py blocks d':>11} {'threads d':>9}")
     for w in waves:
         b, d = w["bound"], w["deleted"]
         inst = d["instances"]
@@ -398,7 +417,7 @@ def print_table(waves: list[dict[str, Any]], warmup: int, warmup_seconds: float)
             tag += "  INCOMPLETE"
         print(f"{w['wave']:>4} {w['pods_so_far']:>11} {w['create_seconds']:>8.1f} {w['bind_seconds']:>7.1f} "
               f"{w['delete_seconds']:>8.1f} {w['cpu_seconds']:>6.1f} {_mib(w['rss_bound_kib']):>7}Mi "
-              f"{_mib(w['rss_deleted_kib']):>9}Mi "
+              f"{_mib(w['rss_deleted_kib']):>9}Mi {_mib(w.get('rss_settled_kib')):>9}Mi "
               f"{str(b['stores'].get('Pod', '-')) + '/' + str(d['stores'].get('Pod', '-')):>13} "
               f"{d['stores'].get('Node', '-'):>5} {d['cache'].get('pods', '-'):>12} "
               f"{sum(d['pending'].values()):>9} {str(inst.get('idle', 0)) + '/' + str(pinned):>16} "
@@ -519,6 +538,7 @@ def soak(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
                 time.sleep(settle)
                 deleted_g = scrape(proc, token)
                 rss_deleted = rss_kib(proc.pid)
+                rss_settled = settled_rss(sampler.series, wave)
                 rss_kinds = rss_by_kind(proc.pid)
                 cpu = (process_cpu_seconds(proc.pid) or 0.0) - cpu0
                 done += n
@@ -527,7 +547,8 @@ def soak(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
                        "complete": bool(ok and errors == 0 and forgotten(deleted_g, before) and not watcher.rebound),
                        "create_seconds": round(create_s, 2), "bind_seconds": round(bind_s, 2),
                        "delete_seconds": round(delete_s, 2), "cpu_seconds": round(cpu, 2),
-                       "rss_bound_kib": rss_bound, "rss_deleted_kib": rss_deleted, "rss_deleted_by_kind": rss_kinds,
+                       "rss_bound_kib": rss_bound, "rss_deleted_kib": rss_deleted, "rss_settled_kib": rss_settled,
+                       "rss_deleted_by_kind": rss_kinds,
                        "bound": bound_g, "deleted": deleted_g}
                 waves.append(row)
                 log(f"wave {wave}: {done} pods so far, RSS bound {_mib(rss_bound)} MiB, deleted "
@@ -573,7 +594,17 @@ def main() -> int:
     ap.add_argument("--slope-kib", type=float, default=1.0, help="the RSS slope limit, KiB per 1,000 pods")
     ap.add_argument("--no-guest", action="store_true", help="the default profile alone (no NodeNumber guest)")
     ap.add_argument("--out", default=str(ROOT / "bench/results/soak_cluster.json"))
+    ap.add_argument("--report", metavar="JSON", default="",
+                    help="run nothing: print the table and verdict of an earlier soak's JSON (its nodes, waves and "
+                         "warm-up; this --slope-kib), e.g. to read a run recorded before a change to the verdict")
     args = ap.parse_args()
+    if args.report:
+        doc = json.loads(Path(args.report).read_text())
+        for key in ("nodes", "pods", "wave", "warmup", "warmup_seconds", "qps"):
+            setattr(args, key, doc[key])
+        args.no_guest = doc["guest"] is None
+        report(args, doc, doc["seconds"])
+        return 0
     if min(args.nodes, args.pods, args.wave, args.qps) < 1 or args.warmup < 0:
         ap.error("--nodes, --pods, --wave and --qps must be positive, --warmup not negative")
     if args.wave > args.nodes * MAX_PODS_PER_NODE:
@@ -587,7 +618,27 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="wasmsched-soak-") as d:
         res = soak(args, Path(d))
     wall = time.perf_counter() - t
+    doc = {"machine": {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count(),
+                       "load_avg_before": load_before, "load_avg_after": [round(x, 2) for x in os.getloadavg()]},
+           "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "nodes": args.nodes, "pods": args.pods,
+           "wave": args.wave, "warmup": args.warmup, "warmup_seconds": args.warmup_seconds,
+           "max_seconds": args.max_seconds, "settle": args.settle, "qps": args.qps,
+           "guest": None if args.no_guest else GUEST, "seconds": round(wall, 1), **res}
+    v = report(args, doc, wall)
+    doc["verdict"] = v
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(_jsonable(doc), indent=1) + "\n")
+    log(f"wrote {out}")
+    return 0 if v["complete"] and not v["leak"] and not v["malloc_growing"] else 1
+
+
+def report(args: argparse.Namespace, res: dict[str, Any], wall: float) -> dict[str, Any]:
+    """Prints the soak's table, plot, series and verdict; returns the verdict."""
     waves = res["waves"]
+    for w in waves:  # a run recorded before rss_settled_kib existed: from its series
+        if "rss_settled_kib" not in w:
+            w["rss_settled_kib"] = settled_rss(res["series"], w["wave"])
     v = verdict(waves, res["before"], args.warmup, args.warmup_seconds, args.nodes, not args.no_guest,
                 DEFAULT_MAX_INSTANCES, args.slope_kib)
     profile = "default profile" if args.no_guest else "default profile + NodeNumber guest"
@@ -605,12 +656,15 @@ def main() -> int:
     print()
     slope = v["slope_kib_per_1000_pods"]
     sen, sen_lo, sen_hi = v["theil_sen_kib_per_1000_pods"]
-    print(f"rss:       slope after warm-up ({v['post_warmup_waves']} waves, RSS at each deletion's end), KiB per "
+    print(f"rss:       slope after warm-up ({v['post_warmup_waves']} waves, the median of RSS's samples after each "
+          "deletion), KiB per "
           f"1,000 pods: Theil-Sen {sen} (95 % {sen_lo} to {sen_hi}), least squares "
           f"{slope if slope is not None else '-'} ± {v['slope_stderr_kib_per_1000_pods']}; limit {args.slope_kib}; "
           f"after-deletion range {_mib(v['rss_deleted_post_warmup_min_kib'])}-"
           f"{_mib(v['rss_deleted_post_warmup_max_kib'])} MiB, growth since warm-up {v['growth_after_warmup_kib']} "
           f"KiB: {v['rss'] if v['rss_ok'] else v['rss'].upper()}")
+    ds, dlo, dhi = v["rss_deleted_theil_sen_kib_per_1000_pods"]
+    print(f"rss read once at each reading's moment, KiB per 1,000 pods: Theil-Sen {ds} (95 % {dlo} to {dhi})")
     hs, hlo, hhi = v["malloc_theil_sen_kib_per_1000_pods"]
     print(f"malloc:    live C-heap bytes at the same moments, KiB per 1,000 pods: Theil-Sen {hs} (95 % {hlo} to "
           f"{hhi}), least squares {v['malloc_least_squares_kib_per_1000_pods']} ± "
@@ -627,17 +681,7 @@ def main() -> int:
     word = "LEAK" if v["malloc_growing"] else "no leak" if not v["leak"] else \
         "UNRESOLVED" if v["stores_ok"] and v["instances_ok"] and v["rss"] == "unresolved" else "LEAK"
     print(f"verdict:   {word}{'' if v['complete'] else ' (INCOMPLETE soak)'}")
-    doc = {"machine": {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count(),
-                       "load_avg_before": load_before, "load_avg_after": [round(x, 2) for x in os.getloadavg()]},
-           "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "nodes": args.nodes, "pods": args.pods,
-           "wave": args.wave, "warmup": args.warmup, "warmup_seconds": args.warmup_seconds,
-           "max_seconds": args.max_seconds, "settle": args.settle, "qps": args.qps,
-           "guest": None if args.no_guest else GUEST, "seconds": round(wall, 1), "verdict": v, **res}
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(_jsonable(doc), indent=1) + "\n")
-    log(f"wrote {out}")
-    return 0 if v["complete"] and not v["leak"] and not v["malloc_growing"] else 1
+    return v
 
 
 if __name__ == "__main__":

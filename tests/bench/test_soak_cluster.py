@@ -96,3 +96,19 @@ def test_verdict_names_a_store_that_kept_pods_and_a_pinned_instance() -> None:
     v = soak.verdict([wave(0, 1, 0, g), wave(1, 1, 10, kept)], g, 1, 0.0, 3, True, 32, 1.0)
     assert not v["stores_ok"] and "Pod store 5" in v["store_problems"][0]
     assert not v["instances_ok"] and "pinned" in v["instance_problems"][0]
+
+
+def test_rss_after_a_deletion_is_the_median_of_its_settle_samples() -> None:
+    series = [{"t": 1.0, "rss_kib": 500, "wave": 0, "phase": "delete"},
+              *({"t": 2.0 + i, "rss_kib": kib, "wave": 0, "phase": "settle"} for i, kib in enumerate((130, 100, 101))),
+              {"t": 9.0, "rss_kib": 700, "wave": 1, "phase": "settle"}]
+    assert soak.settled_rss(series, 0) == 101
+    assert soak.settled_rss(series, 2) is None
+    g = soak.gauges(EXPOSITION)
+    # Single readings that caught the scavenger's cycle at its top every other wave; the settled level is flat.
+    waves = [{**wave(i, 120_000 + (3000 if i % 2 else 0), 200 + i, g), "rss_settled_kib": 118_000} for i in range(3, 9)]
+    v = soak.verdict(waves, g, 2, 100.0, 3, True, 32, 1.0)
+    assert v["rss"] == "flat" and v["rss_deleted_theil_sen_kib_per_1000_pods"] != [0.0, 0.0, 0.0]
+    # A wave without a settle sample is read at its deletion's end.
+    v = soak.verdict([{**w, "rss_settled_kib": None} for w in waves], g, 2, 100.0, 3, True, 32, 1.0)
+    assert v["rss"] == "unresolved"
