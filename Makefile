@@ -17,7 +17,7 @@ SDK_SRC := $(shell find sdk/go -name '*.go' -not -name '*_test.go') sdk/go/go.mo
 # Reproducible builds: the same sources give the same bytes, so the compiled-module cache keeps hitting.
 GO_WASM_BUILD := GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -buildvcs=false
 
-.PHONY: all setup examples gotest demo test test-fast pytest lint dist test-wheel clean kube kube-scheduler kube-oracle oci-tools helm image image-tools browser fuzz-kube fuzz-host bench bench-abi
+.PHONY: all setup examples gotest demo test test-fast pytest lint dist test-wheel clean kube kube-scheduler kube-oracle oci-tools helm image image-tools browser allocator fuzz-kube fuzz-host bench bench-abi
 
 all: setup examples
 
@@ -154,7 +154,7 @@ test: setup
 # Three on two cores: the suite keeps both cores busy only two thirds of the time on two workers (tests wait on
 # API servers, etcd stalls, leases, buildah), and a third worker fills that (a warm run: 580 s of pytest -> 453 s).
 PYTEST_WORKERS ?= 3
-pytest: setup kube kube-oracle oci-tools helm image-tools browser
+pytest: setup kube kube-oracle oci-tools helm image-tools browser allocator
 	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # No Go builds, no control plane and no lint: the tests marked `go` (they build Go guests or load the
@@ -186,6 +186,11 @@ image: dist examples/nodenumber/nodenumber.wasm image-tools
 # Chromium, from Debian's archive when missing (root), for the report's browser tests (tests/report).
 browser:
 	tools/apt-tools.sh $@ chromium=chromium
+
+# jemalloc, from Debian's archive when missing (root): the image preloads it, and tests/util/test_heap.py
+# checks that `run` names and measures it.
+allocator:
+	tools/apt-tools.sh $@ lib:libjemalloc.so.2=libjemalloc2
 
 # buildah and debootstrap, from Debian's archive when missing (root), for the image and its test.
 image-tools:

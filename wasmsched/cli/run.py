@@ -29,7 +29,7 @@ from wasmsched.kube.leaderelection import (
 from wasmsched.kube.serving import ListenError, SecureServer
 from wasmsched.kube.servingcert import CertificateError
 from wasmsched.plugins.registry import in_tree_registry
-from wasmsched.util.heap import Scavenger, configure_allocator
+from wasmsched.util.heap import Scavenger, allocator, configure_allocator
 from wasmsched.util.klog import V0, quote
 
 log = logging.getLogger("wasmsched.run")
@@ -150,7 +150,8 @@ def run(args: argparse.Namespace) -> int:
     stop = threading.Event()
     install_signal_handlers(stop, held_signals())
     # Before any thread allocates (the informers, the dispatcher, the binding cycles).
-    log.info('"Memory allocator" settings="%s"', " ".join(configure_allocator()))
+    settings = configure_allocator()
+    log.info('"Memory allocator" allocator="%s" settings="%s"', allocator(), " ".join(settings))
     try:
         check_serving_flags(args)
         cfg = _load(args)

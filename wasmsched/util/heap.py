@@ -8,6 +8,9 @@ many threads (informers, binding cycles, event writers); when its pods are delet
 stays resident: bench/soak_cluster.py saw the process grow ~1 MiB per wave of 5,000 pods while the
 heap's live bytes stayed flat. malloc_trim(0) returns the free pages of every arena (madvise), where
 there is a glibc; elsewhere (musl) there is nothing to call and nothing is done.
+
+A process may run on jemalloc instead (LD_PRELOAD): then glibc's malloc is not the one in use, so nothing is
+set up for it, the live bytes are jemalloc's stats.allocated and the scavenger purges jemalloc's arenas.
 """
 
 from __future__ import annotations
@@ -55,10 +58,53 @@ def _mallinfo2() -> Callable[[], _MallInfo2] | None:
     return fn  # type: ignore[no-any-return]
 
 
+@functools.cache
+def _mallctl() -> Any | None:
+    """jemalloc's mallctl when the process's malloc is jemalloc's (preloaded, as deploy/Containerfile does, or
+    linked in), else None. Looked up in the process's global namespace, where a preloaded library's symbols
+    come first, rather than in libc."""
+    try:
+        fn = ctypes.CDLL(None).mallctl
+    except AttributeError:
+        return None
+    fn.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t), ctypes.c_void_p,
+                   ctypes.c_size_t]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+# jemalloc's MALLCTL_ARENAS_ALL: "arena.<i>.purge" with this index purges every arena.
+_JEMALLOC_ARENAS_ALL = 4096
+
+
+def allocator() -> str:
+    """The C heap's allocator: "jemalloc", "glibc" or "other" (musl's, say)."""
+    if _mallctl() is not None:
+        return "jemalloc"
+    return "glibc" if _mallinfo2() is not None else "other"
+
+
+def _jemalloc_allocated(mallctl: Any) -> int | None:
+    # jemalloc's statistics are a snapshot, refreshed by writing "epoch".
+    epoch = ctypes.c_uint64(1)
+    size = ctypes.c_size_t(ctypes.sizeof(epoch))
+    if mallctl(b"epoch", ctypes.byref(epoch), ctypes.byref(size), ctypes.byref(epoch), size) != 0:
+        return None
+    allocated = ctypes.c_size_t(0)
+    size = ctypes.c_size_t(ctypes.sizeof(allocated))
+    if mallctl(b"stats.allocated", ctypes.byref(allocated), ctypes.byref(size), None, 0) != 0:
+        return None  # a jemalloc built without statistics
+    return int(allocated.value)
+
+
 def malloc_in_use() -> int | None:
-    """Bytes the C heap has handed out and not had back (every arena's allocated chunks and the mmapped
-    ones: mallinfo2's uordblks + hblkhd), like Go's heap_alloc; None without glibc's mallinfo2. Unlike RSS it
-    does not move with what the allocator keeps free, so a leak shows in it wave after wave."""
+    """Bytes the C heap has handed out and not had back, like Go's heap_alloc: glibc's every arena's allocated
+    chunks and the mmapped ones (mallinfo2's uordblks + hblkhd), jemalloc's stats.allocated; None for another
+    allocator. Unlike RSS it does not move with what the allocator keeps free, so a leak shows in it wave after
+    wave."""
+    mallctl = _mallctl()
+    if mallctl is not None:
+        return _jemalloc_allocated(mallctl)
     info = _mallinfo2()
     if info is None:
         return None
@@ -67,7 +113,11 @@ def malloc_in_use() -> int | None:
 
 
 def release_free_memory() -> bool:
-    """Returns the C heap's free pages to the system; whether there was a malloc_trim to call."""
+    """Returns the C heap's free pages to the system (glibc's malloc_trim, jemalloc's purge of every arena);
+    whether there was an allocator to ask."""
+    mallctl = _mallctl()
+    if mallctl is not None:
+        return mallctl(f"arena.{_JEMALLOC_ARENAS_ALL}.purge".encode(), None, None, None, 0) == 0
     trim = _malloc_trim()
     if trim is None:
         return False
@@ -94,7 +144,8 @@ def _mallopt() -> Callable[[int, int], int] | None:
 
 def configure_allocator(environ: Mapping[str, str] = os.environ) -> list[str]:
     """Sets glibc's malloc up for a long-running process with many threads (`run`, before its threads start);
-    returns what took, as NAME=VALUE. A setting the environment already makes (MALLOC_ARENA_MAX,
+    returns what took, as NAME=VALUE (nothing when the process's malloc is another, such as a preloaded
+    jemalloc). A setting the environment already makes (MALLOC_ARENA_MAX,
     GLIBC_TUNABLES, ...) is the user's and is left as it is; a C library without these parameters (musl's
     mallopt refuses every one) keeps its own.
 
@@ -110,8 +161,8 @@ def configure_allocator(environ: Mapping[str, str] = os.environ) -> list[str]:
     at the same binds/s and CPU per pod in a backlog.
     """
     fn = _mallopt()
-    if fn is None:
-        return []
+    if fn is None or allocator() != "glibc":
+        return []  # jemalloc preloaded: glibc's malloc is not the one in use, and MALLOC_CONF is jemalloc's
     tunables = environ.get("GLIBC_TUNABLES", "")
     done = []
     for param, value, env, tunable in ALLOCATOR_SETTINGS:
