@@ -26,7 +26,7 @@ from prometheus_client.registry import Collector
 from wasmsched.util.heap import malloc_in_use
 
 MALLOC_IN_USE_HELP = ("[ALPHA] Bytes of the C heap allocated and not yet freed (glibc mallinfo2: uordblks + "
-                      "hblkhd), as go_memstats_heap_alloc_bytes is for a Go component.")
+                      "hblkhd; jemalloc: stats.allocated), as go_memstats_heap_alloc_bytes is for a Go component.")
 PYTHON_BLOCKS_HELP = "[ALPHA] Memory blocks currently allocated by Python's object allocator (sys.getallocatedblocks)."
 THREADS_HELP = "[ALPHA] Number of OS threads of the process, as go_threads is for a Go component."
 
