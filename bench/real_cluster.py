@@ -15,7 +15,9 @@ as many rounds as schedulers each takes every position once), each scheduler run
 schedulerName (s<round>x<i>) and namespace (bench-s<round>x<i>), on pods of 100m CPU / 500Mi that name it,
 so it sees only its own pods. The three schedulers are `kube-scheduler` v1.37.2,
 `wasmsched run`, and `wasmsched run` with the NodeNumber wasm guest (examples/nodenumber) as a multiPoint
-plugin; `--baseline-repo DIR` adds `wasmsched run` from another checkout (a before/after). Every scheduler
+plugin; `--baseline-repo DIR` adds `wasmsched run` from another checkout (a before/after), `--jemalloc` adds
+`wasmsched run` on jemalloc, preloaded and set up as deploy/Containerfile does (the image's allocator against
+glibc's). Every scheduler
 gets the same clientConnection: kube's default qps 50 / burst 100, or `--qps Q` (burst 2Q), and serves its
 secure port on a free 127.0.0.1 port (kube-scheduler with the admin kubeconfig for delegated
 authentication and authorization, so the admin's bearer token may GET /metrics). When a run is over its
@@ -71,6 +73,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import ctypes.util
 import json
 import math
 import os
@@ -116,6 +119,9 @@ from wasmsched.kube.informer import Handler, Informer  # noqa: E402
 KUBE = f"kube-scheduler {KUBE_VERSION}"
 WASMSCHED = "wasmsched"
 NODENUMBER = "wasmsched + NodeNumber wasm"
+JEMALLOC = "wasmsched on jemalloc"
+# deploy/Containerfile's MALLOC_CONF.
+IMAGE_MALLOC_CONF = "background_thread:true,narenas:2"
 SLI = "scheduler_pod_scheduling_sli_duration_seconds"
 ATTEMPTS = "scheduler_schedule_attempts_total"
 # The API server's own time per request (from its /metrics), for the scheduler's bindings.
@@ -187,6 +193,13 @@ def schedulers(args: argparse.Namespace, kube_scheduler: Path, wasm: Path, kubec
         # `python -m wasmsched` run from that checkout imports its own package first.
         out.append(Scheduler(f"wasmsched baseline ({Path(args.baseline_repo).name})", ws(None),
                              Path(args.baseline_repo).resolve()))
+    if args.jemalloc:
+        lib = ctypes.util.find_library("jemalloc")
+        if lib is None:
+            raise SystemExit("error: --jemalloc: libjemalloc.so.2 not found (make allocator)")
+        # env(1) execs the scheduler in its own process: the pid whose CPU is read is wasmsched's.
+        out.append(Scheduler(JEMALLOC, lambda s, port: ["env", f"LD_PRELOAD={lib}", f"MALLOC_CONF={IMAGE_MALLOC_CONF}",
+                                                        *ws(None)(s, port)], ROOT))
     out.append(Scheduler(NODENUMBER, ws(wasm), ROOT))
     return out
 
@@ -741,6 +754,8 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=1, help="each scheduler this many times, interleaved")
     ap.add_argument("--baseline-repo", metavar="DIR", default="",
                     help="also run `wasmsched run` from this checkout (with its generated modules): a before/after")
+    ap.add_argument("--jemalloc", action="store_true",
+                    help="also run `wasmsched run` on jemalloc, as the image does (LD_PRELOAD, MALLOC_CONF)")
     ap.add_argument("--qps", type=int, default=0,
                     help="the schedulers' clientConnection qps (burst twice that); default: kube's 50/100")
     ap.add_argument("--out", default="", help="JSON results (default bench/results/real_cluster_<mode>.json)")

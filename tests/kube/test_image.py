@@ -45,6 +45,7 @@ def test_make_image_builds_the_containerfile_and_the_image_runs_wasmsched(image_
     # The version line printed by the image's own wasmsched: the same package versions as this checkout.
     assert version_text() in out, proc.stdout[-3000:]
     assert any(line.startswith("10 scheduled, 0 unschedulable") for line in out), proc.stdout[-3000:]
+    assert "allocator: jemalloc" in out, proc.stdout[-3000:]  # preloaded by the Containerfile
     assert f"image: {image_tag} built and checked in" in proc.stderr
 
     inspected = _buildah("inspect", "--type", "image", image_tag)

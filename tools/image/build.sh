@@ -81,6 +81,10 @@ trap 'bah rm "$ctr" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
 run() { bah run --isolation "$isolation" --user 65532:65532 --env WASMSCHED_CACHE_DIR=/tmp/cache \
 	--volume "$tmp:/work:ro" "$ctr" -- "$@"; }
 run wasmsched --version
+# The Containerfile preloads jemalloc: the image's Python must be running on it.
+allocator=$(run python3 -c 'from wasmsched.util.heap import allocator; print(allocator())')
+echo "allocator: $allocator"
+[[ $allocator == jemalloc ]] || { echo "make image: the image's allocator is $allocator, not jemalloc" >&2; exit 1; }
 out=$(run wasmsched simulate --config /work/config.yaml --generate nodes=5,pods=10)
 tail -n 1 <<<"$out"
 grep -Eq '^10 scheduled, 0 unschedulable' <<<"$(tail -n 1 <<<"$out")" \
