@@ -164,6 +164,15 @@ def kube_scheduler_config(path: Path, scheduler: str, kubeconfig: Path, qps: int
     return path
 
 
+def jemalloc_argv() -> list[str]:
+    """The prefix that runs a command on jemalloc, preloaded and set up as deploy/Containerfile does. env(1)
+    execs the command in its own process, so the pid whose CPU and RSS are read is the command's."""
+    lib = ctypes.util.find_library("jemalloc")
+    if lib is None:
+        raise SystemExit("error: --jemalloc: libjemalloc.so.2 not found (make allocator)")
+    return ["env", f"LD_PRELOAD={lib}", f"MALLOC_CONF={IMAGE_MALLOC_CONF}"]
+
+
 @dataclass
 class Scheduler:
     label: str
@@ -194,12 +203,8 @@ def schedulers(args: argparse.Namespace, kube_scheduler: Path, wasm: Path, kubec
         out.append(Scheduler(f"wasmsched baseline ({Path(args.baseline_repo).name})", ws(None),
                              Path(args.baseline_repo).resolve()))
     if args.jemalloc:
-        lib = ctypes.util.find_library("jemalloc")
-        if lib is None:
-            raise SystemExit("error: --jemalloc: libjemalloc.so.2 not found (make allocator)")
-        # env(1) execs the scheduler in its own process: the pid whose CPU is read is wasmsched's.
-        out.append(Scheduler(JEMALLOC, lambda s, port: ["env", f"LD_PRELOAD={lib}", f"MALLOC_CONF={IMAGE_MALLOC_CONF}",
-                                                        *ws(None)(s, port)], ROOT))
+        on_jemalloc = jemalloc_argv()
+        out.append(Scheduler(JEMALLOC, lambda s, port: [*on_jemalloc, *ws(None)(s, port)], ROOT))
     out.append(Scheduler(NODENUMBER, ws(wasm), ROOT))
     return out
 

@@ -6,6 +6,7 @@ while PODS pods go through the scheduler in waves of WAVE (created, all bound, d
     .venv/bin/python bench/soak_cluster.py --nodes 100 --pods 5000 --wave 1000 --warmup-seconds 0  # short
     .venv/bin/python bench/soak_cluster.py --wave 5000 --max-seconds 2400   # as many waves as 40 minutes allow
     .venv/bin/python bench/soak_cluster.py --wave 2500 --wave-period 150    # a wave every 2.5 minutes (below)
+    .venv/bin/python bench/soak_cluster.py --wave 2500 --wave-period 150 --jemalloc   # as the image runs it
 
 Starts a dev-cluster (etcd, kube-apiserver, kube-controller-manager, KWOK) in a temporary directory,
 creates NODES KWOK nodes (32 CPU, 256Gi, 110 pods) and starts one `wasmsched run` with the default profile
@@ -93,6 +94,7 @@ from real_cluster import (  # noqa: E402  (bench/ is not a package)
     config,
     create_nodes,
     delete_pods,
+    jemalloc_argv,
     log,
     pod,
 )
@@ -474,7 +476,8 @@ def soak(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         cfg = config(tmp / "soak.yaml", SCHEDULER, wasm, args.qps)
         port = free_port()
         log_path = tmp / "run.log"
-        argv = [sys.executable, "-m", "wasmsched", "run", "--kubeconfig", str(cluster.kubeconfig),
+        on_jemalloc = jemalloc_argv() if args.jemalloc else []
+        argv = [*on_jemalloc, sys.executable, "-m", "wasmsched", "run", "--kubeconfig", str(cluster.kubeconfig),
                 "--secure-port", str(port), "--bind-address", "127.0.0.1", "--cert-dir", str(tmp / "certs"),
                 "--config", str(cfg)]
         t0 = time.perf_counter()
@@ -593,6 +596,8 @@ def main() -> int:
     ap.add_argument("--qps", type=int, default=1000, help="run's clientConnection qps (burst twice that)")
     ap.add_argument("--slope-kib", type=float, default=1.0, help="the RSS slope limit, KiB per 1,000 pods")
     ap.add_argument("--no-guest", action="store_true", help="the default profile alone (no NodeNumber guest)")
+    ap.add_argument("--jemalloc", action="store_true",
+                    help="run `wasmsched run` on jemalloc, as the image does (LD_PRELOAD, MALLOC_CONF)")
     ap.add_argument("--out", default=str(ROOT / "bench/results/soak_cluster.json"))
     ap.add_argument("--report", metavar="JSON", default="",
                     help="run nothing: print the table and verdict of an earlier soak's JSON (its nodes, waves and "
@@ -603,6 +608,7 @@ def main() -> int:
         for key in ("nodes", "pods", "wave", "warmup", "warmup_seconds", "qps"):
             setattr(args, key, doc[key])
         args.no_guest = doc["guest"] is None
+        args.jemalloc = doc.get("jemalloc", False)
         report(args, doc, doc["seconds"])
         return 0
     if min(args.nodes, args.pods, args.wave, args.qps) < 1 or args.warmup < 0:
@@ -623,7 +629,7 @@ def main() -> int:
            "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "nodes": args.nodes, "pods": args.pods,
            "wave": args.wave, "warmup": args.warmup, "warmup_seconds": args.warmup_seconds,
            "max_seconds": args.max_seconds, "settle": args.settle, "qps": args.qps,
-           "guest": None if args.no_guest else GUEST, "seconds": round(wall, 1), **res}
+           "guest": None if args.no_guest else GUEST, "jemalloc": args.jemalloc, "seconds": round(wall, 1), **res}
     v = report(args, doc, wall)
     doc["verdict"] = v
     out = Path(args.out)
@@ -641,7 +647,8 @@ def report(args: argparse.Namespace, res: dict[str, Any], wall: float) -> dict[s
             w["rss_settled_kib"] = settled_rss(res["series"], w["wave"])
     v = verdict(waves, res["before"], args.warmup, args.warmup_seconds, args.nodes, not args.no_guest,
                 DEFAULT_MAX_INSTANCES, args.slope_kib)
-    profile = "default profile" if args.no_guest else "default profile + NodeNumber guest"
+    profile = ("default profile" if args.no_guest else "default profile + NodeNumber guest") + \
+        (", on jemalloc" if args.jemalloc else "")
     print(f"# soak of `wasmsched run` ({profile}): {args.nodes} nodes, {sum(w['pods'] for w in waves)} of "
           f"{args.pods} pods in waves of {args.wave}, qps {args.qps}, {os.cpu_count()} CPUs, {wall:.0f} s")
     print(f"# ready after {res['ready_seconds']} s with RSS {_mib(res['rss_ready_kib'])} MiB; "
