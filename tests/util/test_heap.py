@@ -90,7 +90,15 @@ barrier.wait()
 
 
 def _env_without_allocator_settings() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_") and k != "GLIBC_TUNABLES"}
+    # LD_PRELOAD too: a runner on jemalloc would hand it to the children that measure glibc's malloc.
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith("MALLOC_") and k not in ("GLIBC_TUNABLES", "LD_PRELOAD")}
+
+
+def _env_on_jemalloc(**extra: str) -> dict[str, str]:
+    lib = ctypes.util.find_library("jemalloc")
+    assert lib is not None, "libjemalloc2 is installed by set-up (tools/apt-tools.sh)"
+    return {**_env_without_allocator_settings(), "LD_PRELOAD": lib, **extra}
 
 
 def _child(code: str, *argv: str) -> list[str]:
@@ -193,9 +201,7 @@ print(allocator(), repr(" ".join(configure_allocator({}))), grown // 2**20, purg
 
 
 def test_a_preloaded_jemalloc_is_named_measured_and_purged() -> None:
-    lib = ctypes.util.find_library("jemalloc")
-    assert lib is not None, "libjemalloc2 is installed by set-up (tools/apt-tools.sh)"
-    env = {**_env_without_allocator_settings(), "LD_PRELOAD": lib, "MALLOC_CONF": "dirty_decay_ms:60000"}
+    env = _env_on_jemalloc(MALLOC_CONF="dirty_decay_ms:60000")
     out = subprocess.run([sys.executable, "-c", JEMALLOC], capture_output=True, text=True, check=True,
                          timeout=120, env=env)
     name, settings, grown, purged, held, left = out.stdout.split()
@@ -212,10 +218,7 @@ def test_without_a_preload_the_allocator_is_glibc_s() -> None:
 
 
 def test_run_names_a_preloaded_jemalloc_and_sets_nothing_for_glibc() -> None:
-    lib = ctypes.util.find_library("jemalloc")
-    assert lib is not None, "libjemalloc2 is installed by set-up (tools/apt-tools.sh)"
     out = subprocess.run([sys.executable, "-m", "wasmsched", "-v", "2", "run", "--secure-port", "70000"],
-                         capture_output=True, text=True, timeout=120, check=False,
-                         env={**_env_without_allocator_settings(), "LD_PRELOAD": lib})
+                         capture_output=True, text=True, timeout=120, check=False, env=_env_on_jemalloc())
     assert out.returncode == 2, out.stderr
     assert '"Memory allocator" allocator="jemalloc" settings=""' in out.stderr, out.stderr
