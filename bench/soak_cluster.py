@@ -576,7 +576,7 @@ def soak(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         cluster.down()
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--nodes", type=int, default=1000)
     ap.add_argument("--pods", type=int, default=100_000, help="pods over the whole soak")
@@ -602,7 +602,7 @@ def main() -> int:
     ap.add_argument("--report", metavar="JSON", default="",
                     help="run nothing: print the table and verdict of an earlier soak's JSON (its nodes, waves and "
                          "warm-up; this --slope-kib), e.g. to read a run recorded before a change to the verdict")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.report:
         doc = json.loads(Path(args.report).read_text())
         for key in ("nodes", "pods", "wave", "warmup", "warmup_seconds", "qps"):

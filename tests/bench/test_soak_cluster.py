@@ -4,11 +4,15 @@ slope after warm-up, stores back to their level after deletion, no pinned or gro
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -112,3 +116,35 @@ def test_rss_after_a_deletion_is_the_median_of_its_settle_samples() -> None:
     # A wave without a settle sample is read at its deletion's end.
     v = soak.verdict([{**w, "rss_settled_kib": None} for w in waves], g, 2, 100.0, 3, True, 32, 1.0)
     assert v["rss"] == "unresolved"
+
+
+def test_jemalloc_argv_runs_a_command_on_jemalloc() -> None:
+    """--jemalloc (here and in bench/real_cluster.py): the command runs on jemalloc, in its own process."""
+    out = subprocess.run([*soak.jemalloc_argv(), sys.executable, "-c",
+                          "import os; from wasmsched.util.heap import allocator; print(allocator(), os.getpid())"],
+                         capture_output=True, text=True, check=True, timeout=60)
+    name, _pid = out.stdout.split()
+    assert name == "jemalloc"
+    assert any(a.startswith("MALLOC_CONF=") and "narenas:2" in a for a in soak.jemalloc_argv())
+
+
+def test_report_reads_an_earlier_run_and_its_settle_samples(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    g = soak.gauges(EXPOSITION)
+    g["threads"] = 20
+    # Recorded before rss_settled_kib: its readings caught the scavenger at its top every other wave; the series'
+    # settle samples are flat.
+    waves = [{**wave(i, 120_000 + (3000 if i % 2 else 0), 10.0 * i, g), "pods": 1000, "wave": i, "create_seconds": 1.0,
+              "bind_seconds": 1.0, "delete_seconds": 1.0, "cpu_seconds": 1.0, "rss_bound_kib": 130_000, "bound": g}
+             for i in range(8)]
+    series = [{"t": float(i), "rss_kib": 118_000, "wave": i, "phase": "settle"} for i in range(8)]
+    doc = {"nodes": 3, "pods": 8000, "wave": 1000, "warmup": 2, "warmup_seconds": 0.0, "qps": 1000, "guest": "g",
+           "seconds": 100.0, "ready_seconds": 1.0, "rss_ready_kib": 100_000, "before": g, "waves": waves,
+           "series": series}
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(doc))
+    assert soak.main(["--report", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "# soak of `wasmsched run` (default profile + NodeNumber guest): 3 nodes, 8000 of 8000 pods" in out
+    (rss,) = [line for line in out.splitlines() if line.startswith("rss: ")]
+    assert rss.endswith(": flat"), rss
