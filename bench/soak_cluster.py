@@ -53,6 +53,14 @@ Verdict (each part must hold):
             pods over 35 paced waves of 2,500 pods, so a slope near the limit needs more waves to tell).
             Reported too: the least-squares slope and its standard error, the slope of the single readings,
             the highest and lowest RSS after deletion, and the growth since warm-up.
+            Read on the waves that met no node heartbeat: KWOK rewrites every node's status about every 10
+            minutes, all 1,000 within seconds, and a wave that meets that burst is read while `run` still
+            holds several MiB of it (live bytes, gone by the next wave). The benchmark watches the Nodes
+            itself; a wave in which at least a tenth of them were updated, from its start to its reading, is
+            marked "node heartbeat" in the table and its slope printed apart (the 100,000-pod jemalloc soak of
+            2026-12-07 read those waves 2 to 8 MiB above the others, more as the burst drifted later in them,
+            which alone made its interval twice as wide). A leak keeps what it took, so the later waves without
+            a heartbeat show it all the same. Every slope below is read on the same waves.
   malloc    the same slope for the C heap's live bytes (`run`'s wasmsched_malloc_in_use_bytes, read with
             the deletion's last scrape): the allocator's free memory, most of RSS's noise, is not in it, so it
             resolves a far smaller slope; "growing" is a LEAK whatever RSS says. Python's allocated blocks
@@ -100,10 +108,12 @@ from real_cluster import (  # noqa: E402  (bench/ is not a package)
 )
 from real_cluster_lib import parse_samples, process_cpu_seconds  # noqa: E402
 
+from wasmsched.api.kinds import RESOURCES  # noqa: E402
 from wasmsched.devcluster.cluster import DevCluster  # noqa: E402
 from wasmsched.devcluster.processes import free_port  # noqa: E402
 from wasmsched.kube.api import ApiError, ClientConnection, KubeApi, TransportError, load_configuration  # noqa: E402
 from wasmsched.kube.client_cluster import EVENT_SERIES_WINDOW  # noqa: E402
+from wasmsched.kube.informer import Handler, Informer  # noqa: E402
 from wasmsched.wasm.args import DEFAULT_MAX_INSTANCES  # noqa: E402
 
 NAMESPACE = "soak"
@@ -253,6 +263,16 @@ def slope_per_1000(points: list[tuple[float, float]]) -> float:
     return sum((x - mx) * (y - my) for x, y in points) / sxx * 1000
 
 
+# A wave whose watch saw at least this share of the nodes updated between its start and its reading met a
+# node-heartbeat burst (NodeUpdates).
+HEARTBEAT_SHARE = 0.1
+
+
+def heartbeat(w: dict[str, Any], nodes: int) -> bool:
+    """Whether the wave met a node-heartbeat burst; a wave recorded before node_updates was counted did not."""
+    return (w.get("node_updates") or 0) >= max(1, math.ceil(nodes * HEARTBEAT_SHARE))
+
+
 def warm(w: dict[str, Any], warmup: int, warmup_seconds: float) -> bool:
     """A warm-up wave: one of the first `warmup`, or started before `warmup_seconds`."""
     return bool(w["wave"] < warmup or w["started_seconds"] < warmup_seconds)
@@ -297,6 +317,40 @@ def _call(lo: float, hi: float, limit: float) -> str:
     return "flat" if hi < limit else "growing" if lo > limit else "unresolved"
 
 
+class NodeUpdates:
+    """When the Nodes were updated, through the benchmark's own watch: KWOK's node-heartbeat Stage rewrites
+    every node's status about every 10 minutes (600 s plus up to 10 s of jitter, kwok_stages.py), all 1,000
+    within seconds since they were created together, and `run` decodes and caches each one (as kube-scheduler
+    does), so a wave that meets that burst holds several MiB more when it is read."""
+
+    def __init__(self, api: KubeApi, t0: float, sync_timeout: float) -> None:
+        self.t0 = t0
+        self.times: list[float] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self.informer = Informer(api, RESOURCES["Node"])
+        self.informer.add_handler(Handler(lambda _n: None, self._updated, lambda _n: None))
+        self.thread = threading.Thread(target=self.informer.run, args=(self._stop,), daemon=True,
+                                       name="watch-nodes")
+        self.thread.start()
+        if not self.informer.wait_for_sync(sync_timeout):
+            raise TimeoutError(f"the node informer did not sync in {sync_timeout:.0f} s")
+
+    def _updated(self, _old: Any, _new: Any) -> None:
+        with self._lock:
+            self.times.append(time.perf_counter() - self.t0)
+
+    def between(self, start: float, end: float) -> int:
+        """Updates seen from `start` to `end` (seconds since t0)."""
+        with self._lock:
+            return sum(1 for t in self.times if start <= t <= end)
+
+    def close(self) -> None:
+        self._stop.set()
+        self.informer.stop_watch()
+        self.thread.join(5)
+
+
 def _word(call: str | None) -> str:
     """A part's call as the verdict prints it: what fails in capitals."""
     return "flat" if call == "flat" else (call or "-").upper()
@@ -322,7 +376,13 @@ def _rounded(x: float) -> float | None:
 def verdict(waves: list[dict[str, Any]], before: dict[str, Any], warmup: int, warmup_seconds: float, nodes: int,
             guest: bool, max_instances: int, slope_limit: float) -> dict[str, Any]:
     done = [w for w in waves if w["complete"]]
-    post = [w for w in done if not warm(w, warmup, warmup_seconds)]
+    after_warmup = [w for w in done if not warm(w, warmup, warmup_seconds)]
+    # Every slope is read on the waves that met no node heartbeat: a wave that met one is read while `run`
+    # still holds that burst's objects (several MiB, gone by the next wave), so its reading measures when the
+    # heartbeat fell, not the pods so far. What a leak keeps stays, so it shows in every later wave.
+    post = [w for w in after_warmup if not heartbeat(w, nodes)]
+    beat = [w for w in after_warmup if heartbeat(w, nodes)]
+    beat_sen = theil_sen_per_1000(_rss_points(beat))
     points = _rss_points(post)
     slope = slope_per_1000(points)
     sen, sen_lo, sen_hi = theil_sen_per_1000(points)
@@ -341,7 +401,7 @@ def verdict(waves: list[dict[str, Any]], before: dict[str, Any], warmup: int, wa
     kind_sen = {k: theil_sen_per_1000([(float(w["pods_so_far"]), float(w["rss_deleted_by_kind"][k])) for w in post
                                        if (w.get("rss_deleted_by_kind") or {}).get(k) is not None])
                 for k in kinds}
-    warm_points = _rss_points([w for w in done if warm(w, warmup, warmup_seconds)])
+    warm_points = _rss_points([w for w in done if warm(w, warmup, warmup_seconds) and not heartbeat(w, nodes)])
     warm_end = warm_points[-1][1] if warm_points else None
     store_bad: list[str] = []
     inst_bad: list[str] = []
@@ -390,6 +450,10 @@ def verdict(waves: list[dict[str, Any]], before: dict[str, Any], warmup: int, wa
         "rss_by_kind_theil_sen_kib_per_1000_pods": {k: [None if math.isnan(x) else round(x, 1) for x in v]
                                                     for k, v in kind_sen.items()},
         "post_warmup_waves": len(post),
+        "heartbeat_waves": [w["wave"] for w in beat],
+        "node_updates_counted": any("node_updates" in w for w in waves),
+        "heartbeat_theil_sen_kib_per_1000_pods": [None if math.isnan(x) else round(x, 3) for x in beat_sen],
+        "rss_heartbeat_post_warmup_max_kib": max((v for _, v in _rss_points(beat)), default=None),
         "rss_deleted_post_warmup_min_kib": min(post_rss, default=None),
         "rss_deleted_post_warmup_max_kib": max(post_rss, default=None),
         "growth_after_warmup_kib": (post_rss[-1] - warm_end) if post_rss and warm_end is not None else None,
@@ -403,8 +467,8 @@ def _mib(kib: Any) -> str:
     return f"{kib / 1024:.1f}" if isinstance(kib, (int, float)) else "-"
 
 
-def print_table(waves: list[dict[str, Any]], warmup: int, warmup_seconds: float) -> None:
-    print(f"{'wave':>4} {'pods so far':>11} {'create s':>8} {'bind s':>7} {'delete s':>8} {'cpu s':>6} "
+def print_table(waves: list[dict[str, Any]], warmup: int, warmup_seconds: float, nodes: int) -> None:
+    print(f"{'wave':>4} {'pods so far':>11} {'create s':>8} {'bind s':>7} {'delete s':>8} {'cpu s':>6} {'node upd':>8} "
           f"{'RSS bound':>9} {'RSS deleted':>11} {'RSS settled':>11} {'Pod store b/d':>13} {'Node':>5} "
           f"{'cache pods d':>12} {'pending d':>9} {'inst idle/pinned':>16} {'created':>7} {'discarded':>9} "
           f"{'malloc d':>9} {'py blocks d':>11} {'threads d':>9}")
@@ -413,12 +477,15 @@ def print_table(waves: list[dict[str, Any]], warmup: int, warmup_seconds: float)
         inst = d["instances"]
         pinned = inst.get("scheduling", 0) + inst.get("binding", 0)
         tag = "  warm-up" if warm(w, warmup, warmup_seconds) else ""
+        if heartbeat(w, nodes):
+            tag += "  node heartbeat"
         if w.get("over_period"):
             tag += "  over period"
         if not w["complete"]:
             tag += "  INCOMPLETE"
         print(f"{w['wave']:>4} {w['pods_so_far']:>11} {w['create_seconds']:>8.1f} {w['bind_seconds']:>7.1f} "
-              f"{w['delete_seconds']:>8.1f} {w['cpu_seconds']:>6.1f} {_mib(w['rss_bound_kib']):>7}Mi "
+              f"{w['delete_seconds']:>8.1f} {w['cpu_seconds']:>6.1f} {w.get('node_updates', '-'):>8} "
+              f"{_mib(w['rss_bound_kib']):>7}Mi "
               f"{_mib(w['rss_deleted_kib']):>9}Mi {_mib(w.get('rss_settled_kib')):>9}Mi "
               f"{str(b['stores'].get('Pod', '-')) + '/' + str(d['stores'].get('Pod', '-')):>13} "
               f"{d['stores'].get('Node', '-'):>5} {d['cache'].get('pods', '-'):>12} "
@@ -481,6 +548,7 @@ def soak(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
                 "--secure-port", str(port), "--bind-address", "127.0.0.1", "--cert-dir", str(tmp / "certs"),
                 "--config", str(cfg)]
         t0 = time.perf_counter()
+        node_updates = NodeUpdates(api, t0, 60)
         proc = SchedulerProcess(argv, ROOT, log_path, port)
         sampler = Sampler(proc.pid, t0)
         waves: list[dict[str, Any]] = []
@@ -552,6 +620,7 @@ def soak(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
                        "delete_seconds": round(delete_s, 2), "cpu_seconds": round(cpu, 2),
                        "rss_bound_kib": rss_bound, "rss_deleted_kib": rss_deleted, "rss_settled_kib": rss_settled,
                        "rss_deleted_by_kind": rss_kinds,
+                       "node_updates": node_updates.between(t_wave - t0, time.perf_counter() - t0),
                        "bound": bound_g, "deleted": deleted_g}
                 waves.append(row)
                 log(f"wave {wave}: {done} pods so far, RSS bound {_mib(rss_bound)} MiB, deleted "
@@ -566,11 +635,13 @@ def soak(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
             sampler.stop()
             proc.stop()
             watcher.close()
+            node_updates.close()
             api.close()
         log_text = log_path.read_text(errors="replace")
         return {"ready_seconds": round(ready, 2) if ready is not None else None, "rss_ready_kib": rss_ready,
                 "before": before, "waves": waves, "series": sampler.series, "exit_code": proc.proc.returncode,
                 "cpu_total_seconds": proc.cpu_total,
+                "node_update_seconds": [round(t, 1) for t in node_updates.times],
                 "log_errors": [ln for ln in log_text.splitlines() if ln.startswith("E")][:20]}
     finally:
         cluster.down()
@@ -653,7 +724,7 @@ def report(args: argparse.Namespace, res: dict[str, Any], wall: float) -> dict[s
           f"{args.pods} pods in waves of {args.wave}, qps {args.qps}, {os.cpu_count()} CPUs, {wall:.0f} s")
     print(f"# ready after {res['ready_seconds']} s with RSS {_mib(res['rss_ready_kib'])} MiB; "
           f"before the first wave: stores {res['before']['stores']}, instances {res['before']['instances']}")
-    print_table(waves, args.warmup, args.warmup_seconds)
+    print_table(waves, args.warmup, args.warmup_seconds, args.nodes)
     print()
     print(ascii_plot(res["series"]))
     print()
@@ -670,6 +741,14 @@ def report(args: argparse.Namespace, res: dict[str, Any], wall: float) -> dict[s
           f"after-deletion range {_mib(v['rss_deleted_post_warmup_min_kib'])}-"
           f"{_mib(v['rss_deleted_post_warmup_max_kib'])} MiB, growth since warm-up {v['growth_after_warmup_kib']} "
           f"KiB: {v['rss'] if v['rss_ok'] else v['rss'].upper()}")
+    if not v["node_updates_counted"]:
+        print("heartbeat: node updates were not counted in this run: every wave after warm-up is read")
+    elif v["heartbeat_waves"]:
+        bs, blo, bhi = v["heartbeat_theil_sen_kib_per_1000_pods"]
+        print(f"heartbeat: {len(v['heartbeat_waves'])} waves after warm-up met a node heartbeat (waves "
+              f"{', '.join(map(str, v['heartbeat_waves']))}; at least {HEARTBEAT_SHARE:.0%} of the nodes updated) "
+              f"and are not read above: their settled RSS, up to {_mib(v['rss_heartbeat_post_warmup_max_kib'])} "
+              f"MiB, has the slope {bs} (95 % {blo} to {bhi}) KiB per 1,000 pods")
     ds, dlo, dhi = v["rss_deleted_theil_sen_kib_per_1000_pods"]
     print(f"rss read once at each reading's moment, KiB per 1,000 pods: Theil-Sen {ds} (95 % {dlo} to {dhi})")
     hs, hlo, hhi = v["malloc_theil_sen_kib_per_1000_pods"]

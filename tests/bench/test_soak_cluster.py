@@ -93,6 +93,31 @@ def test_verdict_flat_after_warm_up_passes_and_growth_fails() -> None:
     assert v["slope_kib_per_1000_pods"] == 1000.0 and v["rss"] == "growing" and v["leak"] and not v["rss_ok"]
 
 
+def test_a_wave_that_met_a_node_heartbeat_is_reported_and_not_read() -> None:
+    g = soak.gauges(EXPOSITION)
+    # Every third wave meets all 3 nodes' heartbeat and is read while run still holds its burst, higher each
+    # time (when the burst falls in the wave drifts); the other waves are flat.
+    waves = [wave(0, 100_000, 0, g), wave(1, 110_000, 50, g)]
+    for i in range(2, 20):
+        beat = i % 3 == 0
+        w = wave(i, 120_000 + (4000 + 500 * i if beat else 0), 100 + 40 * i, g)
+        w["node_updates"] = 3 if beat else 0
+        waves.append(w)
+    v = soak.verdict(waves, g, 2, 100.0, 3, True, 32, 1.0)
+    assert v["heartbeat_waves"] == [3, 6, 9, 12, 15, 18]
+    assert (v["post_warmup_waves"], v["rss"], v["leak"]) == (12, "flat", False)
+    assert v["heartbeat_theil_sen_kib_per_1000_pods"][0] == 500.0
+    # A leak stays after the burst: the waves without a heartbeat show it.
+    leaking = [dict(w, rss_deleted_kib=w["rss_deleted_kib"] + 2000 * w["wave"]) for w in waves]
+    assert soak.verdict(leaking, g, 2, 100.0, 3, True, 32, 1.0)["rss"] == "growing"
+
+
+def test_a_heartbeat_is_a_tenth_of_the_nodes_updated() -> None:
+    assert not soak.heartbeat({"node_updates": 99}, 1000) and soak.heartbeat({"node_updates": 100}, 1000)
+    assert not soak.heartbeat({"node_updates": 0}, 3) and soak.heartbeat({"node_updates": 1}, 3)
+    assert not soak.heartbeat({}, 1000)  # a run recorded before node updates were counted
+
+
 def test_verdict_names_a_store_that_kept_pods_and_a_pinned_instance() -> None:
     g = soak.gauges(EXPOSITION)
     kept = soak.gauges(EXPOSITION.replace('resource="Pod"} 0.0', 'resource="Pod"} 5.0')
