@@ -30,7 +30,8 @@ binding and of its deletion `run`'s /metrics: wasmsched_informer_store_objects{r
 store), scheduler_cache_size{type}, scheduler_pending_pods{queue}, wasmsched_wasm_instances{state} and the
 instances created and discarded so far; and `run`'s CPU. After each deletion also RSS by what holds it
 (rss_by_kind, from /proc/PID/smaps: glibc's heaps, other anonymous memory such as Python's arenas, files), each
-with its own slope.
+with its own slope. And the Nodes' updates, through the benchmark's own watch: how many fell in each wave
+(the table's "node upd"; their times in the JSON's node_update_seconds).
 
 Baseline: the warm-up waves, in the same process: the first WARMUP (default 2) and every wave that starts
 within WARMUP_SECONDS of the first (default 720 s, twice the window: `run`'s event broadcaster keeps each
