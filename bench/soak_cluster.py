@@ -59,8 +59,9 @@ Verdict (each part must hold):
             holds several MiB of it (live bytes, gone by the next wave). The benchmark watches the Nodes
             itself; a wave in which at least a tenth of them were updated, from its start to its reading, is
             marked "node heartbeat" in the table and its slope printed apart (the 100,000-pod jemalloc soak of
-            2026-12-07 read those waves 2 to 8 MiB above the others, more as the burst drifted later in them,
-            which alone made its interval twice as wide). A leak keeps what it took, so the later waves without
+            2026-12-07 read those waves up to 10 MiB above the others, more as each burst spread later into
+            its wave; read with them, its least-squares slope had twice the standard error, 15.9 KiB per
+            1,000 pods against 7.3). A leak keeps what it took, so the later waves without
             a heartbeat show it all the same. Every slope below is read on the same waves.
   malloc    the same slope for the C heap's live bytes (`run`'s wasmsched_malloc_in_use_bytes, read with
             the deletion's last scrape): the allocator's free memory, most of RSS's noise, is not in it, so it
