@@ -173,5 +173,6 @@ def test_report_reads_an_earlier_run_and_its_settle_samples(tmp_path: Path,
     assert soak.main(["--report", str(path)]) == 0
     out = capsys.readouterr().out
     assert "# soak of `wasmsched run` (default profile + NodeNumber guest): 3 nodes, 8000 of 8000 pods" in out
+    assert "heartbeat: node updates were not counted in this run: every wave after warm-up is read" in out
     (rss,) = [line for line in out.splitlines() if line.startswith("rss: ")]
     assert rss.endswith(": flat"), rss
