@@ -127,8 +127,9 @@ def ref(kind: str, name: str, uid: str, namespace: str = "", api_version: str = 
 
 def test_module_exports_all_fifteen_points(guest: Guest) -> None:
     plugin = guest.plugin
-    # exports/prefilterextensions also links ABI v2's cyclestate_clone (docs/abi.md §14.4).
-    assert set(plugin.exports) == {*abi.EXPORTS, "cyclestate_clone"}
+    # exports/prefilterextensions also links ABI v2's cyclestate_clone (docs/abi.md §14.4), exports/score
+    # Score's batch form scorenodes (§17).
+    assert set(plugin.exports) == {*abi.EXPORTS, "cyclestate_clone", "scorenodes"}
     for iface in (fw.PreFilterPlugin, fw.EnqueueExtensions, fw.FilterPlugin, fw.PostFilterPlugin,
                   fw.PreScorePlugin, fw.ScorePlugin, fw.ReservePlugin, fw.PermitPlugin, fw.PreBindPlugin,
                   fw.BindPlugin, fw.PostBindPlugin):

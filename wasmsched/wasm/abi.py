@@ -37,6 +37,9 @@ def check_module(module: wasmtime.Module) -> set[str]:
         if not _func_sig_ok(exports[name], want):
             raise WasmLoadError(
                 f"wasm: guest exports the wrong signature for func[{name}]. should be () -> ({want or ''})")
+    if "scorenodes" in present and "score" not in present:
+        # §17: a batch form of Score, not an extension point of its own.
+        raise WasmLoadError("wasm: guest exports func[scorenodes] without func[score]")
     for imp in module.imports:
         check_import(imp)
     return set(present)
@@ -87,13 +90,15 @@ EXPORTS: dict[str, str | None] = {
     "addpod": I32,
     "removepod": I32,
 }
-# §14, §15 [+]: v2 exports. queueinghint (§14.3) and cyclestate_clone (§14.4) register no extension point;
-# preenqueue (§15.1) and queuesort (§15.2) do, as the v1 exports.
+# §14, §15, §17 [+]: v2 exports. queueinghint (§14.3), cyclestate_clone (§14.4) and scorenodes (§17, Score's
+# batch form, used only beside `score`) register no extension point; preenqueue (§15.1) and queuesort (§15.2) do,
+# as the v1 exports.
 V2_EXPORTS: dict[str, str | None] = {
     "queueinghint": I32,
     "cyclestate_clone": I32,
     "preenqueue": I32,
     "queuesort": I32,
+    "scorenodes": I64,
 }
 V2_POINT_EXPORTS = ("preenqueue", "queuesort")
 LIFECYCLE_EXPORTS = ("_initialize", "_start")  # () -> (), instantiation only

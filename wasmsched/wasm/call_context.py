@@ -51,6 +51,7 @@ class CallContext:
     normalized_score_list: bytes | None = None
     cluster_events: bytes | None = None
     cluster_events_with_hints: bytes | None = None
+    node_scores_result: bytes | None = None  # §17: the scores a successful scorenodes left, 8 bytes per node
     _encoded: dict[str, bytes] | None = None
 
     def encoded(self, key: str, make: Callable[[], bytes]) -> bytes:

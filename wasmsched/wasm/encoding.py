@@ -23,6 +23,9 @@ from wasmsched.framework.events import ActionType, ClusterEvent, ClusterEventWit
 from wasmsched.framework.memo import MemoKey
 
 if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
     from wasmsched.api.types import Node, Pod
     from wasmsched.framework.types import ImageStateSummary, NodeInfo
 
@@ -323,3 +326,24 @@ _LEVELS = (logging.INFO, logging.WARNING, logging.ERROR, logging.ERROR)
 
 def klog_level(severity: int) -> int:
     return _LEVELS[min(max(severity, 0), 3)]
+
+
+# ===== docs/abi.md §17 [+] Score in one call per pod ==============================================
+
+
+def unpack_scorenodes(r: int) -> tuple[int, int]:
+    """scorenodes: hi = the scores' address in guest memory (u32), lo = status -> (status code, address)."""
+    hi, lo = unpack_i64(r)
+    return lo, hi & 0xFFFFFFFF
+
+
+def parse_node_scores(data: bytes | None, nodes: int) -> NDArray[np.int64]:
+    """The scores a successful scorenodes left in guest memory: one little-endian int64 per node of the call,
+    in its order (None: their address was outside the memory)."""
+    if data is None:
+        raise ValueError(f"the address of {nodes} scores is outside the guest's memory")
+    if len(data) != 8 * nodes:
+        raise ValueError(f"{len(data)} bytes for {nodes} nodes, want 8 per node")
+    import numpy as np  # loaded with the node table (framework/nodetable.py sets up its threads first)
+
+    return np.frombuffer(data, dtype="<i8").astype(np.int64)

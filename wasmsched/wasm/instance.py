@@ -17,7 +17,7 @@ from wasmsched.wasm import interrupt, native
 from wasmsched.wasm.abi import EXPORTS, V2_EXPORTS
 from wasmsched.wasm.args import WASM_PAGE, WasmPluginArgs
 from wasmsched.wasm.call_context import CallContext
-from wasmsched.wasm.encoding import nul_list
+from wasmsched.wasm.encoding import nul_list, unpack_scorenodes
 from wasmsched.wasm.engine import Runtime, trap_text
 from wasmsched.wasm.errors import GuestCallError, WasmLoadError
 from wasmsched.wasm.host import Host
@@ -134,19 +134,24 @@ class GuestInstance:
             self.native.clear_output()
             self.host_failure = None
 
-    def call(self, ctx: CallContext) -> Any:
-        """Runs ctx.export; raises GuestCallError (with discard=True) when the guest fails."""
+    def call(self, ctx: CallContext, nodes: int = 0) -> Any:
+        """Runs ctx.export; raises GuestCallError (with discard=True) when the guest fails. `nodes` > 0: the call
+        does that many nodes' work (scorenodes, docs/abi.md §17), and its time limit is that many per-call
+        limits, what as many calls of `score` would have had together."""
         self.ctx = ctx
         self.host_failure = None
-        self.deadline_text = self._timeout_text
+        timeout_ns, self.deadline_text = self._timeout_ns, self._timeout_text
+        if nodes > 0:
+            timeout_ns *= nodes
+            self.deadline_text = f"{self._timeout_text} per node for {nodes} nodes"
         enc = self._pod_encoder
         pod, target = ctx.pod, ctx.target_pod
         try:
             result, reason = self.native.call(EXPORT_IDS[ctx.export], None if pod is None else enc(pod),
                                               ctx.node_name or None, None if target is None else enc(target),
-                                              self._timeout_ns)
+                                              timeout_ns)
         except native.GuestFault as e:
-            raise self._call_error(ctx.export, e) from e
+            raise self._call_error(ctx.export, e, self.deadline_text) from e
         finally:
             self.ctx = None
         if interrupt.state.pending or self.interrupt is not None:
@@ -155,7 +160,20 @@ class GuestInstance:
             ctx.status_reason = reason.decode("utf-8", "replace")
         if ctx.export in _OTHER_RESULTS:
             self._collect(ctx)
+        elif ctx.export == "scorenodes" and result is not None:  # an i64 export always has one
+            self._read_node_scores(ctx, result, nodes)
         return result
+
+    def _read_node_scores(self, ctx: CallContext, result: int, nodes: int) -> None:
+        """§17: a successful scorenodes leaves `nodes` int64 scores at the address in its result's high half; they
+        are copied out before the instance serves another call. Outside the memory: none (the caller's Error)."""
+        code, address = unpack_scorenodes(result)
+        if code != 0:
+            return
+        try:
+            ctx.node_scores_result = self.native.memory_read(address, 8 * nodes)
+        except IndexError:
+            ctx.node_scores_result = None
 
     def call_nodes(self, ctx: CallContext, node_names: list[str]
                    ) -> tuple[list[int] | None, list[tuple[int, int, bytes | None]], int, GuestCallError | None]:
@@ -170,15 +188,15 @@ class GuestInstance:
         try:
             values, notes, failed, fault = self.native.call_nodes(EXPORT_IDS[export], self._pod_encoder(pod),
                                                                   node_names, self._timeout_ns)
-            error = self._call_error(export, fault) if fault is not None else None
+            error = self._call_error(export, fault, self._timeout_text) if fault is not None else None
         finally:
             self.ctx = None
         if interrupt.state.pending or self.interrupt is not None:
             self._raise_interrupt()
         return values, notes, (failed if error is not None else len(node_names)), error
 
-    def _call_error(self, export: str, e: native.GuestFault) -> GuestCallError:
-        text = self._fault_text(e, self.compiled.args.timeout_text)
+    def _call_error(self, export: str, e: native.GuestFault, timeout_text: str) -> GuestCallError:
+        text = self._fault_text(e, timeout_text)
         self._raise_interrupt()
         captured = self.output()
         msg = f"wasm: {export} error: {captured}\n{text}" if captured else f"wasm: {export} error: {text}"

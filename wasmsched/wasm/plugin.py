@@ -96,7 +96,7 @@ _POINT_OF = {
     "reserve": metric_names.RESERVE, "unreserve": metric_names.UNRESERVE, "permit": metric_names.PERMIT,
     "prebind": metric_names.PRE_BIND, "bind": metric_names.BIND, "postbind": metric_names.POST_BIND,
     "enqueue": "EventsToRegister", "queueinghint": "QueueingHint", "preenqueue": "PreEnqueue", "queuesort": "QueueSort",
-    "cyclestate_clone": "CycleStateClone",
+    "cyclestate_clone": "CycleStateClone", "scorenodes": metric_names.SCORE,
 }
 
 
@@ -118,6 +118,8 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         self._overlay = "handle.node_info.overlay" in imported
         # §14.4: the guest keeps one state per CycleState id; the framework's CycleState carries it.
         self._clones_state = "cyclestate_clone" in self.exports
+        # §17: Score for all of a batch's nodes in one call (a reload keeps the exports, §16.2).
+        self._score_nodes = "scorenodes" in self.exports
         self._state_key = f"wasm/{name}/cycle_state"
         # §16.3
         self._ignore = self.args.failure_policy == "Ignore"
@@ -205,15 +207,15 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
 
     # ----- calling ------------------------------------------------------------------------------
 
-    def _invoke(self, inst: GuestInstance, pool: InstancePool, ctx: CallContext) -> Any:
+    def _invoke(self, inst: GuestInstance, pool: InstancePool, ctx: CallContext, nodes: int = 0) -> Any:
         m = self._metrics
         try:
             if m is None or not m.should_sample_guest_call():
-                r = inst.call(ctx)
+                r = inst.call(ctx, nodes)
             else:
                 start = perf_counter()
                 try:
-                    r = inst.call(ctx)
+                    r = inst.call(ctx, nodes)
                 finally:
                     m.observe_guest_call(self.name, ctx.export, perf_counter() - start)
         except GuestCallError as e:
@@ -227,8 +229,9 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         self._succeeded()
         return r
 
-    def _call(self, pod: Pod, pin: Pin, ctx: CallContext) -> Any:
-        """Runs ctx.export on the pod's instance; raises _Failed with the Error status on failure."""
+    def _call(self, pod: Pod, pin: Pin, ctx: CallContext, nodes: int = 0) -> Any:
+        """Runs ctx.export on the pod's instance (`nodes`: GuestInstance.call's); raises _Failed with the Error
+        status on failure."""
         self._check_breaker(ctx.export, pod)
         key = get_pod_key(pod)
         pool = self._versions.for_pod(key, pin).pool
@@ -240,7 +243,7 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
             raise self._fault(ctx.export, Status.error(f"wasm: {ctx.export} error: no guest instance is pinned "
                                                        f"to pod {key}"))
         try:
-            return self._invoke(inst, pool, ctx)
+            return self._invoke(inst, pool, ctx, nodes)
         finally:
             pool.exit(inst)
             self._after_call(ctx)
@@ -564,6 +567,8 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
 
     def score_batch(self, state: CycleState, pod: Pod, batch: NodeBatch) -> tuple[BatchScores, Status | None]:
         n = len(batch.node_infos)
+        if self._score_nodes:
+            return self._scorenodes(state, pod, batch.node_infos)
         try:
             ctx, pool, inst = self._enter_nodes("score", state, pod, batch.node_infos)
         except _Failed as f:
@@ -582,6 +587,28 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         if error is not None:
             return ([0] * n, None) if self._ignore else ([], error)
         return scores or [], None
+
+    def _scorenodes(self, state: CycleState, pod: Pod, node_infos: Sequence[NodeInfo]
+                    ) -> tuple[BatchScores, Status | None]:
+        """§17: the batch's scores from one call of the guest's scorenodes. Its status stands for the batch (the
+        guest stops at the first node that fails, as kube's Score runner does); scores that cannot be read are an
+        Error, never zeros."""
+        n = len(node_infos)
+        try:
+            names = [ni.name for ni in node_infos]
+            ctx = self._with_state(CallContext("scorenodes", pod=pod, filtered_node_names=names,
+                                               node_info=node_infos[0] if n == 1 else None), state)
+            code, _ = encoding.unpack_scorenodes(self._call(pod, Pin.SCHEDULING, ctx, nodes=n))
+            st = _status(ctx, code)
+            if not_success(st):
+                return [], st
+            try:
+                return encoding.parse_node_scores(ctx.node_scores_result, n), None
+            except ValueError as e:
+                raise self._fault("scorenodes", Status.error(f"wasm: scorenodes error: invalid scores: {e}")) from None
+        except _Failed as f:
+            st = self._answer(f)
+            return ([0] * n, None) if st is None else ([], st)
 
     def score_extensions(self) -> fw.ScoreExtensions | None:
         return self if "normalizescore" in self.exports and "score" in self.exports else None

@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/wasmsched/wasmsched/sdk/go/api"
 	"github.com/wasmsched/wasmsched/sdk/go/internal/imports"
@@ -216,17 +217,54 @@ var (
 // (docs/abi.md §4.2), so the next of them is tried first, compared by its bytes: Score then sees the
 // NodeInfo PreScore saw (a node decoded there is not decoded again) and allocates nothing. Any other
 // name gets a NodeInfo of its own.
-func scoreNode() api.NodeInfo {
-	raw := fetch(imports.CurrentNodeName)
+func scoreNode() api.NodeInfo { return scoreNodeNamed(string(fetch(imports.CurrentNodeName))) }
+
+func scoreNodeNamed(name string) api.NodeInfo {
 	if scoreCursor < len(preScoreNodes) {
-		if n := &preScoreNodes[scoreCursor]; n.name == string(raw) {
+		if n := &preScoreNodes[scoreCursor]; n.name == name {
 			scoreCursor++
 			n.overlayable, n.overlaySeq = true, call.seq
 			return n
 		}
 	}
-	return callNodeInfo(string(raw))
+	return callNodeInfo(name)
 }
+
+// scoreBuf holds ScoreNodes' scores, reused from call to call (it is as long as the cluster is wide); the
+// host copies them out before the next call.
+var scoreBuf []byte
+
+// ScoreNodes is Score for every node of filteredNodeList in one call (docs/abi.md §17 [+]): one crossing
+// per pod instead of one per node. The nodes get the NodeInfos PreScore built, as Score's do. The result
+// packs the address of the scores (eight little-endian bytes per node, in the list's order) in its high
+// half and the status in its low half; the first node whose Score fails ends the call with its status, as
+// kube's Score runner stops at it. It needs no import a KSWE host lacks.
+func ScoreNodes() uint64 {
+	beginCall()
+	p := scorer
+	if p == nil {
+		p = mustPlugin().(api.ScorePlugin)
+	}
+	names, err := decodeNames(fetch(imports.FilteredNodeList))
+	if err != nil {
+		panic(fmt.Sprintf("sdk: decoding filteredNodeList: %v", err))
+	}
+	state, pod := stateForCall(), newCurrentPod()
+	buf := scoreBuf[:0]
+	for _, name := range names {
+		score, s := p.Score(state, pod, scoreNodeNamed(name))
+		if s.GetCode() != api.Success {
+			return pack(0, status(s))
+		}
+		// Clamped as Score clamps: a plugin's answer must not depend on which of the two the host calls.
+		buf = binary.LittleEndian.AppendUint64(buf, uint64(max(math.MinInt32, min(math.MaxInt32, score))))
+	}
+	scoreBuf = buf
+	return pack(int32(address(buf)), int32(api.Success))
+}
+
+// address is where b's bytes start in the guest's linear memory (under wasip1 a pointer is one).
+func address(b []byte) uint32 { return uint32(uintptr(unsafe.Pointer(unsafe.SliceData(b)))) }
 
 func NormalizeScore() int32 {
 	beginCall()

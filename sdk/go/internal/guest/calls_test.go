@@ -3,6 +3,8 @@
 package guest
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -612,5 +614,69 @@ func TestNoPluginPanics(t *testing.T) {
 	msg := mustPanic(t, func() { Filter() })
 	if !strings.Contains(msg, "plugin.Set") {
 		t.Fatalf("panic %q does not tell how to register", msg)
+	}
+}
+
+// ScoreNodes (docs/abi.md §17): one call scores every node of filteredNodeList with the NodeInfos PreScore
+// built, and leaves one little-endian int64 per node at the address in its result's high half; the first
+// failing node ends it with its status.
+func TestScoreNodes(t *testing.T) {
+	h := install(t, &hosttest.Host{
+		FilteredNodeList: []byte(`["n1","n2","n3"]`),
+		Nodes: map[string][]byte{"n1": hosttest.NodeBytes(t, newNode("n1")),
+			"n2": hosttest.NodeBytes(t, newNode("n2")), "n3": hosttest.NodeBytes(t, newNode("n3"))},
+	})
+	var preScored []api.NodeInfo
+	var seen []api.NodeInfo
+	scores := map[string]int64{"n1": 7, "n2": -1, "n3": math.MaxInt64}
+	var fail string
+	setPlugin(t, &fakePlugin{
+		preScore: func(_ api.CycleState, _ api.PodInfo, nodes []api.NodeInfo) *api.Status {
+			preScored = nodes
+			return nil
+		},
+		score: func(_ api.CycleState, _ api.PodInfo, n api.NodeInfo) (int64, *api.Status) {
+			seen = append(seen, n)
+			if n.Name() == fail {
+				return 0, api.NewStatus(api.Error, "no score for "+n.Name())
+			}
+			return scores[n.Name()], nil
+		},
+	})
+	PreFilter()
+	PreScore()
+	r := ScoreNodes()
+	if code := int32(r); code != int32(api.Success) || uint32(r>>32) != address(scoreBuf) {
+		t.Fatalf("ScoreNodes() = %#016x: status %d, address %#x; the scores are at %#x", r, code, r>>32,
+			address(scoreBuf))
+	}
+	want := binary.LittleEndian.AppendUint64(nil, 7)
+	want = binary.LittleEndian.AppendUint64(want, uint64(0xFFFFFFFF_FFFFFFFF))
+	want = binary.LittleEndian.AppendUint64(want, math.MaxInt32) // clamped as Score's
+	if !bytes.Equal(scoreBuf, want) {
+		t.Fatalf("scores = %x, want %x", scoreBuf, want)
+	}
+	for i := range preScored {
+		if seen[i] != preScored[i] {
+			t.Fatalf("node %d: Score got another NodeInfo than PreScore's", i)
+		}
+	}
+
+	// A failing node: its status is the call's, and no node after it is scored.
+	seen, fail = nil, "n2"
+	PreFilter()
+	PreScore()
+	if r := ScoreNodes(); r != uint64(api.Error) || h.StatusReason != "no score for n2" || len(seen) != 2 {
+		t.Fatalf("after a failing node: ScoreNodes() = %#x, reason %q, %d nodes scored", r, h.StatusReason, len(seen))
+	}
+
+	// Without PreScore (or another list than its), each node gets a NodeInfo of its own, by name.
+	h.FilteredNodeList, seen, fail = []byte(`["n3"]`), nil, ""
+	PreFilter()
+	if r := ScoreNodes(); int32(r) != int32(api.Success) || len(seen) != 1 || seen[0].Name() != "n3" {
+		t.Fatalf("ScoreNodes() without PreScore = %#x, saw %d nodes", r, len(seen))
+	}
+	if got := binary.LittleEndian.Uint64(scoreBuf); got != math.MaxInt32 {
+		t.Fatalf("score of n3 = %d", got)
 	}
 }
