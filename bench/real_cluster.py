@@ -15,7 +15,8 @@ as many rounds as schedulers each takes every position once), each scheduler run
 schedulerName (s<round>x<i>) and namespace (bench-s<round>x<i>), on pods of 100m CPU / 500Mi that name it,
 so it sees only its own pods. The three schedulers are `kube-scheduler` v1.37.2,
 `wasmsched run`, and `wasmsched run` with the NodeNumber wasm guest (examples/nodenumber) as a multiPoint
-plugin; `--baseline-repo DIR` adds `wasmsched run` from another checkout (a before/after), `--jemalloc` adds
+plugin; `--baseline-repo DIR` adds `wasmsched run` and `wasmsched run` + NodeNumber (its own guest build) from
+another checkout (a before/after), `--jemalloc` adds
 `wasmsched run` on jemalloc, preloaded and set up as deploy/Containerfile does (the image's allocator against
 glibc's). Every scheduler
 gets the same clientConnection: kube's default qps 50 / burst 100, or `--qps Q` (burst 2Q), and serves its
@@ -129,6 +130,7 @@ APISERVER_DURATION = "apiserver_request_duration_seconds"
 BINDING = {"verb": "POST", "resource": "pods", "subresource": "binding"}
 DROPPED = "Event dropped"
 CREATORS = 8  # threads creating pods (and nodes)
+NODENUMBER_WASM = "examples/nodenumber/nodenumber.wasm"
 
 
 def log(msg: str) -> None:
@@ -198,14 +200,17 @@ def schedulers(args: argparse.Namespace, kube_scheduler: Path, wasm: Path, kubec
                                 *serving(s, port), "--config", str(config(tmp / f"{s}.yaml", s, guest, args.qps))]
 
     out = [Scheduler(KUBE, ks, ROOT), Scheduler(WASMSCHED, ws(None), ROOT)]
-    if args.baseline_repo:
+    base = Path(args.baseline_repo).resolve() if args.baseline_repo else None
+    if base is not None:
         # `python -m wasmsched` run from that checkout imports its own package first.
-        out.append(Scheduler(f"wasmsched baseline ({Path(args.baseline_repo).name})", ws(None),
-                             Path(args.baseline_repo).resolve()))
+        out.append(Scheduler(f"wasmsched baseline ({base.name})", ws(None), base))
     if args.jemalloc:
         on_jemalloc = jemalloc_argv()
         out.append(Scheduler(JEMALLOC, lambda s, port: [*on_jemalloc, *ws(None)(s, port)], ROOT))
     out.append(Scheduler(NODENUMBER, ws(wasm), ROOT))
+    if base is not None:
+        # The guest as that checkout builds it (its SDK), on that checkout's host.
+        out.append(Scheduler(f"{NODENUMBER} baseline ({base.name})", ws(base / NODENUMBER_WASM), base))
     return out
 
 
@@ -758,7 +763,8 @@ def main() -> int:
     ap.add_argument("--duration", type=float, default=60.0, help="latency mode: seconds of creation")
     ap.add_argument("--rounds", type=int, default=1, help="each scheduler this many times, interleaved")
     ap.add_argument("--baseline-repo", metavar="DIR", default="",
-                    help="also run `wasmsched run` from this checkout (with its generated modules): a before/after")
+                    help="also run `wasmsched run`, and with its NodeNumber guest, from this checkout (set up, with "
+                         "its generated modules and its examples/nodenumber/nodenumber.wasm): a before/after")
     ap.add_argument("--jemalloc", action="store_true",
                     help="also run `wasmsched run` on jemalloc, as the image does (LD_PRELOAD, MALLOC_CONF)")
     ap.add_argument("--qps", type=int, default=0,
@@ -770,8 +776,12 @@ def main() -> int:
     out_path = Path(args.out or ROOT / f"bench/results/real_cluster_{args.mode}.json")
     pods = max(1, round(args.rate * args.duration)) if args.mode == "latency" else args.pods
     kube_scheduler = Path(os.environ.get("WASMSCHED_KUBE_BIN", "") or bin_dir()) / "kube-scheduler"
-    wasm = ROOT / "examples/nodenumber/nodenumber.wasm"
-    for need, how in ((kube_scheduler, "make kube-scheduler"), (wasm, "make examples/nodenumber/nodenumber.wasm")):
+    wasm = ROOT / NODENUMBER_WASM
+    needs = [(kube_scheduler, "make kube-scheduler"), (wasm, f"make {NODENUMBER_WASM}")]
+    if args.baseline_repo:
+        base_wasm = Path(args.baseline_repo) / NODENUMBER_WASM
+        needs.append((base_wasm, f"make -C {args.baseline_repo} setup {NODENUMBER_WASM}"))
+    for need, how in needs:
         if not need.exists():
             print(f"error: {need} is missing: run `{how}`", file=sys.stderr)
             return 2

@@ -4,6 +4,7 @@ package klog
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/wasmsched/wasmsched/sdk/go/internal/imports"
 )
@@ -61,14 +62,45 @@ func logf(sev int32, format func(...any) string, args ...any) {
 	}
 }
 
+// kvBuf is reused from line to line: the host has read it when imports.Logs returns.
+var kvBuf []byte
+
 // logs sends the pairs as a NUL list, keeping empty values so that pairs stay aligned.
 func logs(sev int32, msg string, kvs []any) {
 	if !enabled(sev) {
 		return
 	}
-	var buf []byte
+	buf := kvBuf[:0]
 	for _, kv := range kvs {
-		buf = append(fmt.Append(buf, kv), 0)
+		buf = append(appendValue(buf, kv), 0)
 	}
+	kvBuf = buf
 	imports.Logs(sev, msg, buf)
+}
+
+// appendValue appends v as fmt.Append does. Strings, integers and booleans, the usual values of a
+// plugin's lines, skip fmt's reflection, which in a wasm guest costs more than the rest of the line;
+// named types (which may have a String method) and everything else go through fmt.
+func appendValue(buf []byte, v any) []byte {
+	switch x := v.(type) {
+	case string:
+		return append(buf, x...)
+	case int:
+		return strconv.AppendInt(buf, int64(x), 10)
+	case int64:
+		return strconv.AppendInt(buf, x, 10)
+	case int32:
+		return strconv.AppendInt(buf, int64(x), 10)
+	case uint8:
+		return strconv.AppendUint(buf, uint64(x), 10)
+	case uint:
+		return strconv.AppendUint(buf, uint64(x), 10)
+	case uint64:
+		return strconv.AppendUint(buf, x, 10)
+	case uint32:
+		return strconv.AppendUint(buf, uint64(x), 10)
+	case bool:
+		return strconv.AppendBool(buf, x)
+	}
+	return fmt.Append(buf, v)
 }

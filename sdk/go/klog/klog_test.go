@@ -4,9 +4,11 @@ package klog
 
 import (
 	"errors"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"math"
 	"testing"
 
 	"github.com/wasmsched/wasmsched/sdk/go/hosttest"
@@ -168,3 +170,20 @@ func assertLogged(t *testing.T, got, want []hosttest.LogRecord) {
 		}
 	}
 }
+
+// appendValue's shortcuts write what fmt.Append writes; other values go through fmt.
+func TestAppendValueIsFmtAppend(t *testing.T) {
+	type named string
+	values := []any{"", "ns/p", 0, -7, int64(math.MinInt64), int32(math.MaxInt32), uint8(255), uint(7),
+		uint64(math.MaxUint64), uint32(9), true, false, named("x"), stringer{}, errors.New("e"), 1.5, nil,
+		[]string{"a"}}
+	for _, v := range values {
+		if got, want := string(appendValue([]byte("k="), v)), string(fmt.Append([]byte("k="), v)); got != want {
+			t.Errorf("appendValue(%#v) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+type stringer struct{}
+
+func (stringer) String() string { return "from String" }

@@ -84,7 +84,7 @@ func PreFilter() int32 {
 	beginCall()
 	cycleState = api.NewCycleState()
 	clones = nil
-	preScoreNodes, scoreCursor = nil, 0
+	preScoreNodes, preScoreList, scoreCursor = nil, nil, 0
 	p, ok := mustPlugin().(api.PreFilterPlugin)
 	if !ok {
 		return int32(api.Success)
@@ -137,7 +137,8 @@ func PostFilter() uint64 {
 
 func PreScore() int32 {
 	beginCall()
-	names, err := decodeNames(fetch(imports.FilteredNodeList))
+	raw := fetch(imports.FilteredNodeList)
+	names, err := decodeNames(raw)
 	if err != nil {
 		panic(fmt.Sprintf("sdk: decoding filteredNodeList: %v", err))
 	}
@@ -147,7 +148,7 @@ func PreScore() int32 {
 		infos[i].name = n
 		nodes[i] = &infos[i]
 	}
-	preScoreNodes, scoreCursor = infos, 0
+	preScoreNodes, preScoreList, scoreCursor = infos, append(preScoreList[:0], raw...), 0
 	return status(mustPlugin().(api.PreScorePlugin).PreScore(stateForCall(), newCurrentPod(), nodes))
 }
 
@@ -206,10 +207,11 @@ func Score() uint64 {
 	return pack(int32(score), status(s))
 }
 
-// preScoreNodes are the NodeInfos PreScore gave the plugin this cycle; scoreCursor is the one the
-// host is expected to score next.
+// preScoreNodes are the NodeInfos PreScore gave the plugin this cycle, preScoreList the host's list they
+// came from; scoreCursor is the one the host is expected to score next.
 var (
 	preScoreNodes []nodeInfo
+	preScoreList  []byte
 	scoreCursor   int
 )
 
@@ -245,19 +247,38 @@ func ScoreNodes() uint64 {
 	if p == nil {
 		p = mustPlugin().(api.ScorePlugin)
 	}
-	names, err := decodeNames(fetch(imports.FilteredNodeList))
-	if err != nil {
-		panic(fmt.Sprintf("sdk: decoding filteredNodeList: %v", err))
-	}
 	state, pod := stateForCall(), newCurrentPod()
 	buf := scoreBuf[:0]
-	for _, name := range names {
-		score, s := p.Score(state, pod, scoreNodeNamed(name))
+	add := func(n api.NodeInfo) *api.Status {
+		score, s := p.Score(state, pod, n)
 		if s.GetCode() != api.Success {
-			return pack(0, status(s))
+			return s
 		}
 		// Clamped as Score clamps: a plugin's answer must not depend on which of the two the host calls.
 		buf = binary.LittleEndian.AppendUint64(buf, uint64(max(math.MinInt32, min(math.MaxInt32, score))))
+		return nil
+	}
+	raw := fetch(imports.FilteredNodeList)
+	if scoreCursor == 0 && preScoreNodes != nil && bytes.Equal(raw, preScoreList) {
+		// PreScore's list, the usual case: its NodeInfos, without reading the names again.
+		for i := range preScoreNodes {
+			n := &preScoreNodes[i]
+			n.overlayable, n.overlaySeq = true, call.seq
+			scoreCursor++
+			if s := add(n); s != nil {
+				return pack(0, status(s))
+			}
+		}
+	} else {
+		names, err := decodeNames(raw)
+		if err != nil {
+			panic(fmt.Sprintf("sdk: decoding filteredNodeList: %v", err))
+		}
+		for _, name := range names {
+			if s := add(scoreNodeNamed(name)); s != nil {
+				return pack(0, status(s))
+			}
+		}
 	}
 	scoreBuf = buf
 	return pack(int32(address(buf)), int32(api.Success))

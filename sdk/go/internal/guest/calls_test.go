@@ -670,8 +670,25 @@ func TestScoreNodes(t *testing.T) {
 		t.Fatalf("after a failing node: ScoreNodes() = %#x, reason %q, %d nodes scored", r, h.StatusReason, len(seen))
 	}
 
+	// Another list than PreScore's: a node it also got keeps its NodeInfo only in PreScore's order.
+	h.FilteredNodeList, seen, fail = []byte(`["n2"]`), nil, ""
+	PreFilter()
+	PreScore()
+	h.FilteredNodeList = []byte(`["n2"]`)
+	if r := ScoreNodes(); int32(r) != int32(api.Success) || len(seen) != 1 || seen[0] != preScored[0] {
+		t.Fatalf("ScoreNodes() over PreScore's list [n2] = %#x, saw %d nodes", r, len(seen))
+	}
+	h.FilteredNodeList, seen = []byte(`["n1","n2","n3"]`), nil
+	PreFilter()
+	PreScore()
+	h.FilteredNodeList = []byte(`["n3","n1"]`)
+	if r := ScoreNodes(); int32(r) != int32(api.Success) || len(seen) != 2 || seen[0] == preScored[2] ||
+		seen[0].Name() != "n3" || seen[1].Name() != "n1" {
+		t.Fatalf("ScoreNodes() over another list = %#x, saw %d nodes", r, len(seen))
+	}
+
 	// Without PreScore (or another list than its), each node gets a NodeInfo of its own, by name.
-	h.FilteredNodeList, seen, fail = []byte(`["n3"]`), nil, ""
+	h.FilteredNodeList, seen = []byte(`["n3"]`), nil
 	PreFilter()
 	if r := ScoreNodes(); int32(r) != int32(api.Success) || len(seen) != 1 || seen[0].Name() != "n3" {
 		t.Fatalf("ScoreNodes() without PreScore = %#x, saw %d nodes", r, len(seen))
