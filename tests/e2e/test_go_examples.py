@@ -112,16 +112,18 @@ def test_nodenumber_metrics_show_the_pool_and_the_guest_calls(at_root: None, cap
     assert "wasmsched_wasm_traps_total{" not in text
 
 
+# exports/score links Score's batch form scorenodes beside score (docs/abi.md §17).
 EXPECTED_EXPORTS = {
-    "nodenumber": {"enqueue", "prefilter", "prescore", "score"},
-    "imagelocality": {"prefilter", "prescore", "score"},
-    "advanced": {"prefilter", "filter", "prescore", "score", "reserve", "unreserve", "permit", "postbind"},
+    "nodenumber": {"enqueue", "prefilter", "prescore", "score", "scorenodes"},
+    "imagelocality": {"prefilter", "prescore", "score", "scorenodes"},
+    "advanced": {"prefilter", "filter", "prescore", "score", "scorenodes", "reserve", "unreserve", "permit",
+                 "postbind"},
     # ABI v2 (docs/abi.md §14): cyclestate_clone with AddPod/RemovePod, queueinghint with its hints.
-    "interpodaffinity": {"enqueue", "prefilter", "filter", "addpod", "removepod", "prescore", "score",
+    "interpodaffinity": {"enqueue", "prefilter", "filter", "addpod", "removepod", "prescore", "score", "scorenodes",
                          "normalizescore", "cyclestate_clone", "queueinghint"},
     # ABI v2 through handle.objects and the framework package's EventsToRegister: importing the package
     # links queueinghint, which the host never calls, as no event has a hint.
-    "noderesourcetopology": {"enqueue", "prefilter", "filter", "score", "queueinghint"},
+    "noderesourcetopology": {"enqueue", "prefilter", "filter", "score", "scorenodes", "queueinghint"},
     # ABI v2 §15: preenqueue and queuesort (abi.V2_EXPORTS must list them, with the host side of §15).
     "coscheduling": {"enqueue", "prefilter", "postfilter", "reserve", "unreserve", "permit", "postbind",
                      "queueinghint", "preenqueue", "queuesort"},
