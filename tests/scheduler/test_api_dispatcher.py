@@ -41,6 +41,7 @@ class Writer:
         self.started = threading.Event()
         self.fail: Exception | None = None
         self.lock = threading.Lock()
+        self.threads: list[int] = []  # the thread of each write
 
     def _do(self, kind: str, name: str, what: object) -> None:
         self.started.set()
@@ -49,6 +50,7 @@ class Writer:
             raise self.fail
         with self.lock:
             self.writes.append((kind, name, what))
+            self.threads.append(threading.get_ident())
 
     def post_binding(self, namespace: str, name: str, uid: str, node_name: str) -> None:
         self._do("bind", name, node_name)
@@ -340,3 +342,51 @@ def test_calls_queued_before_run_start_their_workers_at_run() -> None:
     finally:
         d.close()
     assert d.threads() == 0
+
+
+def test_a_waiting_caller_runs_its_call_when_nothing_is_queued_for_its_object() -> None:
+    """A binding cycle would only wait for a worker: its binding runs on its own thread, counted as the
+    dispatcher's calls are, and no worker is started for it."""
+    w, metrics = Writer(), SchedulerMetrics()
+    d = APIDispatcher(RELEVANCES, parallelism=4, metrics=metrics)
+    d.run()
+    try:
+        assert d.call(PodBindingCall(w, _pod("p"), "node-1")) is None
+        assert (w.writes, w.threads, d.threads()) == ([("bind", "p", "node-1")], [threading.get_ident()], 0)
+        w.fail = RuntimeError("boom")
+        assert isinstance(d.call(PodBindingCall(w, _pod("q"), "node-1")), RuntimeError)
+        assert d.wait_idle(5)
+    finally:
+        d.close()
+    text = metrics.render().decode()
+    assert 'scheduler_async_api_call_execution_total{call_type="pod_binding",result="success"} 1.0' in text
+    assert 'scheduler_async_api_call_execution_total{call_type="pod_binding",result="error"} 1.0' in text
+
+
+def test_a_waiting_callers_call_queues_behind_its_objects_call_in_flight() -> None:
+    w = Writer()
+    w.gate.clear()
+    d = APIDispatcher(RELEVANCES, parallelism=4)
+    d.run()
+    pod = _pod("p")
+    try:
+        d.add(_unschedulable(w, pod))
+        assert w.started.wait(5)  # the status patch is in flight on a worker
+        outcome: list[BaseException | None] = []
+        caller = threading.Thread(target=lambda: outcome.append(d.call(PodBindingCall(w, pod, "node-1"))))
+        caller.start()
+        # Queued behind the patch in flight (counted as pending once that one is finalized).
+        assert _wait_for(lambda: isinstance(getattr(d.queue._calls.get(pod.metadata.uid), "call", None),
+                                            PodBindingCall))
+        w.gate.set()
+        caller.join(5)
+        assert outcome == [None]
+        assert [kind for kind, _, _ in w.writes] == ["status", "bind"]
+        assert w.threads[1] != caller.ident  # queued, so a worker ran it
+        # Before run() nothing runs, on the caller's thread either.
+        stopped = APIDispatcher(RELEVANCES)
+        assert isinstance(stopped.call(PodBindingCall(w, _pod("r"), "node-1"), timeout=0.2), TimeoutError)
+        assert stopped.queue.pending() == {POD_BINDING: 1}
+        stopped.close()
+    finally:
+        d.close()

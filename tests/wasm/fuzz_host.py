@@ -272,13 +272,14 @@ class Fuzzer:
 
     def _context(self, export: str) -> Any:
         from wasmsched.wasm.call_context import CallContext
+        from wasmsched.wasm.encoding import FilteredNodes
         marshal_pod = self.encoder.encode
         rng = self.rng
         pod = rng.choice(self.pods)
         node = rng.choice(NODES)
         ctx = CallContext(export=export, pod=pod, node_name=node, target_pod=rng.choice(self.pods),
                           node_info=self.node_infos[node], cycle_state=self.cycle_state(),
-                          filtered_node_names=list(NODES), node_statuses=dict.fromkeys(NODES[:2], 2),
+                          filtered_nodes=FilteredNodes(list(NODES)), node_statuses=dict.fromkeys(NODES[:2], 2),
                           node_scores=[(n, 10 * k) for k, n in enumerate(NODES)], cycle_state_id=rng.randrange(4),
                           released_states=(1, 2), hint_event=rng.randrange(8), old_object=marshal_pod(pod),
                           new_object=marshal_pod(rng.choice(self.pods)), queued_pod_info=b"\x0a\x00")

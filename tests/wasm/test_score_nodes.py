@@ -126,3 +126,32 @@ def test_scorenodes_signature_is_checked(tmp_path: Path) -> None:
                           "            (i64.extend_i32_u (global.get $code))))", "(global.get $code))")
     with pytest.raises(WasmLoadError, match=r"wrong signature for func\[scorenodes\]\. should be \(\) -> \(i64\)"):
         load(wrong, tmp_path)
+
+
+def test_a_cycles_node_list_is_encoded_once_for_prescore_and_score(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from wasmsched.wasm import encoding
+
+    encoded: list[list[str]] = []
+    real = encoding.json_string_list
+
+    def counting(items: list[str]) -> bytes:
+        encoded.append(list(items))
+        return real(items)
+
+    monkeypatch.setattr(encoding, "json_string_list", counting)
+    plugin = guest(tmp_path)
+    state, feasible = CycleState(), nodes("n1", "n2", "n3")
+    # What the framework does: PreScore and then Score are given the same list of the cycle's nodes.
+    memo = encoding.filtered_nodes(state, feasible)
+    assert batch_scores(plugin, state, POD, feasible) == ([10, -1, 5000000000], None)
+    assert batch_scores(plugin, state, POD, feasible) == ([10, -1, 5000000000], None)
+    inst = globals_of(plugin)
+    assert inst.read_memory(0x400, inst.get_global("list_len")) == b'["n1","n2","n3"]'
+    assert encoded == [["n1", "n2", "n3"]] and memo.json() == b'["n1","n2","n3"]'
+    # Another list in the same cycle (the framework never does this) is listed and encoded anew, as is the
+    # same list in the next cycle.
+    assert batch_scores(plugin, state, POD, feasible[:2]) == ([10, -1], None)
+    assert inst.read_memory(0x400, inst.get_global("list_len")) == b'["n1","n2"]'
+    assert batch_scores(plugin, CycleState(), POD, feasible) == ([10, -1, 5000000000], None)
+    assert encoded == [["n1", "n2", "n3"], ["n1", "n2"], ["n1", "n2", "n3"]]

@@ -29,6 +29,7 @@ from wasmsched.kube.leaderelection import (
 from wasmsched.kube.serving import ListenError, SecureServer
 from wasmsched.kube.servingcert import CertificateError
 from wasmsched.plugins.registry import in_tree_registry
+from wasmsched.util.cpu_policy import use_batch_policy
 from wasmsched.util.heap import Scavenger, allocator, configure_allocator
 from wasmsched.util.klog import V0, quote
 
@@ -152,6 +153,8 @@ def run(args: argparse.Namespace) -> int:
     # Before any thread allocates (the informers, the dispatcher, the binding cycles).
     settings = configure_allocator()
     log.info('"Memory allocator" allocator="%s" settings="%s"', allocator(), " ".join(settings))
+    # Before the threads start too, so that they inherit it (util/cpu_policy.py).
+    log.info('"CPU scheduling policy" policy="%s"', use_batch_policy())
     try:
         check_serving_flags(args)
         cfg = _load(args)

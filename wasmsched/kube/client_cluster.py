@@ -42,7 +42,7 @@ from wasmsched.kube.api import ApiError, KubeApi, TransportError
 from wasmsched.kube.codec import decode
 from wasmsched.kube.informer import InformerFactory
 from wasmsched.scheduler.api_calls import POD_STATUS_PATCH, PodBindingCall, PodStatusPatchCall, call_uid
-from wasmsched.scheduler.api_dispatcher import APIDispatcher, CallSkipped, OnFinish, is_unexpected_error
+from wasmsched.scheduler.api_dispatcher import APIDispatcher, CallSkipped, is_unexpected_error
 from wasmsched.util.klog import quote
 from wasmsched.util.threadpool import ElasticPool, PoolShutDown
 
@@ -514,14 +514,13 @@ class KubeCluster:
 
     def bind(self, pod: Pod, node_name: str) -> None:
         """DefaultBinder's write: through the API dispatcher when there is one (waiting for its outcome,
-        as kube's binder waits on the call's onFinish), else POST pods/binding now."""
+        as kube's binder waits on the call's onFinish; a skipped call is no failure, as in kube's
+        WaitOnFinish), else POST pods/binding now."""
         meta = pod.metadata
         if self.dispatcher is None:
             self.post_binding(meta.namespace, meta.name, meta.uid, node_name)
             return
-        done = OnFinish()
-        self.dispatcher.add(PodBindingCall(self, pod, node_name), done)
-        err = done.wait()
+        err = self.dispatcher.call(PodBindingCall(self, pod, node_name))
         if is_unexpected_error(err):
             assert err is not None
             raise err

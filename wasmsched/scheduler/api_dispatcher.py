@@ -153,11 +153,23 @@ class CallQueue:
         self._workers = 0
         self._idle_workers = 0
 
-    def add(self, call: APICall, on_finish: OnFinish | None = None) -> None:
-        """Queues the call; raises CallSkipped when it is not needed (and tells its OnFinish so)."""
+    def add(self, call: APICall, on_finish: OnFinish | None = None, run_here: bool = False) -> _Queued | None:
+        """Queues the call; raises CallSkipped when it is not needed (and tells its OnFinish so). With
+        `run_here`, a call whose object has nothing pending or in flight is not queued but returned, in flight:
+        the caller runs it and then calls finalize, as a worker would."""
         q = _Queued(call, on_finish)
         with self._lock:
             uid = call.uid
+            if run_here and not self._closed and uid not in self._calls:
+                if call.is_noop():
+                    err = CallSkipped("call does not need to be executed because it has no effect")
+                    q.send(err)
+                    raise err
+                q.call_id = self._next_id
+                self._next_id += 1
+                self._calls[uid] = q
+                self._in_flight.add(uid)
+                return q
             # Room is needed only for a new object: a merge or a replacement does not grow the queue.
             while uid not in self._calls and len(self._calls) >= self.max_pending and not self._closed:
                 self._room.wait()
@@ -171,6 +183,7 @@ class CallQueue:
             if old is not None:
                 self._merge(old, q)
             self._enqueue(q, old is not None)
+            return None
 
     def _merge(self, old: _Queued, new: _Queued) -> None:
         old_type, new_type = old.call.call_type, new.call.call_type
@@ -329,6 +342,27 @@ class APIDispatcher:
         self.queue.add(call, on_finish)
         self._start_workers()
 
+    def call(self, call: APICall, timeout: float | None = None) -> BaseException | None:
+        """Adds the call and waits for its outcome, as a binding cycle waits on its onFinish: the call's error,
+        None when it succeeded, or CallSkipped/CallOverwritten. When its object has no call pending or in
+        flight, the call runs on this thread, since the thread would only wait for a worker to run it: a
+        worker's wake-up and the hand-back to this thread are saved, and per-object order is kept, since a
+        call added meanwhile for the object waits in the queue until this one is finalized."""
+        done = OnFinish()
+        try:
+            q = self.queue.add(call, done, run_here=self._is_running())
+        except CallSkipped as e:
+            return e
+        if q is not None:
+            self._execute(q)
+        else:
+            self._start_workers()
+        return done.wait(timeout)
+
+    def _is_running(self) -> bool:
+        with self._lock:
+            return self._running
+
     def remove_pending(self, uid: str, call_type: str | None = None) -> bool:
         return self.queue.remove_pending(uid, call_type)
 
@@ -358,19 +392,23 @@ class APIDispatcher:
             q = self.queue.pop(self.idle_seconds)
             if q is None:
                 return
-            start = time.perf_counter()
-            err: BaseException | None = None
-            try:
-                q.call.execute()
-            except Exception as e:
-                err = e
-                log.error('"API call failed" callType="%s" object="%s" err=%s', q.call.call_type, q.call.uid,
-                          quote(e))
-            if self.metrics is not None:
-                self.metrics.async_api_call(q.call.call_type, RESULT_ERROR if err else RESULT_SUCCESS,
-                                            time.perf_counter() - start)
-            self.queue.finalize(q)
-            q.send(err)
+            self._execute(q)
+
+    def _execute(self, q: _Queued) -> None:
+        """Runs a call the queue handed out (in flight), finalizes it and sends its outcome."""
+        start = time.perf_counter()
+        err: BaseException | None = None
+        try:
+            q.call.execute()
+        except Exception as e:
+            err = e
+            log.error('"API call failed" callType="%s" object="%s" err=%s', q.call.call_type, q.call.uid,
+                      quote(e))
+        if self.metrics is not None:
+            self.metrics.async_api_call(q.call.call_type, RESULT_ERROR if err else RESULT_SUCCESS,
+                                        time.perf_counter() - start)
+        self.queue.finalize(q)
+        q.send(err)
 
     def wait_idle(self, timeout: float | None = None) -> bool:
         """Waits until no call is pending or in flight; False on timeout."""

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from wasmsched.api.types import Pod
     from wasmsched.framework.cycle_state import CycleState
     from wasmsched.framework.types import NodeInfo
+    from wasmsched.wasm.encoding import FilteredNodes
 
 
 @dataclass(slots=True)
@@ -30,7 +31,7 @@ class CallContext:
     pod: Pod | None = None
     node_name: str = ""
     target_pod: Pod | None = None
-    filtered_node_names: Sequence[str] | None = None
+    filtered_nodes: FilteredNodes | None = None
     node_statuses: Mapping[str, int] | None = None
     node_scores: Sequence[tuple[str, int]] | None = None
     # §14 [+] v2 per-call values

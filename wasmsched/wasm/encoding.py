@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from wasmsched.api.types import Node, Pod
+    from wasmsched.framework.cycle_state import CycleState
     from wasmsched.framework.types import ImageStateSummary, NodeInfo
 
 log = logging.getLogger("wasmsched.wasm")
@@ -165,6 +166,42 @@ def json_string_list(items: Sequence[str]) -> bytes:
     if joined.isascii() and joined.isprintable() and '"' not in joined and "\\" not in joined:
         return ('["' + '","'.join(items) + '"]').encode()
     return json_bytes(list(items))
+
+
+class FilteredNodes:
+    """The names of a cycle's filtered nodes and their JSON (§4.2 filteredNodeList), made at most once per
+    cycle: PreScore and Score are given the same nodes, and every guest plugin of the profile reads the same
+    list, so the names are listed and encoded once for all of them (`filtered_nodes`)."""
+
+    __slots__ = ("_json", "names", "nodes")
+
+    def __init__(self, names: list[str], nodes: Sequence[NodeInfo] | None = None) -> None:
+        self.names = names
+        self.nodes = nodes  # what they were listed from, compared by identity
+        self._json: bytes | None = None
+
+    def json(self) -> bytes:
+        if self._json is None:
+            self._json = json_string_list(self.names)
+        return self._json
+
+    def clone(self) -> FilteredNodes:
+        return self  # never changed once made: a cloned CycleState may share it
+
+
+FILTERED_NODES_KEY = "wasm/filteredNodeList"
+
+
+def filtered_nodes(state: CycleState | None, nodes: Sequence[NodeInfo]) -> FilteredNodes:
+    """The FilteredNodes of `nodes`, kept in the cycle's state for the next call given the same sequence (the
+    same object: the framework hands PreScore's list to Score unchanged)."""
+    memo = state.get(FILTERED_NODES_KEY) if state is not None else None
+    if isinstance(memo, FilteredNodes) and memo.nodes is nodes:
+        return memo
+    memo = FilteredNodes([ni.name for ni in nodes], nodes)
+    if state is not None:
+        state.write(FILTERED_NODES_KEY, memo)
+    return memo
 
 
 def image_states_json(ni: NodeInfo | None) -> bytes:

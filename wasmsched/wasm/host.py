@@ -34,7 +34,6 @@ from wasmsched.wasm.encoding import (
     PodEncoder,
     image_states_json,
     json_bytes,
-    json_string_list,
     klog_level,
     node_bytes,
     node_list_bytes,
@@ -223,8 +222,12 @@ class Host:
         return self._serve(caller, ctx.encoded(key, lambda: encode(make(ctx))), buf, limit)
 
     def filtered_node_list(self, caller: native.Caller, buf: int, limit: int) -> int:
-        return self._serve_json(caller, "filteredNodeList", lambda c: c.filtered_node_names or (), buf, limit,
-                                json_string_list)
+        ctx = current().ctx
+        if ctx is None:
+            return 0
+        nodes = ctx.filtered_nodes
+        # One bytes object per cycle (wasm/encoding.py FilteredNodes), so §5's stability holds as well.
+        return self._serve(caller, nodes.json() if nodes is not None else b"[]", buf, limit)
 
     def node_to_status_map(self, caller: native.Caller, buf: int, limit: int) -> int:
         return self._serve_json(caller, "nodeToStatusMap", lambda c: dict(c.node_statuses or {}), buf, limit)

@@ -553,8 +553,8 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         try:
-            ctx = self._with_state(CallContext("prescore", pod=pod, filtered_node_names=[ni.name for ni in nodes]),
-                                   state)
+            ctx = self._with_state(CallContext("prescore", pod=pod,
+                                               filtered_nodes=encoding.filtered_nodes(state, nodes)), state)
             code = self._call(pod, Pin.SCHEDULING, ctx)
         except _Failed as f:
             # Ignore: Skip, so that the framework runs none of this plugin's Score for the pod.
@@ -595,8 +595,8 @@ class WasmPlugin(fw.PreFilterPlugin, fw.EnqueueExtensions):
         Error, never zeros."""
         n = len(node_infos)
         try:
-            names = [ni.name for ni in node_infos]
-            ctx = self._with_state(CallContext("scorenodes", pod=pod, filtered_node_names=names,
+            ctx = self._with_state(CallContext("scorenodes", pod=pod,
+                                               filtered_nodes=encoding.filtered_nodes(state, node_infos),
                                                node_info=node_infos[0] if n == 1 else None), state)
             code, _ = encoding.unpack_scorenodes(self._call(pod, Pin.SCHEDULING, ctx, nodes=n))
             st = _status(ctx, code)

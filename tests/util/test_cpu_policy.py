@@ -1,0 +1,59 @@
+"""util/cpu_policy.py: `run`'s threads under SCHED_BATCH, those started before and after alike."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+CHILD = """
+import os, threading
+from wasmsched.util.cpu_policy import use_batch_policy
+
+def policy(tid):
+    return os.sched_getscheduler(tid)
+
+seen = {}
+started = threading.Event()
+go = threading.Event()
+
+def early():
+    started.set()
+    go.wait()
+    seen["early"] = policy(threading.get_native_id())
+
+t = threading.Thread(target=early)
+t.start()
+started.wait()
+print(use_batch_policy())
+late = threading.Thread(target=lambda: seen.__setitem__("late", policy(threading.get_native_id())))
+late.start()
+late.join()
+go.set()
+t.join()
+print(policy(0) == os.SCHED_BATCH, seen["early"] == os.SCHED_BATCH, seen["late"] == os.SCHED_BATCH)
+"""
+
+
+def _run(preexec=None) -> list[str]:
+    out = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, timeout=60, check=True,
+                         preexec_fn=preexec)
+    return out.stdout.splitlines()
+
+
+def test_every_thread_moves_to_sched_batch() -> None:
+    assert _run() == ["SCHED_BATCH", "True True True"]
+
+
+def test_a_policy_chosen_by_whoever_started_the_process_is_kept() -> None:
+    lines = _run(lambda: os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0)))
+    assert lines == [f"unchanged (policy {os.SCHED_IDLE} was set by whoever started the process)",
+                     "False False False"]
+
+
+def test_run_sets_the_policy_before_its_threads_start() -> None:
+    # --secure-port out of range: `run` exits 2 before it needs a server.
+    out = subprocess.run([sys.executable, "-m", "wasmsched", "-v", "2", "run", "--secure-port", "70000"],
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert out.returncode == 2, out.stderr
+    assert '"CPU scheduling policy" policy="SCHED_BATCH"' in out.stderr, out.stderr
