@@ -18,7 +18,9 @@ one request, so that many writes are in flight over as many keep-alive connectio
 sized to match, kube/api.py). Like goroutines, the threads come and go with the work: one starts when a
 call is queued and no thread waits for one, and a thread that found no call for `idle_seconds` ends (a
 kept thread keeps its stack's pages: bench/soak_cluster.py). A caller that needs the outcome (the binding
-cycle) passes an OnFinish and waits on it; the others (failure handling's status patches) do not wait at all.
+cycle) uses `call`, which waits for it, and runs the call on its own thread when nothing is queued or in flight
+for the object (it would only wait for a worker); the others (failure handling's status patches) `add` the call
+and do not wait at all.
 
 Metrics are kube's: scheduler_async_api_call_execution_total{call_type,result},
 scheduler_async_api_call_execution_duration_seconds{call_type,result} and
