@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 CHILD = """
 import os, threading
 from wasmsched.util.cpu_policy import use_batch_policy
@@ -49,6 +51,17 @@ def test_a_policy_chosen_by_whoever_started_the_process_is_kept() -> None:
     lines = _run(lambda: os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0)))
     assert lines == [f"unchanged (policy {os.SCHED_IDLE} was set by whoever started the process)",
                      "False False False"]
+
+
+def test_a_refusal_is_reported_not_raised(monkeypatch: pytest.MonkeyPatch) -> None:
+    from wasmsched.util import cpu_policy
+
+    def refuse(tid: int, policy: int, param: os.sched_param) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(cpu_policy.os, "sched_getscheduler", lambda pid: os.SCHED_OTHER)
+    monkeypatch.setattr(cpu_policy.os, "sched_setscheduler", refuse)
+    assert cpu_policy.use_batch_policy() == "unchanged (Operation not permitted)"
 
 
 def test_run_sets_the_policy_before_its_threads_start() -> None:

@@ -37,15 +37,18 @@ def use_batch_policy() -> str:
         tids = [int(t.name) for t in _TASKS.iterdir()]
     except OSError:
         tids = [0]
-    try:
-        for tid in tids:
-            try:
-                os.sched_setscheduler(tid, batch, os.sched_param(0))
-            except ProcessLookupError:  # a thread that ended meanwhile
-                continue
-    except OSError as e:
-        return f"unchanged ({e.strerror or e})"
-    return "SCHED_BATCH"
+    moved, error = 0, ""
+    for tid in tids:
+        try:
+            os.sched_setscheduler(tid, batch, os.sched_param(0))
+            moved += 1
+        except ProcessLookupError:  # a thread that ended meanwhile
+            continue
+        except OSError as e:  # refused (a seccomp profile, an LSM)
+            error = error or (e.strerror or str(e))
+    if not error:
+        return "SCHED_BATCH"
+    return f"unchanged ({error})" if moved == 0 else f"SCHED_BATCH on {moved} of {len(tids)} threads ({error})"
 
 
 __all__ = ["use_batch_policy"]
