@@ -195,6 +195,8 @@ def test_run_exits_2_with_one_line(dev_cluster: DevCluster, nrt_crd: None, tmp_p
                                    "profiles": [{"schedulerName": unique("cli"),
                                                  "plugins": {"multiPoint": {"enabled": [{"name": PLUGIN}]}}}]}))
     monkeypatch.setattr(run_cli, "in_tree_registry", registry)
+    # In this process `run` would move pytest's own threads to SCHED_BATCH, and the processes they start after.
+    monkeypatch.setattr(run_cli, "use_batch_policy", lambda: "unchanged (in a test process)")
     saved = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
     assert threading.current_thread() is threading.main_thread()
     try:

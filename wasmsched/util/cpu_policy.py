@@ -21,6 +21,8 @@ import os
 from pathlib import Path
 
 _TASKS = Path("/proc/self/task")
+_POLICY_NAMES = {getattr(os, name): name for name in ("SCHED_IDLE", "SCHED_FIFO", "SCHED_RR", "SCHED_DEADLINE")
+                 if hasattr(os, name)}
 
 
 def use_batch_policy() -> str:
@@ -31,8 +33,10 @@ def use_batch_policy() -> str:
     if batch is None or not hasattr(os, "sched_setscheduler"):
         return "unchanged (no SCHED_BATCH on this system)"
     current = os.sched_getscheduler(0)
+    if current == batch:
+        return "SCHED_BATCH"  # inherited: every thread has it, as every later one will
     if current != os.SCHED_OTHER:
-        return f"unchanged (policy {current} was set by whoever started the process)"
+        return f"unchanged ({_POLICY_NAMES.get(current, str(current))} was set by whoever started the process)"
     try:
         tids = [int(t.name) for t in _TASKS.iterdir()]
     except OSError:
