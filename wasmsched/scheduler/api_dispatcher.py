@@ -124,6 +124,16 @@ class _Queued:
             self.on_finish.send(err)
 
 
+NO_EFFECT = "call does not need to be executed because it has no effect"
+
+
+def _skipped(q: _Queued, reason: str) -> CallSkipped:
+    """The CallSkipped to raise for q, its waiter told first."""
+    err = CallSkipped(reason)
+    q.send(err)
+    return err
+
+
 @dataclass
 class _Counts:
     pending: dict[str, int] = field(default_factory=dict)
@@ -164,9 +174,7 @@ class CallQueue:
             uid = call.uid
             if run_here and not self._closed and uid not in self._calls:
                 if call.is_noop():
-                    err = CallSkipped("call does not need to be executed because it has no effect")
-                    q.send(err)
-                    raise err
+                    raise _skipped(q, NO_EFFECT)
                 q.call_id = self._next_id
                 self._next_id += 1
                 self._calls[uid] = q
@@ -176,9 +184,7 @@ class CallQueue:
             while uid not in self._calls and len(self._calls) >= self.max_pending and not self._closed:
                 self._room.wait()
             if self._closed:
-                err = CallSkipped("the API dispatcher is closed")
-                q.send(err)
-                raise err
+                raise _skipped(q, "the API dispatcher is closed")
             q.call_id = self._next_id
             self._next_id += 1
             old = self._calls.get(uid)
@@ -190,9 +196,7 @@ class CallQueue:
     def _merge(self, old: _Queued, new: _Queued) -> None:
         old_type, new_type = old.call.call_type, new.call.call_type
         if self.relevances.get(new_type, 0) < self.relevances.get(old_type, 0):
-            err = CallSkipped("a more relevant call is already enqueued for this object")
-            new.send(err)
-            raise err
+            raise _skipped(new, "a more relevant call is already enqueued for this object")
         if old_type != new_type:
             if old.call.uid in self._in_flight:
                 return
@@ -212,9 +216,7 @@ class CallQueue:
         if q.call.is_noop() and uid not in self._in_flight:
             if old_present:
                 self._remove_pending_locked(uid)
-            err = CallSkipped("call does not need to be executed because it has no effect")
-            q.send(err)
-            raise err
+            raise _skipped(q, NO_EFFECT)
         self._calls[uid] = q
         if old_present:
             return
